@@ -1,0 +1,145 @@
+"""One fused decision per step for a batch of environments, by the configured method.
+
+The Fuser is the fusion actor's whole domain: it holds the freshest thought per env,
+applies rules / network / rl_only / llm_only, never returns a masked action, remembers
+each decision until the trade it belongs to closes and turns closed trades into training
+examples for the network.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from actors.fusion.actions import NO_ACTION
+from actors.fusion.config import FusionConfig
+from actors.fusion.network import AccountContext, DecisionRecord, Experience, FusionLearner, fusion_input, label_decision
+from actors.fusion.rules import Fused, fuse_llm_only, fuse_rl_only, fuse_rules, make_legal
+from actors.fusion.thoughts import Thought, ThoughtBook, UsableThought
+
+
+@dataclass(frozen=True, slots=True)
+class FusedBatch:
+    """The fused decision for every env of one step (arrays aligned with env_ids)."""
+
+    env_ids: list[int]
+    step: int
+    method: str
+    actions: np.ndarray
+    rules: list[str]
+    rl_actions: np.ndarray
+    rl_confidences: np.ndarray
+    llm_actions: np.ndarray
+    llm_confidences: np.ndarray
+    llm_staleness: np.ndarray
+    llm_query_ids: list[str]
+    rl_trust: np.ndarray
+    llm_trust: np.ndarray
+
+
+class DecisionMemory:
+    """Decisions per (env_id, step), kept until a closed trade names their step (bounded, oldest out)."""
+
+    def __init__(self, max_decisions: int) -> None:
+        self.max_decisions = max_decisions
+        self._records: OrderedDict[tuple[int, int], DecisionRecord] = OrderedDict()
+        self.forgotten = 0
+
+    def remember(self, env_id: int, step: int, record: DecisionRecord) -> None:
+        self._records[(env_id, step)] = record
+        while len(self._records) > self.max_decisions:
+            self._records.popitem(last=False)
+            self.forgotten += 1
+
+    def set_executed(self, env_id: int, step: int, action: int) -> None:
+        """The action risk let through (what the trade really did), when it differs from fusion's."""
+        key = (env_id, step)
+        record = self._records.get(key)
+        if record is not None and record.executed_action != action:
+            self._records[key] = DecisionRecord(record.inputs, record.rl_action, record.llm_action,
+                                                record.mask, action)
+
+    def take(self, env_id: int, steps: Sequence[int]) -> list[DecisionRecord]:
+        """Remove and return the remembered decisions of these steps (unknown steps are skipped)."""
+        return [r for s in steps if (r := self._records.pop((env_id, s), None)) is not None]
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+
+class Fuser:
+    def __init__(self, config: FusionConfig, learner: FusionLearner | None = None) -> None:
+        self.config = config
+        self.method = config.method
+        self.thoughts = ThoughtBook(config.max_staleness_steps, config.llm_confidence_decay_per_step)
+        self.learner = learner if learner is not None else (FusionLearner(config) if config.method == "network" else None)
+        self.memory = DecisionMemory(config.max_remembered_decisions)
+
+    def add_thought(self, thought: Thought) -> bool:
+        return self.thoughts.add(thought)
+
+    def fuse(self, step: int, env_ids: Sequence[int], episode_ids: Sequence[int], rl_actions: np.ndarray,
+             rl_confidences: np.ndarray, masks: np.ndarray, contexts: Sequence[AccountContext]) -> FusedBatch:
+        n = len(env_ids)
+        rl_actions = np.asarray(rl_actions, dtype=np.int64)
+        rl_confidences = np.asarray(rl_confidences, dtype=np.float32)
+        masks = np.asarray(masks, dtype=bool)
+        thoughts = [self.thoughts.usable(env_ids[i], episode_ids[i], step) for i in range(n)]
+        inputs = np.stack([fusion_input(int(rl_actions[i]), float(rl_confidences[i]), thoughts[i].action,
+                                        thoughts[i].confidence, contexts[i]) for i in range(n)]) \
+            if n else np.zeros((0, 20), dtype=np.float32)
+        fused = self._decide(rl_actions, rl_confidences, masks, thoughts, inputs)
+        fused = [make_legal(f, masks[i], int(rl_actions[i])) for i, f in enumerate(fused)]
+        for i, f in enumerate(fused if self.learner is not None else ()):
+            self.memory.remember(env_ids[i], step, DecisionRecord(inputs[i], int(rl_actions[i]), thoughts[i].action,
+                                                                  masks[i].copy(), f.action))
+        return FusedBatch(
+            env_ids=list(env_ids), step=step, method=self.method,
+            actions=np.array([f.action for f in fused], dtype=np.int64),
+            rules=[f.rule for f in fused],
+            rl_actions=rl_actions, rl_confidences=rl_confidences,
+            llm_actions=np.array([t.action for t in thoughts], dtype=np.int64),
+            llm_confidences=np.array([t.confidence for t in thoughts], dtype=np.float32),
+            llm_staleness=np.array([t.staleness_steps for t in thoughts], dtype=np.int64),
+            llm_query_ids=[t.query_id for t in thoughts],
+            rl_trust=np.array([f.rl_trust for f in fused], dtype=np.float32),
+            llm_trust=np.array([f.llm_trust for f in fused], dtype=np.float32),
+        )
+
+    def _decide(self, rl_actions: np.ndarray, rl_confidences: np.ndarray, masks: np.ndarray,
+                thoughts: list[UsableThought], inputs: np.ndarray) -> list[Fused]:
+        n = len(thoughts)
+        if self.method == "rl_only":
+            return [fuse_rl_only(int(rl_actions[i])) for i in range(n)]
+        if self.method == "llm_only":
+            return [fuse_llm_only(int(rl_actions[i]), thoughts[i]) for i in range(n)]
+        rules = [fuse_rules(int(rl_actions[i]), float(rl_confidences[i]), thoughts[i], self.config) for i in range(n)]
+        if self.method == "rules" or n == 0:
+            return rules
+        assert self.learner is not None
+        if not self.learner.ready:
+            # Until the network has learned something the rules decide; their outcomes are its first lessons.
+            return [Fused(r.action, "warmup_" + r.rule, r.rl_trust, r.llm_trust) for r in rules]
+        prediction = self.learner.predict(inputs, masks, rl_actions)
+        return [Fused(int(prediction.actions[i]), "network", float(prediction.rl_trust[i]),
+                      float(prediction.llm_trust[i])) for i in range(n)]
+
+    def record_executed(self, env_ids: Sequence[int], step: int, actions: np.ndarray) -> None:
+        for env_id, action in zip(env_ids, actions, strict=True):
+            self.memory.set_executed(env_id, step, int(action))
+
+    def learn_from_outcome(self, env_id: int, decision_steps: Sequence[int], pnl_usd: float) -> list[Experience]:
+        """Turn a closed trade into labelled experiences (added to the learner when there is one)."""
+        records = self.memory.take(env_id, decision_steps)
+        experiences = [e for r in records if (e := label_decision(r, pnl_usd, self.config.pnl_scale_usd)) is not None]
+        if self.learner is not None:
+            self.learner.add(experiences)
+        return experiences
+
+
+def usable_thought_count(batch: FusedBatch) -> int:
+    """Decisions of the batch that had a thought at most K steps old (the query-rate numerator)."""
+    return int(np.sum(batch.llm_actions != NO_ACTION))

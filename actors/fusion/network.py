@@ -1,0 +1,287 @@
+"""Neural fusion (seed 000): a small network that learns from closed trades whom to trust.
+
+Input, 20 numbers per decision: RL action one-hot (6), RL confidence, LLM action one-hot
+(6, zeros without a usable thought), LLM confidence (decayed, 0 without one), agreement,
+volatility, recent win rate, consecutive losses, distance from the drawdown limit, time
+in position. Output: 6 action logits, an RL trust and an LLM trust (sigmoids).
+
+Training is supervised from outcomes. A winning trade teaches "the executed action was
+right here"; a losing one teaches "the side that advised otherwise was right" (or HOLD
+when both sides advised the losing action). Each example is weighted by min(|pnl| /
+pnl_scale_usd, 1). The trust heads learn which side's advice matched the outcome.
+
+The learner keeps two copies of the network: the serving copy answers decisions on the
+event loop while the training copy is updated in a worker thread; a finished update is
+installed into the serving copy between decisions, so the two threads never share a
+tensor.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import torch
+from torch import nn
+
+from actors.fusion.actions import HOLD, N_ACTIONS, NO_ACTION
+from actors.fusion.config import FusionConfig
+
+INPUT_DIM = 20
+MODEL_FILE_NAME = "fusion_network.pt"
+# Scales that bring the context figures to about [0, 1] (seed 000's choices).
+MAX_CONSECUTIVE_LOSSES_SCALE = 5.0
+MAX_BARS_IN_POSITION_SCALE = 100.0
+MAX_VOLATILITY_REGIME = 3.0
+
+
+class AccountContext(Protocol):
+    """The part of an env's market context the fusion input reads (bus MarketContext fits)."""
+
+    volatility_regime: float
+    win_rate: float
+    consecutive_losses: int
+    drawdown_buffer: float
+    trailing_limit: float
+    bars_in_position: int
+
+
+def fusion_input(rl_action: int, rl_confidence: float, llm_action: int, llm_confidence: float,
+                 context: AccountContext) -> np.ndarray:
+    """The 20-number input of one decision (float32)."""
+    row = np.zeros(INPUT_DIM, dtype=np.float32)
+    row[rl_action] = 1.0
+    row[6] = rl_confidence
+    if llm_action != NO_ACTION:
+        row[7 + llm_action] = 1.0
+        row[13] = llm_confidence
+        row[14] = float(llm_action == rl_action)
+    row[15] = np.clip(context.volatility_regime, 0.0, MAX_VOLATILITY_REGIME) / MAX_VOLATILITY_REGIME
+    row[16] = np.clip(context.win_rate, 0.0, 1.0)
+    row[17] = min(max(context.consecutive_losses, 0) / MAX_CONSECUTIVE_LOSSES_SCALE, 1.0)
+    limit = context.trailing_limit
+    row[18] = np.clip(context.drawdown_buffer / limit, 0.0, 1.0) if limit > 0 else 1.0
+    row[19] = min(max(context.bars_in_position, 0) / MAX_BARS_IN_POSITION_SCALE, 1.0)
+    return row
+
+
+class FusionNetwork(nn.Module):
+    def __init__(self, hidden_dims: tuple[int, ...], dropout: float) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        width = INPUT_DIM
+        for hidden in hidden_dims:
+            layers += [nn.Linear(width, hidden), nn.ReLU(), nn.Dropout(dropout)]
+            width = hidden
+        self.encoder = nn.Sequential(*layers)
+        self.action_head = nn.Linear(width, N_ACTIONS)
+        self.rl_trust_head = nn.Linear(width, 1)
+        self.llm_trust_head = nn.Linear(width, 1)
+
+    def forward(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Action logits [b, 6], RL trust logit [b], LLM trust logit [b]."""
+        features = self.encoder(inputs)
+        return (self.action_head(features), self.rl_trust_head(features).squeeze(-1),
+                self.llm_trust_head(features).squeeze(-1))
+
+
+@dataclass(frozen=True, slots=True)
+class Experience:
+    """One decision behind a closed trade, labelled by the trade's outcome."""
+
+    inputs: np.ndarray
+    target_action: int
+    weight: float
+    rl_trust_target: float
+    llm_trust_target: float
+    """NaN where the decision had no thought (nothing to learn about the LLM)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRecord:
+    """What fusion remembers of one env's decision until the trade it belongs to closes."""
+
+    inputs: np.ndarray
+    rl_action: int
+    llm_action: int
+    mask: np.ndarray
+    executed_action: int
+
+
+def label_decision(record: DecisionRecord, pnl_usd: float, pnl_scale_usd: float) -> Experience | None:
+    """The training example a closed trade's P&L makes of one of its decisions (None: nothing to learn)."""
+    weight = min(abs(pnl_usd) / pnl_scale_usd, 1.0)
+    if weight == 0.0:
+        return None
+    executed = record.executed_action
+    has_thought = record.llm_action != NO_ACTION
+    won = pnl_usd > 0
+    if won:
+        target = executed
+    else:
+        alternatives = [a for a in (record.rl_action, record.llm_action, HOLD)
+                        if a != NO_ACTION and a != executed and record.mask[a]]
+        if not alternatives:
+            return None
+        target = alternatives[0]
+
+    def trust(side_action: int) -> float:
+        followed = side_action == executed
+        return 1.0 if followed == won else 0.0
+
+    llm_trust = trust(record.llm_action) if has_thought else float("nan")
+    return Experience(record.inputs, target, weight, trust(record.rl_action), llm_trust)
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingJob:
+    inputs: np.ndarray
+    targets: np.ndarray
+    weights: np.ndarray
+    rl_trust: np.ndarray
+    llm_trust: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingResult:
+    state: dict[str, torch.Tensor]
+    loss: float
+    accuracy: float
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkPrediction:
+    actions: np.ndarray
+    rl_trust: np.ndarray
+    llm_trust: np.ndarray
+
+
+class FusionLearner:
+    """Serves the fusion network's decisions and learns it online from labelled experiences."""
+
+    def __init__(self, config: FusionConfig) -> None:
+        self.config = config
+        torch.manual_seed(config.seed)
+        self._serving = FusionNetwork(config.hidden_dims, config.dropout).eval()
+        self._training = copy.deepcopy(self._serving).train()
+        self._optimizer = torch.optim.Adam(self._training.parameters(), lr=config.learning_rate)
+        self._rng = np.random.default_rng(config.seed)
+        self._buffer: deque[Experience] = deque(maxlen=config.max_experiences)
+        self._new_since_update = 0
+        self.updates_done = 0
+        self.last_loss = float("nan")
+        self.last_accuracy = float("nan")
+        self.loaded = False
+
+    # ------------------------------------------------------------------ serving
+
+    @property
+    def ready(self) -> bool:
+        """True once the network has been trained (or loaded): before that it would only add noise."""
+        return self.loaded or self.updates_done > 0
+
+    def predict(self, inputs: np.ndarray, masks: np.ndarray, rl_actions: np.ndarray) -> NetworkPrediction:
+        """Greedy legal actions for a batch; an env whose mask allows nothing gets its RL action."""
+        with torch.no_grad():
+            logits, rl_trust, llm_trust = self._serving(torch.from_numpy(np.asarray(inputs, dtype=np.float32)))
+        masks_t = torch.from_numpy(np.asarray(masks, dtype=bool))
+        masked_logits = logits.masked_fill(~masks_t, float("-inf"))
+        actions = masked_logits.argmax(dim=1).numpy().astype(np.int64)
+        nothing_legal = ~masks_t.any(dim=1).numpy()
+        actions[nothing_legal] = np.asarray(rl_actions, dtype=np.int64)[nothing_legal]
+        return NetworkPrediction(actions, torch.sigmoid(rl_trust).numpy().astype(np.float32),
+                                 torch.sigmoid(llm_trust).numpy().astype(np.float32))
+
+    # ------------------------------------------------------------------ learning
+
+    def add(self, experiences: list[Experience]) -> None:
+        self._buffer.extend(experiences)
+        self._new_since_update += len(experiences)
+
+    @property
+    def experience_count(self) -> int:
+        return len(self._buffer)
+
+    def update_due(self) -> bool:
+        return (len(self._buffer) >= self.config.min_experiences
+                and self._new_since_update >= min(self.config.update_every_experiences, len(self._buffer)))
+
+    def prepare_update(self) -> TrainingJob:
+        """Snapshot the buffer (on the loop thread) for an update in the worker thread."""
+        self._new_since_update = 0
+        items = list(self._buffer)
+        return TrainingJob(
+            inputs=np.stack([e.inputs for e in items]).astype(np.float32),
+            targets=np.array([e.target_action for e in items], dtype=np.int64),
+            weights=np.array([e.weight for e in items], dtype=np.float32),
+            rl_trust=np.array([e.rl_trust_target for e in items], dtype=np.float32),
+            llm_trust=np.array([e.llm_trust_target for e in items], dtype=np.float32),
+        )
+
+    def run_update(self, job: TrainingJob) -> TrainingResult:
+        """Gradient steps on the training copy (worker thread; touches nothing the loop uses)."""
+        data = {name: torch.from_numpy(getattr(job, name))
+                for name in ("inputs", "targets", "weights", "rl_trust", "llm_trust")}
+        size = len(job.targets)
+        losses, accuracies = [], []
+        for _ in range(self.config.gradient_steps_per_update):
+            index = torch.from_numpy(self._rng.integers(0, size, size=min(self.config.batch_size, size)))
+            loss, accuracy = self._gradient_step({k: v[index] for k, v in data.items()})
+            losses.append(loss)
+            accuracies.append(accuracy)
+        state = {k: v.detach().clone() for k, v in self._training.state_dict().items()}
+        return TrainingResult(state, float(np.mean(losses)), float(np.mean(accuracies)))
+
+    def _gradient_step(self, batch: dict[str, torch.Tensor]) -> tuple[float, float]:
+        self._training.train()
+        logits, rl_trust_logit, llm_trust_logit = self._training(batch["inputs"])
+        weights = batch["weights"]
+        action_loss = (nn.functional.cross_entropy(logits, batch["targets"], reduction="none") * weights).sum()
+        action_loss = action_loss / weights.sum().clamp_min(1e-6)
+        rl_trust_loss = nn.functional.binary_cross_entropy_with_logits(rl_trust_logit, batch["rl_trust"])
+        has_llm = ~torch.isnan(batch["llm_trust"])
+        llm_trust_loss = (nn.functional.binary_cross_entropy_with_logits(
+            llm_trust_logit[has_llm], batch["llm_trust"][has_llm]) if has_llm.any() else torch.zeros(()))
+        loss = action_loss + 0.5 * (rl_trust_loss + llm_trust_loss)
+        self._optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(self._training.parameters(), max_norm=1.0)
+        self._optimizer.step()
+        accuracy = (logits.argmax(dim=1) == batch["targets"]).float().mean().item()
+        return loss.item(), accuracy
+
+    def install(self, result: TrainingResult) -> None:
+        """Make a finished update the serving network (loop thread)."""
+        self._serving.load_state_dict(result.state)
+        self._serving.eval()
+        self.updates_done += 1
+        self.last_loss, self.last_accuracy = result.loss, result.accuracy
+
+    def update_now(self) -> TrainingResult:
+        """prepare + run + install in the calling thread (tests, offline use)."""
+        result = self.run_update(self.prepare_update())
+        self.install(result)
+        return result
+
+    # ------------------------------------------------------------------ persistence
+
+    def save(self, directory: Path) -> Path:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / MODEL_FILE_NAME
+        torch.save({"hidden_dims": list(self.config.hidden_dims), "state": self._serving.state_dict(),
+                    "updates_done": self.updates_done, "experiences": len(self._buffer)}, path)
+        return path
+
+    def load(self, path: Path) -> None:
+        """Load a saved network; its layer sizes must match fusion.hidden_dims."""
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+        if tuple(saved["hidden_dims"]) != tuple(self.config.hidden_dims):
+            raise ValueError(f"fusion.model_path: {path} has hidden_dims {saved['hidden_dims']}, "
+                             f"config says {list(self.config.hidden_dims)}")
+        self._serving.load_state_dict(saved["state"])
+        self._training.load_state_dict(saved["state"])
+        self.loaded = True

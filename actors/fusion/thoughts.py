@@ -1,0 +1,67 @@
+"""The freshest finished LLM thought per environment, and how much it is still worth.
+
+Fusion never waits for the LLM: at step N it looks up the newest thought it holds for an
+environment. A thought about another episode, or seen more than K steps ago, counts as
+no thought; a usable thought's confidence decays with its age in steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from actors.fusion.actions import NO_ACTION
+
+
+@dataclass(frozen=True, slots=True)
+class Thought:
+    """What fusion needs of an ``llm.thought``."""
+
+    env_id: int
+    episode_id: int
+    step_seen: int
+    query_id: str
+    action: int
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class UsableThought:
+    """A thought as it counts at one step: its action, its decayed confidence, its age."""
+
+    action: int
+    confidence: float
+    staleness_steps: int
+    query_id: str
+
+
+NO_THOUGHT = UsableThought(action=NO_ACTION, confidence=0.0, staleness_steps=-1, query_id="")
+
+
+class ThoughtBook:
+    """Keeps the newest thought per env (by ``step_seen``) and grades it at a given step."""
+
+    def __init__(self, max_staleness_steps: int, confidence_decay_per_step: float) -> None:
+        self.max_staleness_steps = max_staleness_steps
+        self.confidence_decay_per_step = confidence_decay_per_step
+        self._latest: dict[int, Thought] = {}
+
+    def add(self, thought: Thought) -> bool:
+        """Remember ``thought`` unless an equally new or newer one is held; True when kept."""
+        held = self._latest.get(thought.env_id)
+        # Loop steps only grow (across episodes too), so step_seen alone tells which is newer.
+        if held is not None and held.step_seen > thought.step_seen:
+            return False
+        self._latest[thought.env_id] = thought
+        return True
+
+    def usable(self, env_id: int, episode_id: int, step: int) -> UsableThought:
+        """The thought for ``env_id`` as it counts at ``step``, or NO_THOUGHT."""
+        thought = self._latest.get(env_id)
+        if thought is None or thought.episode_id != episode_id:
+            return NO_THOUGHT
+        staleness = step - thought.step_seen
+        # A thought about a later step than the one being decided cannot be used for it.
+        if staleness < 0 or staleness > self.max_staleness_steps:
+            return NO_THOUGHT
+        decayed = thought.confidence * (1.0 - self.confidence_decay_per_step) ** staleness
+        return UsableThought(thought.action, float(decayed), staleness, thought.query_id)

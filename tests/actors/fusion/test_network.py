@@ -1,0 +1,139 @@
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from actors.fusion.actions import BUY, HOLD, NO_ACTION, SELL
+from actors.fusion.config import FusionConfig
+from actors.fusion.fuser import Fuser
+from actors.fusion.network import INPUT_DIM, DecisionRecord, FusionLearner, fusion_input, label_decision
+from actors.fusion.thoughts import Thought
+
+ALL_LEGAL = np.ones(6, dtype=bool)
+
+
+@dataclass
+class Context:
+    volatility_regime: float = 1.0
+    win_rate: float = 0.5
+    consecutive_losses: int = 0
+    drawdown_buffer: float = 2500.0
+    trailing_limit: float = 2500.0
+    bars_in_position: int = 0
+
+
+def small_network_config(**overrides) -> FusionConfig:
+    values = dict(method="network", hidden_dims=(64, 32), dropout=0.0, learning_rate=3e-3, batch_size=128,
+                  gradient_steps_per_update=100, min_experiences=64, update_every_experiences=64)
+    values.update(overrides)
+    return FusionConfig(**values)
+
+
+def test_fusion_input_has_twenty_numbers_in_seed_order():
+    row = fusion_input(BUY, 0.7, SELL, 0.4, Context(volatility_regime=1.5, win_rate=0.6, consecutive_losses=2,
+                                                    drawdown_buffer=1250.0, bars_in_position=50))
+    assert row.shape == (INPUT_DIM,) and row.dtype == np.float32
+    assert row[BUY] == 1 and row[6] == pytest.approx(0.7)
+    assert row[7 + SELL] == 1 and row[13] == pytest.approx(0.4) and row[14] == 0
+    assert row[15:].tolist() == pytest.approx([0.5, 0.6, 0.4, 0.5, 0.5])
+
+
+def test_fusion_input_without_a_thought_leaves_the_llm_part_zero():
+    row = fusion_input(HOLD, 0.9, NO_ACTION, 0.0, Context())
+    assert row[7:15].tolist() == [0.0] * 8
+
+
+def test_a_lost_trade_teaches_the_side_that_advised_otherwise():
+    record = DecisionRecord(np.zeros(INPUT_DIM, np.float32), rl_action=BUY, llm_action=SELL, mask=ALL_LEGAL,
+                            executed_action=BUY)
+    lost = label_decision(record, pnl_usd=-250.0, pnl_scale_usd=500.0)
+    won = label_decision(record, pnl_usd=1000.0, pnl_scale_usd=500.0)
+    assert (lost.target_action, lost.weight, lost.rl_trust_target, lost.llm_trust_target) == (SELL, 0.5, 0.0, 1.0)
+    assert (won.target_action, won.weight, won.rl_trust_target, won.llm_trust_target) == (BUY, 1.0, 1.0, 0.0)
+    assert label_decision(record, pnl_usd=0.0, pnl_scale_usd=500.0) is None
+
+
+def drive(fuser: Fuser, rng: np.random.Generator, step: int, learn: bool) -> tuple[int, int, bool]:
+    """One decision with disagreeing sides; in high volatility the LLM is right, in low volatility RL is."""
+    rl_action, llm_action = rng.choice(6, size=2, replace=False)
+    high_volatility = bool(rng.random() < 0.5)
+    fuser.add_thought(Thought(0, 0, step - 1, f"q{step}", int(llm_action), float(rng.uniform(0.3, 1.0))))
+    context = Context(volatility_regime=2.5 if high_volatility else 0.5)
+    batch = fuser.fuse(step, [0], [0], np.array([rl_action]), np.array([rng.uniform(0.3, 1.0)]),
+                       ALL_LEGAL[None, :], [context])
+    right = int(llm_action if high_volatility else rl_action)
+    if learn:
+        executed = int(rng.choice([rl_action, llm_action]))  # explore both sides
+        fuser.record_executed([0], step, np.array([executed]))
+        fuser.learn_from_outcome(0, [step], pnl_usd=300.0 if executed == right else -300.0)
+    return int(batch.actions[0]), right, batch.rules[0] == "network"
+
+
+def test_network_learns_to_trust_the_llm_when_volatility_is_high():
+    fuser = Fuser(small_network_config(update_every_experiences=200))
+    rng = np.random.default_rng(1)
+    for step in range(1, 2001):
+        drive(fuser, rng, step, learn=True)
+        if fuser.learner.update_due():
+            fuser.learner.update_now()
+    results = [drive(fuser, rng, step, learn=False) for step in range(3000, 3400)]
+    assert all(by_network for _, _, by_network in results)
+    accuracy = np.mean([chosen == right for chosen, right, _ in results])
+    assert accuracy > 0.9  # chance between the two sides is 0.5
+
+
+def test_network_is_in_warmup_until_its_first_update_and_then_decides():
+    fuser = Fuser(small_network_config(min_experiences=8, update_every_experiences=8, gradient_steps_per_update=2))
+    rng = np.random.default_rng(0)
+    _, _, by_network = drive(fuser, rng, 1, learn=True)
+    assert not by_network and fuser.fuse(2, [0], [0], np.array([BUY]), np.array([0.8]), ALL_LEGAL[None, :],
+                                         [Context()]).rules[0].startswith("warmup_")
+    for step in range(3, 20):
+        drive(fuser, rng, step, learn=True)
+    fuser.learner.update_now()
+    assert drive(fuser, rng, 30, learn=False)[2]
+
+
+def test_network_never_returns_a_masked_action_and_falls_back_to_rl_when_nothing_is_legal():
+    learner = FusionLearner(small_network_config())
+    rng = np.random.default_rng(2)
+    inputs = rng.random((500, INPUT_DIM)).astype(np.float32)
+    masks = rng.random((500, 6)) < 0.4
+    masks[:50] = False
+    rl_actions = rng.integers(0, 6, size=500)
+    prediction = learner.predict(inputs, masks, rl_actions)
+    legal_rows = masks.any(axis=1)
+    assert masks[legal_rows, prediction.actions[legal_rows]].all()
+    assert (prediction.actions[~legal_rows] == rl_actions[~legal_rows]).all()
+    assert ((prediction.rl_trust >= 0) & (prediction.rl_trust <= 1)).all()
+
+
+def test_a_saved_network_loads_and_gives_the_same_answers(tmp_path):
+    config = small_network_config(min_experiences=8, update_every_experiences=8, gradient_steps_per_update=5)
+    fuser = Fuser(config)
+    rng = np.random.default_rng(3)
+    for step in range(1, 30):
+        drive(fuser, rng, step, learn=True)
+    fuser.learner.update_now()
+    path = fuser.learner.save(tmp_path / "fusion")
+    loaded = FusionLearner(config)
+    loaded.load(path)
+    inputs = rng.random((20, INPUT_DIM)).astype(np.float32)
+    masks, rl_actions = np.ones((20, 6), dtype=bool), np.zeros(20, dtype=np.int64)
+    assert loaded.ready
+    assert (loaded.predict(inputs, masks, rl_actions).actions
+            == fuser.learner.predict(inputs, masks, rl_actions).actions).all()
+    with pytest.raises(ValueError, match="fusion.model_path"):
+        FusionLearner(small_network_config(hidden_dims=(8,))).load(path)
+
+
+def test_fuser_reports_staleness_query_ids_and_no_thought_per_env():
+    fuser = Fuser(FusionConfig(method="rules", max_staleness_steps=3))
+    fuser.add_thought(Thought(env_id=0, episode_id=0, step_seen=8, query_id="a", action=BUY, confidence=0.9))
+    fuser.add_thought(Thought(env_id=1, episode_id=0, step_seen=2, query_id="b", action=SELL, confidence=0.9))
+    batch = fuser.fuse(10, [0, 1], [0, 0], np.array([BUY, HOLD]), np.array([0.8, 0.8]),
+                       np.ones((2, 6), dtype=bool), [Context(), Context()])
+    assert batch.rules == ["agreement", "no_thought"]
+    assert batch.llm_staleness.tolist() == [2, -1]
+    assert batch.llm_query_ids == ["a", ""]
+    assert batch.llm_actions.tolist() == [BUY, NO_ACTION]

@@ -1,0 +1,45 @@
+import pytest
+
+from actors.fusion.actions import BUY, SELL
+from actors.fusion.thoughts import NO_THOUGHT, Thought, ThoughtBook
+
+
+def make_thought(step_seen: int, action: int = BUY, confidence: float = 0.8, episode_id: int = 0,
+                 env_id: int = 0) -> Thought:
+    return Thought(env_id=env_id, episode_id=episode_id, step_seen=step_seen, query_id=f"q{step_seen}",
+                   action=action, confidence=confidence)
+
+
+def test_a_thought_k_steps_old_is_used_and_one_step_older_is_not():
+    book = ThoughtBook(max_staleness_steps=5, confidence_decay_per_step=0.0)
+    book.add(make_thought(step_seen=10))
+    assert book.usable(env_id=0, episode_id=0, step=15).staleness_steps == 5
+    assert book.usable(env_id=0, episode_id=0, step=16) is NO_THOUGHT
+
+
+def test_confidence_decays_with_age():
+    book = ThoughtBook(max_staleness_steps=10, confidence_decay_per_step=0.1)
+    book.add(make_thought(step_seen=10, confidence=0.8))
+    assert book.usable(0, 0, 10).confidence == pytest.approx(0.8)
+    assert book.usable(0, 0, 13).confidence == pytest.approx(0.8 * 0.9 ** 3)
+
+
+def test_an_older_thought_arriving_late_does_not_replace_a_newer_one():
+    book = ThoughtBook(max_staleness_steps=10, confidence_decay_per_step=0.0)
+    assert book.add(make_thought(step_seen=12, action=SELL))
+    assert not book.add(make_thought(step_seen=11, action=BUY))
+    assert book.usable(0, 0, 13).action == SELL
+
+
+def test_a_thought_about_another_episode_or_a_later_step_is_not_used():
+    book = ThoughtBook(max_staleness_steps=10, confidence_decay_per_step=0.0)
+    book.add(make_thought(step_seen=10, episode_id=3))
+    assert book.usable(0, episode_id=4, step=11) is NO_THOUGHT
+    assert book.usable(0, episode_id=3, step=9) is NO_THOUGHT
+
+
+def test_thoughts_are_kept_per_env():
+    book = ThoughtBook(max_staleness_steps=10, confidence_decay_per_step=0.0)
+    book.add(make_thought(step_seen=10, env_id=1, action=SELL))
+    assert book.usable(0, 0, 11) is NO_THOUGHT
+    assert book.usable(1, 0, 11).action == SELL
