@@ -300,6 +300,20 @@ class LoraAdapter(Message, frozen=True, kw_only=True):
     metrics: dict[str, float] = {}
 
 
+class Probe(Message, frozen=True, kw_only=True):
+    """Latency probe for benchmarks and health checks; relayed hop by hop on sub-topics ``probe.<hop>``."""
+
+    TOPIC: ClassVar[str] = "probe"
+    probe_id: int
+    hop: int
+    """The hop that should handle this probe next."""
+    hops: int
+    """Hops in the ring; the last one returns the probe to hop 0."""
+    sent_ns: int
+    """When hop 0 sent it (monotonic ns, same host)."""
+    payload: bytes = b""
+
+
 ALL_MESSAGES: tuple[type[Message], ...] = (
     Heartbeat,
     Stats,
@@ -316,6 +330,7 @@ ALL_MESSAGES: tuple[type[Message], ...] = (
     EnvOutcome,
     EnvEpisode,
     LoraAdapter,
+    Probe,
 )
 
 MESSAGE_TYPES: dict[str, type[Message]] = {cls.__name__: cls for cls in ALL_MESSAGES}

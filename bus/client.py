@@ -1,0 +1,144 @@
+"""Bus clients: an asyncio one for actors and a plain synchronous one for scripts and tests."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Iterable
+
+import zmq
+import zmq.asyncio
+
+from bus.broker import BusAddresses
+from bus.codec import Decoded, Decoder, Encoder, FrameError, SequenceTracker
+from bus.messages import Message
+
+
+def topic_bytes(sub: type[Message] | str) -> bytes:
+    return (sub if isinstance(sub, str) else sub.TOPIC).encode()
+
+
+def _configure(sock: zmq.Socket, hwm: int, linger_ms: int) -> None:
+    sock.setsockopt(zmq.LINGER, linger_ms)
+    sock.setsockopt(zmq.SNDHWM, hwm)
+    sock.setsockopt(zmq.RCVHWM, hwm)
+
+
+class _Receiver:
+    """Decoding, drop counting and gap tracking shared by both clients."""
+
+    def __init__(self, max_frame_bytes: int) -> None:
+        self.decoder = Decoder(max_frame_bytes)
+        self.sequences = SequenceTracker()
+        self.dropped: Counter[str] = Counter()
+        self.received = 0
+        self.last_error: FrameError | None = None
+
+    def decode(self, frames: list[bytes]) -> Decoded | None:
+        """The decoded message, or None when the frame was dropped (and counted)."""
+        self.received += 1
+        try:
+            decoded = self.decoder.decode(frames)
+        except FrameError as exc:
+            self.dropped[exc.kind.value] += 1
+            self.last_error = exc
+            return None
+        self.sequences.observe(decoded.sender, decoded.seq)
+        return decoded
+
+
+class AsyncBus(_Receiver):
+    """The actor's connection: a plain PUB socket (PUB never blocks) and an asyncio SUB socket."""
+
+    def __init__(self, addresses: BusAddresses, sender: str, *, hwm: int = 10000, max_frame_bytes: int = 64 << 20) -> None:
+        super().__init__(max_frame_bytes)
+        self.encoder = Encoder(sender)
+        self._sync_ctx = zmq.Context()
+        self._async_ctx = zmq.asyncio.Context()
+        self.pub = self._sync_ctx.socket(zmq.PUB)
+        _configure(self.pub, hwm, linger_ms=1000)  # let the last messages (done, stats) leave on close
+        self.pub.connect(addresses.xsub)
+        self.sub = self._async_ctx.socket(zmq.SUB)
+        _configure(self.sub, hwm, linger_ms=0)
+        self.sub.connect(addresses.xpub)
+        self.sent = 0
+
+    def subscribe(self, subs: Iterable[type[Message] | str]) -> None:
+        for sub in subs:
+            self.sub.setsockopt(zmq.SUBSCRIBE, topic_bytes(sub))
+
+    def publish(self, msg: Message, subtopic: str = "") -> None:
+        self.pub.send_multipart(self.encoder.encode(msg, subtopic), copy=True)
+        self.sent += 1
+
+    async def recv_frames(self) -> list[bytes]:
+        return await self.sub.recv_multipart()
+
+    def close(self) -> None:
+        self.sub.close(linger=0)
+        self.pub.close()
+        self._async_ctx.term()
+        self._sync_ctx.term()
+
+
+class SyncBus(_Receiver):
+    """A blocking client for scripts, tools and tests. Receives always take a timeout."""
+
+    def __init__(self, addresses: BusAddresses, sender: str = "client", *, hwm: int = 10000, max_frame_bytes: int = 64 << 20) -> None:
+        super().__init__(max_frame_bytes)
+        self.encoder = Encoder(sender)
+        self.context = zmq.Context()
+        self.pub = self.context.socket(zmq.PUB)
+        _configure(self.pub, hwm, linger_ms=500)
+        self.pub.connect(addresses.xsub)
+        self.sub = self.context.socket(zmq.SUB)
+        _configure(self.sub, hwm, linger_ms=0)
+        self.sub.connect(addresses.xpub)
+        self.poller = zmq.Poller()
+        self.poller.register(self.sub, zmq.POLLIN)
+
+    def subscribe(self, *subs: type[Message] | str, settle_secs: float = 0.2) -> None:
+        """Subscribe by message type or topic prefix; waits briefly so the subscription reaches publishers."""
+        for sub in subs:
+            self.sub.setsockopt(zmq.SUBSCRIBE, topic_bytes(sub))
+        if settle_secs:
+            time.sleep(settle_secs)
+
+    def publish(self, msg: Message, subtopic: str = "") -> None:
+        self.pub.send_multipart(self.encoder.encode(msg, subtopic))
+
+    def send_raw(self, frames: list[bytes]) -> None:
+        """Send frames as they are (tests of malformed input)."""
+        self.pub.send_multipart(frames)
+
+    def recv_decoded(self, timeout_secs: float = 5.0) -> Decoded:
+        deadline = time.monotonic() + timeout_secs
+        while True:
+            remaining_ms = max(0, int((deadline - time.monotonic()) * 1000))
+            if not self.poller.poll(remaining_ms):
+                raise TimeoutError(f"no message within {timeout_secs} s")
+            decoded = self.decode(self.sub.recv_multipart())
+            if decoded is not None:
+                return decoded
+
+    def recv(self, kind: type[Message] | None = None, timeout_secs: float = 5.0, where=None) -> Message:
+        """The next message (of ``kind``, and matching ``where(msg)`` if given); others are skipped."""
+        deadline = time.monotonic() + timeout_secs
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"no {kind.__name__ if kind else 'message'} within {timeout_secs} s")
+            msg = self.recv_decoded(remaining).msg
+            if (kind is None or isinstance(msg, kind)) and (where is None or where(msg)):
+                return msg
+
+    def close(self) -> None:
+        self.sub.close(linger=0)
+        self.pub.close()
+        self.context.term()
+
+    def __enter__(self) -> "SyncBus":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

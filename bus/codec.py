@@ -1,0 +1,174 @@
+"""The wire format: ``[topic, payload]`` frames, payload = msgpack envelope.
+
+Envelope (a msgpack array): ``[type, schema_version, sender, seq, sent_ns, body]`` where
+body is the msgpack of the message struct. numpy arrays are msgpack extension type 1:
+``u8 header length + msgpack([dtype, shape]) + raw bytes`` (never pickled, never lists of floats).
+
+Decoding is defensive. Each way a frame can be bad is a ``DropKind``; ``decode`` raises
+``FrameError(kind)`` and the receiving side counts it and carries on.
+"""
+
+from __future__ import annotations
+
+import time
+from enum import Enum
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from bus.messages import MESSAGE_TYPES, Message
+
+NDARRAY_EXT = 1
+# Only plain numeric dtypes may be decoded: never object arrays.
+ALLOWED_DTYPES = frozenset(
+    np.dtype(t).str for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64")
+)
+DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024
+
+
+class DropKind(str, Enum):
+    FRAME_COUNT = "frame_count"
+    """Not exactly two frames (topic, payload)."""
+    OVERSIZE = "oversize"
+    """Payload larger than the configured limit: not unpacked."""
+    MALFORMED = "malformed"
+    """Not a msgpack envelope."""
+    UNKNOWN_TYPE = "unknown_type"
+    SCHEMA_VERSION = "schema_version"
+    FIELD_TYPE = "field_type"
+    """Body does not match the struct (missing field, wrong type, bad array)."""
+    TOPIC_MISMATCH = "topic_mismatch"
+    """Topic frame is neither the message type's topic nor a sub-topic of it."""
+
+
+class FrameError(Exception):
+    def __init__(self, kind: DropKind, detail: str) -> None:
+        super().__init__(f"{kind.value}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+
+class Envelope(msgspec.Struct, frozen=True, array_like=True):
+    type: str
+    version: int
+    sender: str
+    seq: int
+    sent_ns: int
+    body: msgspec.Raw
+
+
+def _enc_hook(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        arr = np.ascontiguousarray(obj)
+        header = msgspec.msgpack.encode((arr.dtype.str, arr.shape))
+        return msgspec.msgpack.Ext(NDARRAY_EXT, bytes((len(header),)) + header + arr.tobytes())
+    if isinstance(obj, np.generic):
+        return obj.item()
+    raise NotImplementedError(f"cannot encode {type(obj).__name__}")
+
+
+_HEADER_DECODER = msgspec.msgpack.Decoder(tuple[str, list[int]])
+
+
+def _ext_hook(code: int, data: memoryview) -> Any:
+    if code != NDARRAY_EXT:
+        raise ValueError(f"unknown msgpack extension type {code}")
+    if len(data) < 1:
+        raise ValueError("empty array extension")
+    header_end = 1 + data[0]  # first byte: length of the msgpack [dtype, shape] header
+    dtype_str, shape = _HEADER_DECODER.decode(data[1:header_end])
+    if dtype_str not in ALLOWED_DTYPES:
+        raise ValueError(f"array dtype {dtype_str!r} not allowed")
+    if len(shape) > 8 or any(dim < 0 for dim in shape):
+        raise ValueError(f"bad array shape {shape}")
+    dtype = np.dtype(dtype_str)
+    payload = data[header_end:]
+    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if expected != len(payload):
+        raise ValueError(f"array of shape {shape} {dtype_str} needs {expected} bytes, got {len(payload)}")
+    return np.frombuffer(payload, dtype=dtype).reshape(shape)
+
+
+def _dec_hook(expected: type, obj: Any) -> Any:
+    if expected is np.ndarray and isinstance(obj, np.ndarray):
+        return obj
+    raise TypeError(f"expected {getattr(expected, '__name__', expected)}, got {type(obj).__name__}")
+
+
+class Encoder:
+    """Encodes messages of one sender, numbering them."""
+
+    def __init__(self, sender: str) -> None:
+        self.sender = sender
+        self.seq = 0
+        self._encoder = msgspec.msgpack.Encoder(enc_hook=_enc_hook)
+
+    def encode(self, msg: Message, subtopic: str = "") -> tuple[bytes, bytes]:
+        """(topic, payload); ``subtopic`` narrows the topic (``probe`` -> ``probe.2``) for prefix subscribers."""
+        self.seq += 1
+        body = self._encoder.encode(msg)
+        envelope = Envelope(type(msg).__name__, msg.SCHEMA_VERSION, self.sender, self.seq, time.monotonic_ns(), msgspec.Raw(body))
+        topic = f"{msg.TOPIC}.{subtopic}" if subtopic else msg.TOPIC
+        return topic.encode(), self._encoder.encode(envelope)
+
+
+class Decoded(msgspec.Struct, frozen=True):
+    msg: Message
+    sender: str
+    seq: int
+    sent_ns: int
+
+
+class Decoder:
+    """Validating decoder for every message type."""
+
+    def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
+        self.max_frame_bytes = max_frame_bytes
+        self._envelope = msgspec.msgpack.Decoder(Envelope)
+        self._bodies = {
+            name: msgspec.msgpack.Decoder(cls, ext_hook=_ext_hook, dec_hook=_dec_hook) for name, cls in MESSAGE_TYPES.items()
+        }
+
+    def decode(self, frames: list[bytes]) -> Decoded:
+        if len(frames) != 2:
+            raise FrameError(DropKind.FRAME_COUNT, f"{len(frames)} frames")
+        topic, payload = frames
+        if len(payload) > self.max_frame_bytes:
+            raise FrameError(DropKind.OVERSIZE, f"{len(payload)} bytes > {self.max_frame_bytes}")
+        try:
+            env = self._envelope.decode(payload)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise FrameError(DropKind.MALFORMED, str(exc)) from None
+        body_decoder = self._bodies.get(env.type)
+        if body_decoder is None:
+            raise FrameError(DropKind.UNKNOWN_TYPE, env.type[:64])
+        cls = MESSAGE_TYPES[env.type]
+        if env.version != cls.SCHEMA_VERSION:
+            raise FrameError(DropKind.SCHEMA_VERSION, f"{env.type} v{env.version}, expected v{cls.SCHEMA_VERSION}")
+        topic = bytes(topic)
+        expected = cls.TOPIC.encode()
+        if topic != expected and not topic.startswith(expected + b"."):
+            raise FrameError(DropKind.TOPIC_MISMATCH, f"{topic[:64]!r} for {env.type}")
+        try:
+            msg = body_decoder.decode(env.body)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise FrameError(DropKind.FIELD_TYPE, f"{env.type}: {exc}") from None
+        return Decoded(msg, env.sender, env.seq, env.sent_ns)
+
+
+class SequenceTracker:
+    """Counts per-sender sequence gaps (messages lost under high-water marks)."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, int] = {}
+        self.gaps = 0
+
+    def observe(self, sender: str, seq: int) -> int:
+        last = self._last.get(sender)
+        self._last[sender] = seq
+        if last is None or seq <= last:
+            return 0  # first message from this sender (we may have joined late) or a restarted sender
+        missing = seq - last - 1
+        self.gaps += missing
+        return missing

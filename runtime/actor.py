@@ -1,0 +1,210 @@
+"""The actor base class and the per-process main loop.
+
+An actor is a small class that declares the message types it subscribes to and handles
+them one at a time, in arrival order, in ``on_message``. The base class owns the bus
+connection, heartbeats, periodic ``sys.stats``, the bound logger, named tasks and a
+worker thread for blocking engines.
+
+Failure rules (few, on purpose):
+- a bad frame is counted by kind, logged with a rate limit and dropped; never fatal;
+- an exception in a handler goes to ``on_failure``; by default it is logged and the
+  process exits non-zero, and the supervisor restarts the actor;
+- ``sys.shutdown`` (or SIGTERM) stops the actor: ``on_stop`` runs, tasks are cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Awaitable, Callable, ClassVar, TypeVar
+
+from bus.broker import BusAddresses
+from bus.client import AsyncBus
+from bus.messages import Done, Heartbeat, Message, Progress, Shutdown, Stats
+from config.schema import Config
+from runtime.logs import RateLimiter
+
+T = TypeVar("T")
+STOP_TIMEOUT_SECS = 10.0
+
+
+class Actor:
+    subscriptions: ClassVar[tuple[type[Message], ...]] = ()
+    """Message types this actor handles; their topics are subscribed by prefix."""
+    subscribe_topics: ClassVar[tuple[str, ...]] = ()
+    """Narrower topic prefixes to subscribe instead of the types' own topics (e.g. ``probe.2``)."""
+
+    def __init__(self, *, name: str, config: Config, run_dir: Path, bus: AsyncBus, log: Any) -> None:
+        self.name = name
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.log = log
+        self.counters: Counter[str] = Counter()
+        self._bus = bus
+        self._tasks: set[asyncio.Task] = set()
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-worker")
+        self._stopping = asyncio.Event()
+        self._stop_reason = ""
+        self._started_at = time.monotonic()
+        self._handled_types = tuple(self.subscriptions)
+        self._drop_log = RateLimiter(config.logging.rate_limit_secs)
+
+    # ------------------------------------------------------------------ hooks
+
+    async def on_start(self) -> None:
+        """Build domain objects; called once before the first message."""
+
+    async def on_message(self, msg: Message) -> None:
+        """Handle one subscribed message."""
+
+    async def on_stop(self) -> None:
+        """Flush what must survive (checkpoints, stores) into ``self.run_dir``."""
+
+    async def on_failure(self, exc: BaseException, msg: Message | None) -> None:
+        """An exception escaped a handler. Default: log it and let the process exit (the supervisor restarts it)."""
+        self.log.error("handler_failed", message_type=type(msg).__name__ if msg else None, exc_info=exc)
+        self.request_stop("handler_failed")
+        self._exit_code = 1
+
+    def gauges(self) -> dict[str, float]:
+        """Figures added to the periodic sys.stats."""
+        return {}
+
+    # ------------------------------------------------------------------ services
+
+    def publish(self, msg: Message, subtopic: str = "") -> None:
+        self._bus.publish(msg, subtopic)
+        self.counters["msgs_out"] += 1
+
+    def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task:
+        """The one way to create a task: named, tracked, and its end logged."""
+        task = asyncio.get_running_loop().create_task(coro, name=f"{self.name}.{name}")
+        self._tasks.add(task)
+        task.add_done_callback(self._task_ended)
+        return task
+
+    async def in_worker(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run blocking work (llama.cpp, torch training) in this actor's worker thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+
+    def done(self, reason: str, summary: dict[str, float] | None = None) -> None:
+        """Announce that this actor's job is finished (the supervisor may then stop the run)."""
+        self.publish(Done(actor=self.name, reason=reason, summary=dict(summary or {})))
+        self.log.info("done", reason=reason, **(summary or {}))
+
+    def progress(self, steps: int, total_steps: int, steps_per_sec: float, figures: dict[str, float] | None = None) -> None:
+        self.publish(Progress(actor=self.name, steps=steps, total_steps=total_steps, steps_per_sec=steps_per_sec, figures=dict(figures or {})))
+
+    def request_stop(self, reason: str) -> None:
+        if not self._stopping.is_set():
+            self._stop_reason = reason
+            self._stopping.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    # ------------------------------------------------------------------ machinery
+
+    def _task_ended(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            self.log.debug("task_cancelled", task=task.get_name())
+        elif task.exception() is not None:
+            self.log.error("task_failed", task=task.get_name(), exc_info=task.exception())
+            self.request_stop(f"task_failed:{task.get_name()}")
+            self._exit_code = 1
+        else:
+            self.log.debug("task_finished", task=task.get_name())
+
+    def stats(self) -> Stats:
+        counters = dict(self.counters)
+        counters["msgs_in"] = self._bus.received
+        counters["seq_gaps"] = self._bus.sequences.gaps
+        counters["dropped"] = sum(self._bus.dropped.values())
+        for kind, count in self._bus.dropped.items():
+            counters[f"dropped_{kind}"] = count
+        return Stats(actor=self.name, counters=counters, gauges={k: float(v) for k, v in self.gauges().items()})
+
+    async def _heartbeat_loop(self) -> None:
+        interval = self.config.runtime.heartbeat_interval_secs
+        pid = os.getpid()
+        while True:
+            self._bus.publish(Heartbeat(actor=self.name, pid=pid, uptime_secs=time.monotonic() - self._started_at))
+            await asyncio.sleep(interval)
+
+    async def _stats_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.runtime.stats_interval_secs)
+            stats = self.stats()
+            self._bus.publish(stats)
+            self.log.info("stats", **stats.counters, **stats.gauges)
+
+    def _note_drop(self) -> None:
+        exc = self._bus.last_error
+        allowed, suppressed = self._drop_log.allow(exc.kind.value)
+        if allowed:
+            self.log.warning("frame_dropped", kind=exc.kind.value, detail=exc.detail[:200], suppressed=suppressed)
+
+    async def _receive_loop(self) -> None:
+        while True:
+            frames = await self._bus.recv_frames()
+            decoded = self._bus.decode(frames)
+            if decoded is None:
+                self._note_drop()
+                continue
+            msg = decoded.msg
+            if isinstance(msg, Shutdown):
+                self.log.info("shutdown_received", reason=msg.reason)
+                self.request_stop(msg.reason)
+                return
+            if not isinstance(msg, self._handled_types):
+                continue  # a topic that shares a subscribed prefix
+            try:
+                await self.on_message(msg)
+            except Exception as exc:  # noqa: BLE001 - the failure hook decides
+                await self.on_failure(exc, msg)
+                if self.stopping:
+                    return
+
+    async def run(self) -> int:
+        """Start, serve until stopped, stop. Returns the process exit code."""
+        self._exit_code = 0
+        self._bus.subscribe([*(self.subscribe_topics or self.subscriptions), Shutdown])
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, self.request_stop, "sigterm")
+        loop.add_signal_handler(signal.SIGINT, lambda: None)  # the supervisor stops us in order
+        self.spawn(self._heartbeat_loop(), "heartbeat")
+        try:
+            await self.on_start()
+        except Exception as exc:  # noqa: BLE001
+            self.log.error("start_failed", exc_info=exc)
+            return 1
+        self.log.info("actor_started", pid=os.getpid(), subscriptions=[m.TOPIC for m in self.subscriptions])
+        self.spawn(self._stats_loop(), "stats")
+        receiver = self.spawn(self._receive_loop(), "receive")
+        await self._stopping.wait()
+        receiver.cancel()
+        await self._stop()
+        return self._exit_code
+
+    async def _stop(self) -> None:
+        self.log.info("actor_stopping", reason=self._stop_reason)
+        try:
+            await asyncio.wait_for(self.on_stop(), timeout=STOP_TIMEOUT_SECS * 3)
+        except Exception as exc:  # noqa: BLE001
+            self.log.error("stop_failed", exc_info=exc)
+            self._exit_code = self._exit_code or 1
+        stats = self.stats()
+        self._bus.publish(stats)
+        self.log.info("actor_stopped", **stats.counters)
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=STOP_TIMEOUT_SECS)
+        self._worker.shutdown(wait=True, cancel_futures=True)

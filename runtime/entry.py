@@ -1,0 +1,121 @@
+"""Process entry point: ``python -m runtime.entry --run-dir DIR (--broker | --actor NAME)``.
+
+The supervisor starts every process through here. Each process reads the resolved
+config from the run directory, configures logging, and runs on uvloop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ctypes
+import importlib
+import os
+import signal
+import sys
+from pathlib import Path
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to SIGTERM us if the supervisor dies, so no actor is left orphaned."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+def resolve_actor_class(name: str):
+    """``env`` -> actors.env.actor.ACTOR; ``pkg.module`` -> pkg.module.ACTOR; ``pkg.module:Class`` -> that class."""
+    module_name, _, attr = name.partition(":")
+    if "." not in module_name:
+        module_name = f"actors.{module_name}.actor"
+    module = importlib.import_module(module_name)
+    return getattr(module, attr or "ACTOR")
+
+
+def actor_log_name(name: str) -> str:
+    """The actor's short name: ``env`` -> ``env``; ``actors.env.random_verdicts`` -> ``random_verdicts``;
+    ``runtime.probes:Pinger`` -> ``pinger``."""
+    module_name, _, attr = name.partition(":")
+    if attr:
+        return attr.lower()
+    return module_name.rsplit(".", 1)[-1]
+
+
+def run_broker(run_dir: Path) -> int:
+    from bus.broker import Broker, bind_addresses
+    from runtime.logs import configure_logging
+    from runtime.rundir import RunDir
+
+    rd = RunDir(run_dir)
+    config = rd.load_config()
+    log = configure_logging(log_file=rd.log_file("broker"), level=config.logging.level, actor="broker", run=rd.run_id)
+    socket_dir = Path(os.environ["TT_SOCKET_DIR"]) if config.bus.transport == "ipc" else None
+    addresses = bind_addresses(config.bus.transport, config.bus.host, config.bus.xsub_port, config.bus.xpub_port, socket_dir)
+    broker = Broker(addresses, hwm=max(config.bus.send_hwm, config.bus.recv_hwm))
+    broker.addresses.write(rd.path)
+    log.info("broker_started", xsub=broker.addresses.xsub, xpub=broker.addresses.xpub, pid=os.getpid())
+
+    def stop(*_):
+        raise _BrokerStop  # pyzmq runs signal handlers when the proxy's blocking call is interrupted
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        broker.serve()
+    except _BrokerStop:
+        broker.close()
+    log.info("broker_stopped")
+    return 0
+
+
+class _BrokerStop(Exception):
+    pass
+
+
+def run_actor(run_dir: Path, name: str) -> int:
+    import uvloop
+
+    from bus.broker import BusAddresses
+    from bus.client import AsyncBus
+    from runtime.logs import configure_logging
+    from runtime.rundir import RunDir
+
+    rd = RunDir(run_dir)
+    config = rd.load_config()
+    short = actor_log_name(name)
+    log = configure_logging(log_file=rd.log_file(short), level=config.logging.level, actor=short, run=rd.run_id)
+    actor_cls = resolve_actor_class(name)
+    addresses = BusAddresses.read(rd.path)
+
+    async def main() -> int:
+        bus = AsyncBus(addresses, sender=f"{short}:{os.getpid()}", hwm=config.bus.send_hwm, max_frame_bytes=config.bus.max_message_bytes)
+        actor = actor_cls(name=short, config=config, run_dir=rd.path, bus=bus, log=log)
+        try:
+            return await actor.run()
+        finally:
+            bus.close()
+
+    return uvloop.run(main())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m runtime.entry", description=__doc__)
+    parser.add_argument("--run-dir", required=True, type=Path)
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--broker", action="store_true")
+    group.add_argument("--actor")
+    args = parser.parse_args(argv)
+    die_with_parent()
+    code = run_broker(args.run_dir) if args.broker else run_actor(args.run_dir, args.actor)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: native engines (torch, llama.cpp) have already been closed by
+    # on_stop, and their static destructors racing at exit are what print "terminate called ...".
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()
