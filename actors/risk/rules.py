@@ -1,0 +1,148 @@
+"""What the account may do: seed 002's veto rules, the account guard and the daily loss limit.
+
+Every rule reads the env's market context of the step (duck-typed: the bus MarketContext
+fits) and is stateless: a condition that persists (a thin drawdown buffer while flat, a
+day's loss) keeps vetoing for as long as it holds, which is what "halt" means here.
+
+Order of precedence, first match wins and names the reason:
+  masked_action     the proposed action is not allowed by the env's mask -> the nearest legal one
+  account_guard     in a position: a breach is possible on the next bar -> tighten (see below);
+                    flat: an entry could breach on the next bar -> HOLD
+  daily_loss_limit  the day's P&L is at or below -account.daily_loss_limit -> no entries
+  consecutive_losses / drawdown_buffer / win_rate   seed 002's vetoes -> no entries
+A veto turns BUY, SELL and ENABLE_TRAIL into HOLD; HOLD, MOVE_SL_TO_BE and DISABLE_TRAIL pass.
+
+The action set has no "close now" action. So the guard, in a position, tightens the stop
+(MOVE_SL_TO_BE, else ENABLE_TRAIL, where the mask allows) and blocks every other action;
+a true flatten needs a FLATTEN path from the env.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from actors.risk.actions import ENABLE_TRAIL, ENTRY_ACTIONS, HOLD, MOVE_SL_TO_BE
+from actors.risk.config import RiskConfig
+
+TIGHTENING_ACTIONS = (MOVE_SL_TO_BE, ENABLE_TRAIL)
+
+
+class RiskContext(Protocol):
+    """The fields of an env's market context the rules read (bus MarketContext fits)."""
+
+    atr: float
+    position: int
+    contracts: int
+    trail_on: bool
+    stop_at_break_even: bool
+    consecutive_losses: int
+    win_rate: float
+    drawdown_buffer: float
+    trailing_limit: float
+    daily_pnl: float
+
+
+@dataclass(frozen=True, slots=True)
+class AccountLimits:
+    """Plain numbers from [account], [instrument] and [env] the guard needs."""
+
+    daily_loss_limit_usd: float
+    """0 = no daily limit."""
+    multiplier: float
+    """Dollars per point per contract."""
+    tick_value: float
+    commission_per_side: float
+    slippage_ticks: float
+    entry_contracts: int
+    """Contracts a new entry would open."""
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    action: int
+    reason: str
+    """'' when the action passes unchanged."""
+
+    @property
+    def vetoed(self) -> bool:
+        return self.reason != ""
+
+
+def nearest_legal(action: int, mask: np.ndarray) -> int:
+    """HOLD if allowed, else the first allowed action; ``action`` itself if the mask allows nothing."""
+    if mask[HOLD]:
+        return HOLD
+    legal = np.flatnonzero(mask)
+    return int(legal[0]) if legal.size else action
+
+
+class RiskRules:
+    def __init__(self, config: RiskConfig, limits: AccountLimits) -> None:
+        self.config = config
+        self.limits = limits
+
+    # ------------------------------------------------------------------ figures
+
+    def worst_bar_loss_usd(self, contracts: int, atr: float, sides: int) -> float:
+        """What ``contracts`` can lose in one bar: the assumed adverse move plus ``sides`` fills of costs."""
+        move = self.config.guard_bar_move_atr * max(atr, 0.0) * self.limits.multiplier
+        costs = sides * (self.limits.commission_per_side + self.limits.slippage_ticks * self.limits.tick_value)
+        return abs(contracts) * (move + costs)
+
+    def breach_possible_in_position(self, context: RiskContext) -> bool:
+        return context.drawdown_buffer <= self.worst_bar_loss_usd(max(abs(context.contracts), 1), context.atr, sides=1)
+
+    def breach_possible_on_entry(self, context: RiskContext) -> bool:
+        return context.drawdown_buffer <= self.worst_bar_loss_usd(self.limits.entry_contracts, context.atr, sides=2)
+
+    # ------------------------------------------------------------------ rules
+
+    def entry_veto(self, context: RiskContext) -> str:
+        """The first rule that forbids entries now, or ''."""
+        limit = self.limits.daily_loss_limit_usd
+        if limit > 0 and context.daily_pnl <= -limit:
+            return "daily_loss_limit"
+        if not self.config.veto_enabled:
+            return ""
+        if context.consecutive_losses >= self.config.max_consecutive_losses:
+            return "consecutive_losses"
+        if context.trailing_limit > 0 and \
+                context.drawdown_buffer / context.trailing_limit < self.config.min_drawdown_buffer_fraction:
+            return "drawdown_buffer"
+        if context.win_rate < self.config.min_win_rate:
+            return "win_rate"
+        return ""
+
+    def _guard(self, action: int, mask: np.ndarray, context: RiskContext) -> Review | None:
+        if not self.config.account_guard_enabled:
+            return None
+        if context.position != 0 and self.breach_possible_in_position(context):
+            if action in TIGHTENING_ACTIONS:
+                return Review(action, "")
+            already = {MOVE_SL_TO_BE: context.stop_at_break_even, ENABLE_TRAIL: context.trail_on}
+            tighten = next((a for a in TIGHTENING_ACTIONS if mask[a] and not already[a]), HOLD)
+            tighten = tighten if mask[tighten] else nearest_legal(action, mask)
+            return Review(tighten, "account_guard" if tighten != action else "")
+        if context.position == 0 and action in ENTRY_ACTIONS and self.breach_possible_on_entry(context):
+            return Review(nearest_legal(action, mask), "account_guard")
+        return None
+
+    def review(self, action: int, mask: np.ndarray, context: RiskContext) -> Review:
+        """The action the env may execute, and why it was changed ('' when it was not)."""
+        if not (0 <= action < len(mask)) or not mask[action]:
+            return Review(nearest_legal(action, mask), "masked_action")
+        guarded = self._guard(action, mask, context)
+        if guarded is not None:
+            return guarded
+        if action in ENTRY_ACTIONS:
+            reason = self.entry_veto(context)
+            if reason:
+                return Review(nearest_legal(action, mask), reason)
+        return Review(action, "")
+
+    def review_batch(self, actions: np.ndarray, masks: np.ndarray, contexts: list[RiskContext]) -> list[Review]:
+        return [self.review(int(a), masks[i], contexts[i]) for i, a in enumerate(actions)]
+

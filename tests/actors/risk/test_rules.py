@@ -1,0 +1,95 @@
+import msgspec
+import numpy as np
+import pytest
+
+from actors.risk import actions
+from actors.risk.actions import BUY, DISABLE_TRAIL, ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, SELL
+from actors.risk.config import RiskConfig
+from actors.risk.rules import RiskRules
+from bus import messages
+from tests.actors.risk.risk_inputs import FLAT_MASK, LONG_MASK, NQ_LIMITS, context
+
+RULES = RiskRules(RiskConfig(), NQ_LIMITS)
+
+
+def test_risk_action_ids_match_the_bus_contract():
+    assert [actions.HOLD, actions.BUY, actions.SELL, actions.MOVE_SL_TO_BE, actions.ENABLE_TRAIL,
+            actions.DISABLE_TRAIL] == [messages.ACTION_NAMES.index(n) for n in messages.ACTION_NAMES]
+
+
+def test_entries_pass_when_no_rule_fires():
+    assert RULES.review(BUY, FLAT_MASK, context()).reason == ""
+
+
+def test_consecutive_losses_veto_fires_exactly_at_its_threshold():
+    assert RULES.review(BUY, FLAT_MASK, context(consecutive_losses=2)).reason == ""
+    review = RULES.review(BUY, FLAT_MASK, context(consecutive_losses=3))
+    assert (review.action, review.reason) == (HOLD, "consecutive_losses")
+
+
+def test_drawdown_buffer_veto_fires_just_below_twenty_percent_of_the_trailing_limit():
+    assert RULES.review(SELL, FLAT_MASK, context(drawdown_buffer=500.0)).reason == ""  # exactly 20 %
+    review = RULES.review(SELL, FLAT_MASK, context(drawdown_buffer=499.0))
+    assert (review.action, review.reason) == (HOLD, "drawdown_buffer")
+
+
+def test_win_rate_veto_fires_just_below_its_threshold():
+    assert RULES.review(BUY, FLAT_MASK, context(win_rate=0.4)).reason == ""
+    assert RULES.review(BUY, FLAT_MASK, context(win_rate=0.39)).reason == "win_rate"
+
+
+def test_daily_loss_limit_fires_at_the_limit():
+    assert RULES.review(BUY, FLAT_MASK, context(daily_pnl=-999.0)).reason == ""
+    assert RULES.review(BUY, FLAT_MASK, context(daily_pnl=-1000.0)).reason == "daily_loss_limit"
+
+
+def test_a_veto_lets_hold_move_to_break_even_and_disable_trail_pass():
+    losing_streak = context(consecutive_losses=5, position=1, contracts=1, trail_on=True)
+    all_legal = np.ones(6, dtype=bool)
+    for action in (HOLD, MOVE_SL_TO_BE, DISABLE_TRAIL):
+        assert RULES.review(action, all_legal, losing_streak).reason == ""
+    assert RULES.review(ENABLE_TRAIL, all_legal, losing_streak).reason == "consecutive_losses"
+
+
+def test_veto_rules_switch_off_but_the_daily_limit_and_guard_stay():
+    rules = RiskRules(RiskConfig(veto_enabled=False), NQ_LIMITS)
+    assert rules.review(BUY, FLAT_MASK, context(consecutive_losses=9, win_rate=0.0)).reason == ""
+    assert rules.review(BUY, FLAT_MASK, context(daily_pnl=-2000.0)).reason == "daily_loss_limit"
+
+
+def test_account_guard_blocks_an_entry_that_could_breach_on_the_next_bar():
+    # one NQ contract, 2 ATR of 10 points = $400 move + 2 fills x ($2.50 + 1 tick $5) = $415
+    rules = RiskRules(RiskConfig(veto_enabled=False), NQ_LIMITS)
+    assert rules.worst_bar_loss_usd(1, 10.0, sides=2) == pytest.approx(415.0)
+    assert rules.review(BUY, FLAT_MASK, context(drawdown_buffer=416.0)).reason == ""
+    review = rules.review(BUY, FLAT_MASK, context(drawdown_buffer=415.0))
+    assert (review.action, review.reason) == (HOLD, "account_guard")
+
+
+def test_account_guard_tightens_a_position_before_a_breach_is_possible():
+    # two contracts: 2 x ($400 + $7.50) = $815 worst bar
+    in_danger = context(position=1, contracts=2, drawdown_buffer=815.0)
+    review = RULES.review(HOLD, LONG_MASK, in_danger)
+    assert (review.action, review.reason) == (MOVE_SL_TO_BE, "account_guard")
+    at_break_even = msgspec.structs.replace(in_danger, stop_at_break_even=True)
+    assert RULES.review(HOLD, LONG_MASK, at_break_even).action == ENABLE_TRAIL
+    assert RULES.review(HOLD, LONG_MASK, msgspec.structs.replace(in_danger, drawdown_buffer=816.0)).reason == ""
+
+
+def test_account_guard_blocks_loosening_the_stop():
+    in_danger = context(position=-1, contracts=1, drawdown_buffer=100.0, trail_on=True, stop_at_break_even=True)
+    mask = np.array([True, False, False, False, False, True])
+    review = RULES.review(DISABLE_TRAIL, mask, in_danger)
+    assert (review.action, review.reason) == (HOLD, "account_guard")
+
+
+def test_a_masked_action_never_passes():
+    review = RULES.review(BUY, LONG_MASK, context(position=1, contracts=1))
+    assert (review.action, review.reason) == (HOLD, "masked_action")
+    no_hold = np.array([False, False, False, True, False, False])
+    assert RULES.review(BUY, no_hold, context(position=1, contracts=1)).action == MOVE_SL_TO_BE
+
+
+def test_config_names_the_key_it_rejects():
+    with pytest.raises(ValueError, match="risk.min_win_rate"):
+        RiskConfig(min_win_rate=1.5)
