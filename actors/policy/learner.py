@@ -1,0 +1,577 @@
+"""Online MaskablePPO: serve proposals and learn from the actions that were really executed.
+
+SB3's `learn()` owns the environment loop, so the policy would only ever learn from its own
+proposals (the seeds' failure 001: the LLM and the risk veto never took part in training).
+Here the loop belongs to the bus. This module keeps SB3's public pieces — the
+MaskableActorCriticPolicy, the MaskableRolloutBuffer with its GAE, `MaskablePPO.train()`
+with its logger, save/load — and feeds them from outside:
+
+    propose(obs, masks, step)          -> actions sampled under the mask, their probabilities, values
+    record(step, executed, rewards...) -> stores the EXECUTED action (after fusion and risk) with
+                                          its log-probability under the policy that proposed it
+    begin_update / run_update / finish_update
+                                       -> PPO update on a full rollout; run_update may run in a
+                                          worker thread while propose() keeps serving
+
+Serving while an update runs (the choice, and why): proposals come from a separate copy of
+the policy (`serving`) that only the event-loop thread touches, and the update trains
+`model.policy` on a rollout that only the worker touches; the copy takes the new weights in
+`finish_update`, between two messages. Steps that arrive during an update are served by the
+pre-update policy and stored, with that policy's log-probabilities (it *is* their behaviour
+policy, so PPO's ratio stays correct), into the next rollout. The decision loop therefore
+never waits for training. Only if that next rollout fills up before the update ends are
+further steps served but not stored (counted as `transitions_not_stored_learner_busy`); the
+cut is made exact by bootstrapping the last stored reward with V(next state) and starting a
+new GAE chain, the same treatment SB3 gives a time-limit truncation.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import time
+from collections import Counter, OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import torch
+from sb3_contrib import MaskablePPO
+from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.vec_env import DummyVecEnv
+
+from actors.policy.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
+from actors.policy.config import PolicyConfig
+from actors.policy.normalizer import ObsRewardNormalizer
+from actors.policy.training_log import Figures, FrozenPolicyWatch, make_training_logger
+
+# Same value sb3-contrib's MaskableCategorical puts on masked logits, so log-probabilities
+# computed here match `policy.evaluate_actions` in the PPO update.
+MASKED_LOGIT = -1e8
+_MAX_PENDING_STEPS = 16
+
+
+# --------------------------------------------------------------------------- spaces-only env
+
+
+class SpacesOnlyEnv(gym.Env):
+    """Declares the spaces SB3 needs to build MaskablePPO; the real env runs in another process."""
+
+    def __init__(self, obs_dim: int, n_actions: int) -> None:
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, shape=(obs_dim,), dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(n_actions)
+
+    def reset(self, *, seed=None, options=None):
+        raise RuntimeError("SpacesOnlyEnv is never stepped: observations arrive on the bus")
+
+    def step(self, action):
+        raise RuntimeError("SpacesOnlyEnv is never stepped: observations arrive on the bus")
+
+
+def spaces_only_vec_env(obs_dim: int, n_actions: int, n_envs: int) -> DummyVecEnv:
+    return DummyVecEnv([partial(SpacesOnlyEnv, obs_dim, n_actions) for _ in range(n_envs)])
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    actions: np.ndarray
+    """int64 [n], always allowed by the mask."""
+    confidences: np.ndarray
+    """float32 [n]: probability of the chosen action under the masked distribution."""
+    probs: np.ndarray
+    """float32 [n, n_actions]: the masked distribution (0 on masked actions)."""
+    values: np.ndarray
+    """float32 [n]: value estimate (in normalised-reward units)."""
+    log_probs: np.ndarray
+    """float32 [n]: log-probability of the proposed actions."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordResult:
+    stored: bool
+    reason: str
+    """'' when stored; otherwise why not (no_proposal, learner_busy, timed_out, frozen, ...)."""
+    n_differs: int = 0
+    """Environments whose executed action differed from the proposal."""
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateReport:
+    figures: Figures
+    frozen: bool
+    """True when approx_kl stayed below the threshold for the configured number of updates."""
+    consecutive_frozen: int
+
+
+@dataclass(slots=True)
+class _PendingStep:
+    """What the policy computed for one env.obs step, kept until its transition arrives."""
+
+    obs_norm: np.ndarray
+    masks: np.ndarray
+    logits: torch.Tensor
+    values: np.ndarray
+    actions: np.ndarray
+    episode_starts: np.ndarray
+
+
+# --------------------------------------------------------------------------- the learner
+
+
+class OnlineMaskablePPO:
+    """MaskablePPO served step by step from outside, learning from executed actions."""
+
+    def __init__(
+        self,
+        config: PolicyConfig,
+        n_envs: int,
+        *,
+        obs_dim: int = 261,
+        n_actions: int = 6,
+        hold_action: int = 0,
+        tensorboard_dir: Path | None = None,
+        on_figures: Callable[[Figures], None] | None = None,
+        checkpoint: Checkpoint | None = None,
+    ) -> None:
+        if n_envs < 1:
+            raise ValueError(f"n_envs must be >= 1, got {n_envs}")
+        torch.set_num_threads(config.torch_threads)
+        self.config = config
+        self.n_envs = n_envs
+        self.obs_dim = obs_dim
+        self.n_actions = n_actions
+        self.hold_action = hold_action
+        self.learning = config.learn
+        self.deterministic = (not config.learn) and config.deterministic_when_frozen
+        self.counters: Counter[str] = Counter()
+        self.latest_figures: Figures = {}
+        self._on_figures = on_figures
+        self._env_arange = np.arange(n_envs)
+
+        venv = spaces_only_vec_env(obs_dim, n_actions, n_envs)
+        self.model = self._load_model(checkpoint, venv) if checkpoint else self._new_model(venv)
+        self.model.set_random_seed(config.seed)
+        self.model.set_logger(make_training_logger(tensorboard_dir, self._on_dump))
+        self.normalizer = ObsRewardNormalizer(
+            obs_dim,
+            n_envs,
+            gamma=self.model.gamma,
+            norm_obs=config.normalize_obs,
+            norm_reward=config.normalize_reward,
+            clip_obs=config.clip_obs,
+            clip_reward=config.clip_reward,
+        )
+        self.n_updates = 0
+        self.learned_steps = 0
+        if checkpoint:
+            self.normalizer.load_bytes(checkpoint.normalizer_bytes)
+            self.n_updates = int(checkpoint.meta.get("n_updates", 0))
+            self.learned_steps = int(checkpoint.meta.get("learned_steps", 0))
+
+        self.serving: MaskableActorCriticPolicy = copy.deepcopy(self.model.policy)
+        self.serving.set_training_mode(False)
+        self.frozen_watch = FrozenPolicyWatch(config.frozen_kl_threshold, config.frozen_warn_updates)
+        self._episode_returns: deque[float] = deque(maxlen=100)
+        self._episode_lengths: deque[int] = deque(maxlen=100)
+        self._pending: OrderedDict[int, _PendingStep] = OrderedDict()
+        self._episode_starts = np.ones(n_envs, dtype=bool)
+        self._update_started_at = 0.0
+
+        # Rollout buffers rotate between: collecting -> ready (full, returns computed) -> training -> spare.
+        self._collecting: MaskableRolloutBuffer | None = self._new_buffer() if self.learning else None
+        self._spare: MaskableRolloutBuffer | None = self._new_buffer() if self.learning else None
+        self._ready: MaskableRolloutBuffer | None = None
+        self._training: MaskableRolloutBuffer | None = None
+        self._last_stored_step: int | None = None
+        self._chain_broken = False
+
+    @classmethod
+    def from_checkpoint_file(cls, path: Path, config: PolicyConfig, n_envs: int, **kwargs) -> OnlineMaskablePPO:
+        return cls(config, n_envs, checkpoint=read_checkpoint(Path(path)), **kwargs)
+
+    # ------------------------------------------------------------------ construction
+
+    def _new_model(self, venv: DummyVecEnv) -> MaskablePPO:
+        cfg = self.config
+        return MaskablePPO(
+            "MlpPolicy",
+            venv,
+            learning_rate=cfg.learning_rate,
+            n_steps=cfg.n_steps,
+            batch_size=cfg.batch_size,
+            n_epochs=cfg.n_epochs,
+            gamma=cfg.gamma,
+            gae_lambda=cfg.gae_lambda,
+            clip_range=cfg.clip_range,
+            ent_coef=cfg.ent_coef,
+            vf_coef=cfg.vf_coef,
+            max_grad_norm=cfg.max_grad_norm,
+            target_kl=cfg.target_kl or None,
+            policy_kwargs={"net_arch": list(cfg.net_arch)},
+            seed=cfg.seed,
+            device="cpu",
+            verbose=0,
+        )
+
+    @staticmethod
+    def _load_model(checkpoint: Checkpoint, venv: DummyVecEnv) -> MaskablePPO:
+        # SB3's load restores weights, optimizer state, hyperparameters and num_timesteps;
+        # giving it the spaces-only env also checks the spaces and sets n_envs.
+        return MaskablePPO.load(io.BytesIO(checkpoint.model_bytes), env=venv, device="cpu")
+
+    def _new_buffer(self) -> MaskableRolloutBuffer:
+        return MaskableRolloutBuffer(
+            self.model.n_steps,
+            self.model.observation_space,
+            self.model.action_space,
+            device="cpu",
+            gamma=self.model.gamma,
+            gae_lambda=self.model.gae_lambda,
+            n_envs=self.n_envs,
+        )
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def num_timesteps(self) -> int:
+        """Env steps seen so far, summed over environments (SB3's count; saved in checkpoints)."""
+        return int(self.model.num_timesteps)
+
+    @property
+    def update_ready(self) -> bool:
+        """A full rollout with its returns computed waits, and no update is running."""
+        return self._ready is not None and self._training is None
+
+    @property
+    def update_running(self) -> bool:
+        return self._training is not None
+
+    @property
+    def rollout_fill(self) -> int:
+        """Steps stored in the rollout being collected (0 when none is collecting)."""
+        return self._collecting.pos if self._collecting is not None else 0
+
+    @property
+    def episode_reward_mean(self) -> float:
+        return float(np.mean(self._episode_returns)) if self._episode_returns else float("nan")
+
+    # ------------------------------------------------------------------ serving
+
+    def propose(self, obs: np.ndarray, masks: np.ndarray, step: int) -> Proposal:
+        """Actions for one env.obs batch: sampled (or argmax when frozen) under the mask, never a masked one."""
+        obs = self._sanitize_obs(obs)
+        masks = self._sanitize_masks(masks)
+        obs_norm = self.normalizer.observe(obs) if self.learning else self.normalizer.normalize_obs(obs)
+        with torch.no_grad():
+            logits, values_t = policy_logits_and_values(self.serving, torch.as_tensor(obs_norm))
+            log_probs_all = masked_log_softmax(logits, torch.as_tensor(masks))
+            probs_t = log_probs_all.exp()
+            if self.deterministic:
+                actions_t = probs_t.argmax(dim=1)
+            else:
+                actions_t = torch.multinomial(probs_t, 1).squeeze(1)
+        actions = actions_t.numpy().astype(np.int64)
+        probs = probs_t.numpy().astype(np.float32)
+        values = values_t.numpy().astype(np.float32)
+        chosen_log_probs = log_probs_all.numpy()[self._env_arange, actions].astype(np.float32)
+        if self.learning:
+            self._finish_rollout_if_full(step, values)
+            self._remember(step, _PendingStep(obs_norm, masks, logits, values, actions, self._episode_starts.copy()))
+        return Proposal(
+            actions=actions,
+            confidences=probs[self._env_arange, actions],
+            probs=probs,
+            values=values,
+            log_probs=chosen_log_probs,
+        )
+
+    def _sanitize_obs(self, obs: np.ndarray) -> np.ndarray:
+        obs = np.asarray(obs, dtype=np.float32)
+        if obs.shape != (self.n_envs, self.obs_dim):
+            raise ValueError(f"obs shape {obs.shape} != ({self.n_envs}, {self.obs_dim})")
+        if not np.isfinite(obs).all():
+            # One NaN would poison the running mean forever; count it and feed zeros instead.
+            self.counters["non_finite_obs"] += 1
+            obs = np.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)
+        return obs
+
+    def _sanitize_masks(self, masks: np.ndarray) -> np.ndarray:
+        masks = np.asarray(masks, dtype=bool)
+        if masks.shape != (self.n_envs, self.n_actions):
+            raise ValueError(f"masks shape {masks.shape} != ({self.n_envs}, {self.n_actions})")
+        empty_rows = ~masks.any(axis=1)
+        if empty_rows.any():
+            # Nothing allowed is a broken mask; HOLD is the one action that cannot hurt.
+            self.counters["empty_mask_rows"] += int(empty_rows.sum())
+            masks = masks.copy()
+            masks[empty_rows, self.hold_action] = True
+        return masks
+
+    def _remember(self, step: int, pending: _PendingStep) -> None:
+        self._pending[step] = pending
+        self._pending.move_to_end(step)
+        while len(self._pending) > _MAX_PENDING_STEPS:
+            self._pending.popitem(last=False)
+            self.counters["proposals_never_executed"] += 1
+
+    # ------------------------------------------------------------------ learning from transitions
+
+    def record(
+        self,
+        step: int,
+        executed_actions: np.ndarray,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        terminal_obs: np.ndarray | None = None,
+        timed_out: np.ndarray | None = None,
+    ) -> RecordResult:
+        """Store the transition of loop step `step` (the executed actions, not the proposals)."""
+        executed = np.asarray(executed_actions, dtype=np.int64).reshape(-1)
+        rewards = np.asarray(rewards, dtype=np.float32).reshape(-1)
+        terminated = np.asarray(terminated, dtype=bool).reshape(-1)
+        truncated = np.asarray(truncated, dtype=bool).reshape(-1)
+        for name, array in (("actions", executed), ("rewards", rewards), ("terminated", terminated), ("truncated", truncated)):
+            if array.shape != (self.n_envs,):
+                raise ValueError(f"transition {name} shape {array.shape} != ({self.n_envs},)")
+        self.model.num_timesteps += self.n_envs
+        if not self.learning:
+            return RecordResult(stored=False, reason="frozen")
+        dones = terminated | truncated
+        if not np.isfinite(rewards).all():
+            self.counters["non_finite_rewards"] += 1
+            rewards = np.nan_to_num(rewards, nan=0.0, posinf=0.0, neginf=0.0)
+        scaled_rewards = self.normalizer.observe_rewards(rewards, dones)
+        pending = self._pending.pop(step, None)
+        try:
+            reason = self._why_not_storable(pending, executed, timed_out)
+            if reason:
+                self.counters[f"transitions_not_stored_{reason}"] += 1
+                self._cut_chain_before(step, pending)
+                return RecordResult(stored=False, reason=reason)
+            assert pending is not None and self._collecting is not None
+            n_differs = self._store(step, pending, executed, scaled_rewards, terminated, truncated, terminal_obs)
+            return RecordResult(stored=True, reason="", n_differs=n_differs)
+        finally:
+            self._episode_starts = dones
+
+    def _why_not_storable(self, pending: _PendingStep | None, executed: np.ndarray, timed_out) -> str:
+        if pending is None:
+            return "no_proposal"
+        if timed_out is not None and np.asarray(timed_out, dtype=bool).any():
+            # The env took HOLD because no verdict arrived in time: not a decision of this policy.
+            return "timed_out"
+        if ((executed < 0) | (executed >= self.n_actions)).any():
+            return "bad_action"
+        if self._collecting is None:
+            return "learner_busy"
+        if self._collecting.full:
+            return "rollout_full"
+        return ""
+
+    def _store(
+        self,
+        step: int,
+        pending: _PendingStep,
+        executed: np.ndarray,
+        scaled_rewards: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        terminal_obs: np.ndarray | None,
+    ) -> int:
+        buffer = self._collecting
+        assert buffer is not None
+        if buffer.pos > 0 and self._last_stored_step != step - 1 and not self._chain_broken:
+            # A step went missing without a value to bootstrap from: this rollout cannot be linked up.
+            self.counters["rollouts_discarded_gap"] += 1
+            buffer.reset()
+        masks = pending.masks.copy()
+        outside = ~masks[self._env_arange, executed]
+        if outside.any():
+            # The env executed something the proposal mask forbade (its own override). Widen the
+            # stored mask so old and new log-probabilities are finite and computed alike.
+            self.counters["executed_outside_mask"] += int(outside.sum())
+            masks[self._env_arange[outside], executed[outside]] = True
+        with torch.no_grad():
+            log_probs = masked_log_softmax(pending.logits, torch.as_tensor(masks))[
+                torch.as_tensor(self._env_arange), torch.as_tensor(executed)
+            ]
+        buffer_rewards = scaled_rewards.copy()
+        self._bootstrap_truncated(buffer_rewards, terminated, truncated, terminal_obs)
+        episode_starts = np.ones(self.n_envs, dtype=bool) if self._chain_broken else pending.episode_starts
+        buffer.add(
+            pending.obs_norm,
+            executed.reshape(-1, 1),
+            buffer_rewards,
+            episode_starts.astype(np.float32),
+            torch.as_tensor(pending.values),
+            log_probs,
+            action_masks=masks,
+        )
+        self._last_stored_step = step
+        self._chain_broken = False
+        n_differs = int((executed != pending.actions).sum())
+        self.counters["transitions_stored"] += 1
+        self.counters["executed_differs_from_proposal"] += n_differs
+        return n_differs
+
+    def _bootstrap_truncated(self, rewards: np.ndarray, terminated, truncated, terminal_obs) -> None:
+        """SB3's time-limit handling: reward += gamma * V(terminal obs) where the episode was cut, not ended."""
+        cut = truncated & ~terminated
+        if not cut.any():
+            return
+        if terminal_obs is None or np.asarray(terminal_obs).shape != (self.n_envs, self.obs_dim):
+            self.counters["truncated_without_terminal_obs"] += int(cut.sum())
+            return
+        final = self._sanitize_obs(np.asarray(terminal_obs, dtype=np.float32))[cut]
+        with torch.no_grad():
+            _, values = policy_logits_and_values(self.serving, torch.as_tensor(self.normalizer.normalize_obs(final)))
+        rewards[cut] += self.model.gamma * values.numpy()
+
+    def _cut_chain_before(self, step: int, pending: _PendingStep | None) -> None:
+        """Step `step` will not be stored: end the GAE chain of the collecting rollout exactly there."""
+        buffer = self._collecting
+        if buffer is None or buffer.pos == 0 or self._chain_broken:
+            self._chain_broken = True
+            return
+        if pending is not None and self._last_stored_step == step - 1 and not buffer.full:
+            # The last stored step led to this step's observation: bootstrap with its value,
+            # as SB3 does for a truncation, unless that observation began a new episode.
+            continuing = ~pending.episode_starts
+            buffer.rewards[buffer.pos - 1] += self.model.gamma * pending.values * continuing
+        elif not buffer.full:
+            self.counters["rollouts_discarded_gap"] += 1
+            buffer.reset()
+        self._chain_broken = True
+
+    def _finish_rollout_if_full(self, step: int, values: np.ndarray) -> None:
+        """At the env.obs after the last stored step: GAE with the last values, then the rollout is ready."""
+        buffer = self._collecting
+        if buffer is None or not buffer.full:
+            return
+        if self._last_stored_step != step - 1:
+            self.counters["rollouts_discarded_gap"] += 1
+            buffer.reset()
+            return
+        buffer.compute_returns_and_advantage(last_values=torch.as_tensor(values), dones=self._episode_starts)
+        self._ready, self._collecting = buffer, None
+        self._take_spare_for_collecting()
+
+    def _take_spare_for_collecting(self) -> None:
+        if self._collecting is None and self._spare is not None:
+            self._collecting, self._spare = self._spare, None
+            self._collecting.reset()
+            self._last_stored_step = None
+            self._chain_broken = False
+
+    def note_episode(self, episode_return: float, length: int) -> None:
+        """A finished episode (env.episode), for ep_rew_mean in logs and progress."""
+        self._episode_returns.append(float(episode_return))
+        self._episode_lengths.append(int(length))
+
+    # ------------------------------------------------------------------ the PPO update
+
+    def begin_update(self) -> bool:
+        """Hand the ready rollout to training. Call on the serving thread; False when nothing to do."""
+        if not self.update_ready:
+            return False
+        self._training, self._ready = self._ready, None
+        self._take_spare_for_collecting()
+        self._update_started_at = time.monotonic()
+        return True
+
+    def run_update(self) -> None:
+        """SB3's PPO update on the rollout handed over by begin_update. Blocking: run it in a worker thread.
+
+        Touches only `model` (its policy, optimizer and logger) and the training rollout, never
+        what propose()/record() use, so serving continues meanwhile.
+        """
+        if self._training is None:
+            raise RuntimeError("run_update() without begin_update()")
+        self.model.rollout_buffer = self._training
+        self.model.train()
+
+    def finish_update(self) -> UpdateReport:
+        """Publish the new weights to the serving policy and log the update. Call on the serving thread."""
+        if self._training is None:
+            raise RuntimeError("finish_update() without begin_update()")
+        rollout_size = self._training.buffer_size * self._training.n_envs
+        self.serving.load_state_dict(self.model.policy.state_dict())
+        self._training.reset()
+        self._spare, self._training = self._training, None
+        self._take_spare_for_collecting()
+        self.n_updates += 1
+        self.learned_steps += rollout_size
+        logger = self.model.logger
+        logger.record("rollout/ep_rew_mean", self.episode_reward_mean)
+        if self._episode_lengths:
+            logger.record("rollout/ep_len_mean", float(np.mean(self._episode_lengths)))
+        logger.record("time/update_secs", time.monotonic() - self._update_started_at)
+        logger.record("policy/updates", self.n_updates)
+        logger.record("policy/learned_steps", self.learned_steps)
+        logger.record("policy/executed_differs", self.counters["executed_differs_from_proposal"])
+        logger.record("policy/not_stored_learner_busy", self.counters["transitions_not_stored_learner_busy"])
+        logger.dump(step=self.num_timesteps)
+        frozen = self.frozen_watch.observe(self.latest_figures.get("approx_kl", float("nan")))
+        return UpdateReport(self.latest_figures, frozen, self.frozen_watch.consecutive_frozen)
+
+    def update_if_ready(self) -> UpdateReport | None:
+        """All three steps on the calling thread (tests, single-threaded use)."""
+        if not self.begin_update():
+            return None
+        self.run_update()
+        return self.finish_update()
+
+    def _on_dump(self, figures: Figures) -> None:
+        self.latest_figures = figures
+        if self._on_figures is not None:
+            self._on_figures(figures)
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def checkpoint(self) -> Checkpoint:
+        """A snapshot of model + normaliser. Call when no update is running (the optimizer is consistent)."""
+        if self.update_running:
+            raise RuntimeError("checkpoint() while a PPO update is running")
+        model_file = io.BytesIO()
+        self.model.save(model_file)
+        return Checkpoint(
+            model_bytes=model_file.getvalue(),
+            normalizer_bytes=self.normalizer.to_bytes(),
+            meta={"n_updates": self.n_updates, "learned_steps": self.learned_steps, "n_envs": self.n_envs},
+        )
+
+    def save_checkpoint(self, directory: Path) -> Path:
+        return write_checkpoint(Path(directory), self.num_timesteps, self.checkpoint())
+
+    def parameters_vector(self) -> np.ndarray:
+        """All serving weights as one vector (for tests and change detection)."""
+        return torch.nn.utils.parameters_to_vector(self.serving.parameters()).detach().numpy().copy()
+
+
+# --------------------------------------------------------------------------- policy arithmetic
+
+
+def policy_logits_and_values(policy: MaskableActorCriticPolicy, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """One forward pass: raw action logits [n, A] and values [n], as SB3's forward computes them."""
+    features = policy.extract_features(obs)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        pi_features, vf_features = features
+        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
+        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
+    return policy.action_net(latent_pi), policy.value_net(latent_vf).flatten()
+
+
+def masked_log_softmax(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """Log-probabilities of MaskableCategorical: masked logits set to -1e8, then normalised."""
+    masked = torch.where(masks, logits, torch.tensor(MASKED_LOGIT, dtype=logits.dtype))
+    return torch.log_softmax(masked, dim=1)
