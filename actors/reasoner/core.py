@@ -1,0 +1,165 @@
+"""The reasoner without the bus: conflation, query policy, cache, thinking, adapters, figures.
+
+The actor shell calls the cheap methods on its event loop and the two blocking ones
+(``think``, ``swap_adapter``) through its worker thread. Only ``think`` and
+``swap_adapter`` touch the engine, and the shell never runs them at the same time, so
+an adapter swap always falls between two thoughts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from actors.reasoner.cache import ThoughtCache
+from actors.reasoner.config import ReasonerConfig
+from actors.reasoner.engine import ChatEngine
+from actors.reasoner.pending import PendingObservations, ThoughtRequest
+from actors.reasoner.query_policy import QueryPolicy
+from actors.reasoner.stats import ReasonerStats
+from actors.reasoner.thinker import Thinker, Thought
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedThought:
+    request: ThoughtRequest
+    thought: Thought
+    query_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterRequest:
+    path: str
+    version: int
+
+
+class ReasonerCore:
+    def __init__(
+        self,
+        config: ReasonerConfig,
+        engine: ChatEngine,
+        *,
+        query_id_prefix: str,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.thinker = Thinker(engine, config)
+        self.pending = PendingObservations()
+        self.policy = QueryPolicy(config)
+        self.cache = (
+            ThoughtCache(
+                max_entries=config.cache_size,
+                decimals=config.cache_decimals,
+                ttl_secs=config.cache_ttl_secs,
+                confidence_decay=config.cache_confidence_decay,
+                min_confidence=config.cache_min_confidence,
+                clock=clock,
+            )
+            if config.cache_enabled
+            else None
+        )
+        self.stats = ReasonerStats(window=config.latency_window, clock=clock)
+        self._clock = clock
+        self._query_ids = (f"{query_id_prefix}-{n}" for n in itertools.count(1))
+        self._adapter_request: AdapterRequest | None = None
+        self.skipped_by_policy = 0
+
+    @property
+    def engine(self) -> ChatEngine:
+        return self.thinker.engine
+
+    # ---- event-loop side (cheap)
+
+    def observe(
+        self,
+        *,
+        env_id: int,
+        episode_id: int,
+        step: int,
+        obs: np.ndarray,
+        mask: Sequence[bool],
+        context: Mapping[str, Any],
+    ) -> bool:
+        """Offer one env's observation; True when it now waits for a thought."""
+        self.stats.observed(1)
+        if not self.policy.reason_to_think(env_id, step, context):
+            self.skipped_by_policy += 1
+            return False
+        self.pending.put(
+            ThoughtRequest(
+                env_id=env_id,
+                episode_id=episode_id,
+                step=step,
+                obs=np.array(obs, dtype=np.float32, copy=True),
+                mask=tuple(bool(m) for m in mask),
+                context=dict(context),
+                received_at=self._clock(),
+            )
+        )
+        return True
+
+    def next_request(self) -> ThoughtRequest | None:
+        return self.pending.pop_next()
+
+    def from_cache(self, request: ThoughtRequest) -> FinishedThought | None:
+        """A reused thought for this state (confidence decayed), or None: the model must think."""
+        if self.cache is None:
+            return None
+        thought = self.cache.get(self._cache_key(request))
+        return None if thought is None else self._finish(request, thought)
+
+    def finish(self, request: ThoughtRequest, thought: Thought) -> FinishedThought:
+        """Record a model thought (cache, figures) and give it its query id."""
+        if self.cache is not None:
+            self.cache.put(self._cache_key(request), thought)
+        return self._finish(request, thought)
+
+    def failed(self) -> None:
+        self.stats.failed()
+
+    def request_adapter(self, path: str, version: int) -> None:
+        """Remember the newest adapter; it is loaded before the next thought."""
+        newest = max(self.engine.adapter_version, self._adapter_request.version if self._adapter_request else 0)
+        if version > newest:
+            self._adapter_request = AdapterRequest(path, version)
+
+    def take_adapter_request(self) -> AdapterRequest | None:
+        request, self._adapter_request = self._adapter_request, None
+        return request
+
+    def gauges(self) -> dict[str, float]:
+        figures = self.stats.gauges()
+        figures.update(
+            cache_hit_rate=self.cache.hit_rate() if self.cache is not None else 0.0,
+            parse_fallbacks=float(self.thinker.parser.fallbacks),
+            pending_envs=float(len(self.pending)),
+            obs_replaced=float(self.pending.replaced),
+            skipped_by_policy=float(self.skipped_by_policy),
+            adapter_version=float(self.engine.adapter_version),
+        )
+        return figures
+
+    # ---- worker side (blocking)
+
+    def think(self, request: ThoughtRequest) -> Thought:
+        return self.thinker.think(request.context, request.mask)
+
+    def swap_adapter(self, request: AdapterRequest) -> None:
+        self.engine.load_adapter(request.path, request.version)
+
+    def close(self) -> None:
+        self.engine.close()
+
+    # ---- internals
+
+    def _finish(self, request: ThoughtRequest, thought: Thought) -> FinishedThought:
+        self.stats.published_thought(thought)
+        return FinishedThought(request, thought, next(self._query_ids))
+
+    def _cache_key(self, request: ThoughtRequest) -> tuple:
+        assert self.cache is not None
+        return self.cache.key(request.obs, request.mask, int(request.context.get("position", 0)))

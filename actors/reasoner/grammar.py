@@ -1,0 +1,35 @@
+"""GBNF grammar for the decide step: only allowed actions, a confidence in [0, 1], a short reason.
+
+Generated under this grammar, even a 135M-parameter model cannot break the format
+``ACTION | 0.73 | reason``; the parser still checks every answer (an HTTP server may
+ignore the grammar).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from actors.reasoner.actions import ACTION_NAMES, allowed_actions
+
+MAX_REASON_CHARS = 120
+
+
+def decision_grammar(mask: Sequence[bool]) -> str:
+    """GBNF text admitting ``ACTION | confidence | reason`` with ACTION among the allowed ones.
+
+    A mask that allows nothing still yields a valid grammar (HOLD only): the decide step
+    must always produce an answer, and risk/env treat HOLD as the safe no-op.
+    """
+    names = [ACTION_NAMES[action] for action in allowed_actions(mask)] or [ACTION_NAMES[0]]
+    action_rule = " | ".join(f'"{name}"' for name in names)
+    return "\n".join(
+        [
+            'root ::= action " | " confidence " | " reason',
+            f"action ::= {action_rule}",
+            # Two decimals, 0.00 .. 1.00: nothing outside [0, 1] is expressible.
+            'confidence ::= "0." [0-9] [0-9] | "1.00"',
+            # One line of text starting with a letter (a tiny model otherwise babbles digits).
+            f"reason ::= [a-zA-Z] [^|\\n]{{0,{MAX_REASON_CHARS - 1}}}",
+            "",
+        ]
+    )

@@ -1,0 +1,135 @@
+"""Tolerant parsing of a decision text, with a counted fallback to HOLD / confidence 0.
+
+Accepted, in order of preference:
+1. ``ACTION | confidence | reason`` (seed 002; what the grammar produces),
+2. ``Decision: ACTION`` ... ``Confidence: 0.7`` ... ``Reasoning: ...`` (seed 000),
+3. free text: the first allowed action mentioned, and a "confidence" number if any.
+An explicit answer naming a masked action, or text naming no allowed action, falls back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from actors.reasoner.actions import ACTION_ALIASES, HOLD, allowed_actions
+
+# Seed 000 used 0.5 when an action was given without a confidence.
+MISSING_CONFIDENCE = 0.5
+MAX_REASON_CHARS = 200
+
+_PIPE_FORMAT = re.compile(r"^\W*([A-Za-z][A-Za-z_ -]*?)\s*\|\s*([0-9]*\.?[0-9]+)\s*(%?)\s*(?:\|\s*(.*))?$")
+_DECISION_FIELD = re.compile(r"(?:final\s+)?decision\s*[:=\-]\s*\**\s*([A-Za-z][A-Za-z_ -]*)", re.IGNORECASE)
+_CONFIDENCE_FIELD = re.compile(r"confidence\W{0,3}([0-9]*\.?[0-9]+)\s*(%?)", re.IGNORECASE)
+_REASON_FIELD = re.compile(r"reason(?:ing)?\s*[:=\-]\s*(.+)", re.IGNORECASE | re.DOTALL)
+
+# Free-text spellings per action id (word-bounded, case-insensitive).
+_MENTIONS: dict[int, re.Pattern[str]] = {
+    0: re.compile(r"\b(?:HOLD|WAIT)\b", re.IGNORECASE),
+    1: re.compile(r"\b(?:BUY|LONG)\b", re.IGNORECASE),
+    2: re.compile(r"\b(?:SELL|SHORT)\b", re.IGNORECASE),
+    3: re.compile(r"\bMOVE[ _-]*(?:SL[ _-]*|STOP[ _-]*)?TO[ _-]*(?:BE|BREAK[ _-]*EVEN)\b|\bBREAK[ _-]*EVEN\b", re.IGNORECASE),
+    4: re.compile(r"\bENABLE[ _-]*TRAIL(?:ING)?\b", re.IGNORECASE),
+    5: re.compile(r"\bDISABLE[ _-]*TRAIL(?:ING)?\b", re.IGNORECASE),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedDecision:
+    action: int
+    confidence: float
+    reason: str
+    fallback: bool
+    """True when the text gave no usable allowed action: HOLD with confidence 0."""
+    how: str
+    """pipe | decision_field | free_text | fallback_no_action | fallback_forbidden_action."""
+    confidence_missing: bool = False
+    """True when an action was found without a readable confidence (MISSING_CONFIDENCE used)."""
+
+
+class DecisionParser:
+    """Parses decision texts and counts how each one was understood (``counts``)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    @property
+    def fallbacks(self) -> int:
+        return self.counts["fallback_no_action"] + self.counts["fallback_forbidden_action"]
+
+    def parse(self, text: str, mask: Sequence[bool]) -> ParsedDecision:
+        allowed = set(allowed_actions(mask))
+        decision = _parse_explicit(text, allowed) or _parse_free_text(text, allowed)
+        self.counts[decision.how] += 1
+        if decision.confidence_missing:
+            self.counts["confidence_missing"] += 1
+        return decision
+
+
+def _parse_explicit(text: str, allowed: set[int]) -> ParsedDecision | None:
+    """The pipe format or a ``Decision:`` field; None when the text has neither."""
+    first_line = text.strip().splitlines()[0] if text.strip() else ""
+    pipe = _PIPE_FORMAT.match(first_line)
+    if pipe and _action_of(pipe.group(1)) is not None:
+        confidence = _as_confidence(pipe.group(2), pipe.group(3))
+        return _checked(_action_of(pipe.group(1)), confidence, pipe.group(4) or "", allowed, "pipe")
+    field = _DECISION_FIELD.search(text)
+    if field and _action_of(field.group(1)) is not None:
+        reason_match = _REASON_FIELD.search(text)
+        reason = reason_match.group(1) if reason_match else ""
+        return _checked(_action_of(field.group(1)), _confidence_in(text), reason, allowed, "decision_field")
+    return None
+
+
+def _parse_free_text(text: str, allowed: set[int]) -> ParsedDecision:
+    """The earliest mention of an allowed action anywhere in the text."""
+    earliest: tuple[int, int] | None = None
+    for action in allowed:
+        match = _MENTIONS[action].search(text)
+        if match and (earliest is None or match.start() < earliest[0]):
+            earliest = (match.start(), action)
+    if earliest is None:
+        return _fallback("fallback_no_action")
+    return _decision(earliest[1], _confidence_in(text), text, "free_text")
+
+
+def _checked(action: int | None, confidence: float | None, reason: str, allowed: set[int], how: str) -> ParsedDecision:
+    if action is None or action not in allowed:
+        return _fallback("fallback_forbidden_action")
+    return _decision(action, confidence, reason, how)
+
+
+def _decision(action: int, confidence: float | None, reason: str, how: str) -> ParsedDecision:
+    missing = confidence is None
+    return ParsedDecision(action, MISSING_CONFIDENCE if missing else confidence, _short(reason), False, how, missing)
+
+
+def _fallback(how: str) -> ParsedDecision:
+    return ParsedDecision(HOLD, 0.0, "", True, how)
+
+
+def _action_of(word: str) -> int | None:
+    key = re.sub(r"[\s-]+", "_", word.strip().strip("*").upper())
+    return ACTION_ALIASES.get(key)
+
+
+def _confidence_in(text: str) -> float | None:
+    match = _CONFIDENCE_FIELD.search(text)
+    return _as_confidence(match.group(1), match.group(2)) if match else None
+
+
+def _as_confidence(number: str, percent_sign: str) -> float | None:
+    """A number read as a confidence: 0.7, 70% and 70 all mean 0.7; 1.5 is clamped to 1.0."""
+    try:
+        value = float(number)
+    except ValueError:
+        return None
+    if percent_sign or ("." not in number and 1.0 < value <= 100.0):
+        value /= 100.0
+    return min(value, 1.0)
+
+
+def _short(reason: str) -> str:
+    return " ".join(reason.split())[:MAX_REASON_CHARS]

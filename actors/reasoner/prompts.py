@@ -1,0 +1,113 @@
+"""Prompt building: the named market context and the action mask become chat messages.
+
+A thought is one growing conversation (system, user, assistant, user, ...). The system
+prompt comes first and is the same for every env and step, the market context comes
+next, so consecutive thoughts share a token prefix and consecutive steps of one thought
+share everything before the newest turn: llama.cpp reuses that part of its KV cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from actors.reasoner.actions import allowed_names
+from actors.reasoner.config import ReasonerConfig
+
+FOUR_STEPS: tuple[str, ...] = ("analyse", "options", "risks", "decide")
+
+# A representative context (every bus.messages.MarketContext field). Used to check the
+# templates at start-up, and by tests and the benchmark.
+SAMPLE_CONTEXT: dict[str, Any] = {
+    "symbol": "NQ",
+    "time_et": "10:31",
+    "price": 18250.25,
+    "trend": "up",
+    "rsi": 61.5,
+    "adx": 27.0,
+    "atr": 12.5,
+    "momentum": 0.8,
+    "vwap_distance_pct": 0.12,
+    "support": 18210.0,
+    "resistance": 18290.0,
+    "pattern": "higher_highs",
+    "volume_trend": "rising",
+    "volatility_regime": 1.1,
+    "position": 0,
+    "contracts": 0,
+    "entry_price": 0.0,
+    "unrealized_pnl": 0.0,
+    "bars_in_position": 0,
+    "trail_on": False,
+    "stop_at_break_even": False,
+    "consecutive_losses": 0,
+    "win_rate": 0.5,
+    "balance": 50000.0,
+    "drawdown_buffer": 2500.0,
+    "trailing_limit": 2500.0,
+    "daily_pnl": 0.0,
+    "minutes_to_close": 388.0,
+}
+
+Message = dict[str, str]
+
+# Template name -> its [reasoner] config key.
+_TEMPLATE_KEYS: dict[str, str] = {
+    "context": "context_template",
+    "analyse": "analyse_prompt",
+    "options": "options_prompt",
+    "risks": "risks_prompt",
+    "decide": "decide_prompt",
+    "single_shot": "single_shot_prompt",
+}
+
+
+def prompt_fields(context: Mapping[str, Any], mask: Sequence[bool]) -> dict[str, Any]:
+    """The context plus the derived, readable fields the templates may use."""
+    fields = dict(context)
+    position = int(fields.get("position", 0))
+    contracts = abs(int(fields.get("contracts", 0)))
+    if position > 0:
+        fields["position_text"] = f"long {contracts}"
+    elif position < 0:
+        fields["position_text"] = f"short {contracts}"
+    else:
+        fields["position_text"] = "flat"
+    fields["trail_text"] = "on" if fields.get("trail_on") else "off"
+    fields["break_even_text"] = "yes" if fields.get("stop_at_break_even") else "no"
+    fields["allowed_actions"] = ", ".join(allowed_names(mask))
+    return fields
+
+
+class PromptBook:
+    """The configured templates, checked once, rendered per thought."""
+
+    def __init__(self, config: ReasonerConfig) -> None:
+        self.system_prompt = config.system_prompt
+        self._templates = {name: getattr(config, key) for name, key in _TEMPLATE_KEYS.items()}
+        self._check_templates()
+
+    def opening(self, fields: Mapping[str, Any], first_step: str) -> list[Message]:
+        """System prompt + one user turn: the market context followed by the first task."""
+        context_text = self._render("context", fields)
+        task_text = self._render(first_step, fields)
+        return [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": f"{context_text}\n\n{task_text}"},
+        ]
+
+    def step(self, step: str, fields: Mapping[str, Any]) -> Message:
+        """The user turn that asks for one later step of the four."""
+        return {"role": "user", "content": self._render(step, fields)}
+
+    def _render(self, name: str, fields: Mapping[str, Any]) -> str:
+        try:
+            return self._templates[name].format(**fields)
+        except (KeyError, ValueError, IndexError, TypeError) as exc:
+            raise ValueError(f"reasoner.{_TEMPLATE_KEYS[name]} cannot be rendered: {exc!r}") from exc
+
+    def _check_templates(self) -> None:
+        sample = prompt_fields(SAMPLE_CONTEXT, [True] * 6)
+        for name in self._templates:
+            self._render(name, sample)
+
