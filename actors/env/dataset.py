@@ -1,0 +1,105 @@
+"""A dataset: bars, their features and session schedule, computed once, and its time splits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from actors.env.account import FlatSchedule, flat_schedule
+from actors.env.data import RepairReport, session_starts, split_by_time
+from actors.env.features import WINDOW, FeatureSet, compute_features
+
+WARMUP_BARS = 210
+"""Bars before the first usable decision: the 20-bar window and the slowest indicator (SMA200 slope)."""
+
+
+@dataclass(frozen=True)
+class DataSplit:
+    """Bars [start, stop) of a dataset that episodes use; features may look back before start."""
+
+    dataset: Dataset
+    name: str
+    start: int
+    stop: int
+
+    @property
+    def n_bars(self) -> int:
+        return self.stop - self.start
+
+    def session_open_bars(self) -> np.ndarray:
+        starts = self.dataset.session_starts
+        return starts[(starts >= self.start) & (starts < self.stop)]
+
+
+@dataclass(eq=False)
+class Dataset:
+    index: pd.DatetimeIndex
+    open: np.ndarray
+    high: np.ndarray
+    low: np.ndarray
+    close: np.ndarray
+    volume: np.ndarray
+    start_ns: np.ndarray
+    features: FeatureSet
+    schedule: FlatSchedule
+    session_starts: np.ndarray
+    bounds: dict[str, tuple[int, int]]
+    source: str = ""
+    repair: RepairReport | None = None
+    lists: dict[str, list] = field(default_factory=dict)
+    """Python-list copies of the per-bar arrays the env reads one scalar at a time (much faster than numpy scalars)."""
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, flat_minute_of_day: int, train_fraction: float = 0.7, validation_fraction: float = 0.15, source: str = "", repair: RepairReport | None = None) -> Dataset:
+        if len(frame) < WARMUP_BARS + 2 * WINDOW:
+            raise ValueError(f"{source or 'data'}: {len(frame)} bars is too few (need at least {WARMUP_BARS + 2 * WINDOW})")
+        index = pd.DatetimeIndex(frame.index).as_unit("ns")
+        arrays = {name: frame[name].to_numpy(dtype=np.float64) for name in ("open", "high", "low", "close", "volume")}
+        features = compute_features(frame)
+        schedule = flat_schedule(index, flat_minute_of_day)
+        dataset = cls(
+            index=index,
+            start_ns=index.asi8.astype(np.int64),
+            features=features,
+            schedule=schedule,
+            session_starts=session_starts(index),
+            bounds=split_by_time(index, train_fraction, validation_fraction),
+            source=source,
+            repair=repair,
+            **arrays,
+        )
+        dataset.lists = {
+            "open": arrays["open"].tolist(),
+            "high": arrays["high"].tolist(),
+            "low": arrays["low"].tolist(),
+            "close": arrays["close"].tolist(),
+            "start_ns": dataset.start_ns.tolist(),
+            "atr": features.atr.tolist(),
+            "flat_at_close": schedule.flat_at_close.tolist(),
+            "entry_allowed": schedule.entry_allowed.tolist(),
+            "session_id": features.session_id.tolist(),
+        }
+        return dataset
+
+    def __len__(self) -> int:
+        return len(self.close)
+
+    def split(self, name: str) -> DataSplit:
+        if name not in self.bounds:
+            raise ValueError(f"unknown split {name!r}; choose from {sorted(self.bounds)}")
+        start, stop = self.bounds[name]
+        return DataSplit(self, name, max(start, WARMUP_BARS), stop)
+
+    @property
+    def train(self) -> DataSplit:
+        return self.split("train")
+
+    @property
+    def validation(self) -> DataSplit:
+        return self.split("validation")
+
+    @property
+    def test(self) -> DataSplit:
+        return self.split("test")

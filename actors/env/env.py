@@ -1,0 +1,344 @@
+"""``FuturesTradingEnv``: one futures account trading one instrument on 1-minute bars.
+
+Timing: the observation at step t describes bar t after its close (features use bars
+<= t). The action chosen on it executes at the open of bar t+1; bar t+1 is then played
+out (stop, target and drawdown checks on its range, forced flat and trailing at its
+close) and the next observation describes bar t+1.
+
+Episodes: ``episode_bars`` steps from a random start (or a session open) inside the
+split, truncated at the end; terminated when the Apex trailing drawdown is breached.
+``reset(options={"start": bar, "n_bars": n})`` plays a fixed window (backtests).
+An open position is closed at the last bar's close when an episode is truncated.
+
+Actions follow bus/messages.py: 0 HOLD, 1 BUY, 2 SELL, 3 MOVE_SL_TO_BE, 4 ENABLE_TRAIL,
+5 DISABLE_TRAIL. When flat, BUY/SELL open a position; in a position the opposite one
+closes it (a signal exit) and the same one is masked. ``action_masks()`` follows
+sb3-contrib's convention; an action outside the mask is executed as HOLD and counted
+(``illegal_actions``). The reward is in actors/env/rewards.py. No I/O happens here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from actors.env.account import ApexAccount
+from actors.env.config import AccountConfig, EnvConfig
+from actors.env.dataset import DataSplit
+from actors.env.features import (
+    CLIP, PATTERNS, POSITION_START, RISK_END, RISK_START, STATIC_END, STATIC_START, TRENDS,
+    VALIDITY_END, VOLUME_TRENDS, WINDOW, WINDOW_END,
+)
+from actors.env.instruments import InstrumentSpec
+from actors.env.metrics import episode_metrics
+from actors.env.rewards import step_reward
+from actors.env.trading import Position, Trade, bar_exit, close_position, market_fill, open_position
+
+HOLD, BUY, SELL, MOVE_SL_TO_BE, ENABLE_TRAIL, DISABLE_TRAIL = range(6)
+N_ACTIONS = 6
+OBS_DIM = RISK_END
+
+
+class FuturesTradingEnv(gym.Env):
+    metadata = {"render_modes": []}
+
+    def __init__(self, split: DataSplit, instrument: InstrumentSpec, account: AccountConfig, config: EnvConfig) -> None:
+        super().__init__()
+        if split.n_bars < WINDOW + 2:
+            raise ValueError(f"split {split.name!r} has {split.n_bars} bars; an episode needs at least {WINDOW + 2}")
+        self.split = split
+        self.instrument = instrument
+        self.account_config = account
+        self.config = config
+        self.observation_space = spaces.Box(-CLIP, CLIP, shape=(OBS_DIM,), dtype=np.float32)
+        self.action_space = spaces.Discrete(N_ACTIONS)
+        self.account = ApexAccount(account)
+        self.contracts = min(config.contracts_per_trade, account.max_contracts)
+        self.illegal_actions = 0
+        self.episode_id = -1
+        data = split.dataset
+        self._data = data
+        self._bar_features = data.features.bar
+        self._static_features = data.features.static
+        lists = data.lists
+        self._opens, self._highs, self._lows, self._closes = lists["open"], lists["high"], lists["low"], lists["close"]
+        self._start_ns, self._atr = lists["start_ns"], lists["atr"]
+        self._flat_at_close, self._entry_allowed, self._session = lists["flat_at_close"], lists["entry_allowed"], lists["session_id"]
+        self._obs = np.zeros(OBS_DIM, dtype=np.float32)
+        self._next_trade_id = 0
+        self._t = split.start
+        self._end = split.start
+        self._position: Position | None = None
+        self._equity = account.start_balance
+        self._done = True
+        self.trades: list[Trade] = []
+        self.equity_curve: list[float] = []
+        self.episode_return = 0.0
+
+    # ------------------------------------------------------------------ gymnasium API
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        options = options or {}
+        start, n_bars = self._episode_window(options)
+        self._t = start
+        self._end = start + n_bars
+        self.account.reset()
+        self.account.new_bar(self._session[start])
+        self._position = None
+        self._equity = self.account.balance
+        self._done = False
+        self.trades = []
+        self.equity_curve = [self._equity]
+        self.episode_return = 0.0
+        self.episode_id += 1
+        return self._observation(), {"start_bar": start, "n_bars": n_bars}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("step() after the episode ended: call reset()")
+        action = int(action)
+        illegal = not (0 <= action < N_ACTIONS and self._mask_list()[action])
+        if illegal:
+            self.illegal_actions += 1
+            action = HOLD
+        t1 = self._t + 1
+        self.account.new_bar(self._session[t1])
+        equity_before = self._equity
+        closed: list[Trade] = []
+        held_into_bar = self._execute(action, t1, closed)
+        breached = self._play_bar(t1, held_into_bar, closed)
+        truncated = t1 >= self._end
+        position = self._position
+        if position is not None and truncated:
+            closed.append(self._close(market_fill(self._closes[t1], -position.side, self.instrument), t1, "episode_end"))
+        breached = self._settle(t1, breached, closed)
+
+        self._t = t1
+        self.equity_curve.append(self._equity)
+        reward = step_reward(equity_before, self._equity, breached, self.config.reward_scale_usd, self.config.drawdown_penalty)
+        self.episode_return += reward
+        self._done = breached or truncated
+        info: dict[str, Any] = {"closed_trades": closed, "illegal_action": illegal, "executed_action": action}
+        if self._done:
+            info["episode_metrics"] = self.episode_metrics()
+        return self._observation(), reward, breached, truncated and not breached, info
+
+    def action_masks(self) -> np.ndarray:
+        """bool [6]: True where the action is allowed now (sb3-contrib MaskablePPO convention)."""
+        return np.array(self._mask_list(), dtype=bool)
+
+    # ------------------------------------------------------------------ episode window
+
+    def _episode_window(self, options: dict[str, Any]) -> tuple[int, int]:
+        split = self.split
+        last_bar = split.stop - 1
+        if "start" in options:
+            start = int(options["start"])
+            n_bars = int(options.get("n_bars", last_bar - start))
+            if not split.start <= start < last_bar or n_bars < 1 or start + n_bars > last_bar:
+                raise ValueError(f"episode window start={start} n_bars={n_bars} is outside split {split.name!r} [{split.start}, {split.stop})")
+            return start, n_bars
+        n_bars = min(self.config.episode_bars, last_bar - split.start)
+        latest_start = last_bar - n_bars
+        if self.config.episode_start == "session_open":
+            opens = split.session_open_bars()
+            opens = opens[opens <= latest_start]
+            if len(opens):
+                return int(opens[self.np_random.integers(len(opens))]), n_bars
+        return int(self.np_random.integers(split.start, latest_start + 1)), n_bars
+
+    # ------------------------------------------------------------------ trading
+
+    def _execute(self, action: int, t1: int, closed: list[Trade]) -> bool:
+        """Carry out the decision at bar t1's open; True when a position was held into the bar."""
+        position = self._position
+        if action == HOLD:
+            return position is not None
+        if action == BUY or action == SELL:
+            side = 1 if action == BUY else -1
+            if position is None:
+                self._position = open_position(
+                    self._next_trade_id, side, self.contracts, self._opens[t1], self._atr[self._t], t1, self._start_ns[t1],
+                    self.config.stop_loss_atr, self.config.take_profit_atr, self.instrument,
+                )
+                self._next_trade_id += 1
+                self.account.pay(self._position.entry_commission)
+                return False
+            closed.append(self._close(market_fill(self._opens[t1], -position.side, self.instrument), t1, "signal"))
+            return False
+        if action == MOVE_SL_TO_BE:
+            position.move_stop_to_break_even()
+        elif action == ENABLE_TRAIL:
+            position.trail_on = True
+        elif action == DISABLE_TRAIL:
+            position.trail_on = False
+        return True
+
+    def _play_bar(self, t1: int, held_into_bar: bool, closed: list[Trade]) -> bool:
+        """Stops, targets, drawdown liquidation and forced flat on bar t1; True on a breach."""
+        position = self._position
+        if position is None:
+            return False
+        high, low = self._highs[t1], self._lows[t1]
+        position.bars_held += 1
+        position.track_excursions(high, low)
+        hit = bar_exit(position, self._opens[t1], high, low, self._breach_price(position), self.instrument, held_into_bar)
+        if hit is not None:
+            closed.append(self._close(hit[0], t1, hit[1]))
+            return hit[1] == "drawdown"
+        if self._flat_at_close[t1]:
+            closed.append(self._close(market_fill(self._closes[t1], -position.side, self.instrument), t1, "forced_flat"))
+        return False
+
+    def _settle(self, t1: int, breached: bool, closed: list[Trade]) -> bool:
+        """Trail the stop, mark equity at the close and apply the trailing-drawdown rule."""
+        account = self.account
+        position = self._position
+        close = self._closes[t1]
+        if position is not None:
+            if position.trail_on:
+                position.trail(close, self.config.trail_atr * self._atr[t1], self.instrument.tick_size)
+            self._equity = account.balance + position.unrealized_usd(close, self.instrument.multiplier)
+        else:
+            self._equity = account.balance
+        if not breached and self._equity <= account.threshold:
+            # A stop filled beyond the threshold, or costs pushed equity through it.
+            breached = True
+            if position is not None:
+                closed.append(self._close(market_fill(close, -position.side, self.instrument), t1, "drawdown"))
+                self._equity = account.balance
+        if breached:
+            account.breach()
+        else:
+            account.mark(self._equity)
+        return breached
+
+    def _breach_price(self, position: Position) -> float:
+        room_usd = self.account.balance - self.account.threshold
+        return position.entry_price - position.side * room_usd / (self.instrument.multiplier * position.contracts)
+
+    def _close(self, price: float, bar: int, reason: str) -> Trade:
+        trade = close_position(self._position, price, bar, self._start_ns[bar], reason, self.instrument)
+        self.account.close_trade(trade.pnl_usd + self._position.entry_commission)
+        self.account.record_result(trade.pnl_usd)
+        self._position = None
+        self._equity = self.account.balance
+        self.trades.append(trade)
+        return trade
+
+    # ------------------------------------------------------------------ observation
+
+    def _mask_list(self) -> list[bool]:
+        position = self._position
+        if position is None:
+            can_enter = self._entry_allowed[self._t] and not self.account.daily_loss_reached
+            return [True, can_enter, can_enter, False, False, False]
+        return [
+            True,
+            position.side < 0,
+            position.side > 0,
+            position.can_move_stop_to_break_even(self._closes[self._t]),
+            not position.trail_on,
+            position.trail_on,
+        ]
+
+    def _observation(self) -> np.ndarray:
+        t = self._t
+        obs = self._obs
+        obs[:WINDOW_END] = self._bar_features[t - WINDOW + 1 : t + 1].reshape(-1)
+        obs[STATIC_START:STATIC_END] = self._static_features[t]
+        mask = self._mask_list()
+        position = self._position
+        account = self.account
+        drawdown_room = self.account_config.trailing_drawdown
+        close = self._closes[t]
+        if position is None:
+            obs[POSITION_START:VALIDITY_END] = (0.0, 0.0, 0.0, 0.0, 0.0, float(mask[BUY]), 0.0, 0.0)
+            unrealized, adverse_share = 0.0, 0.0
+        else:
+            atr = self._atr[t] or 1.0
+            side = position.side
+            obs[POSITION_START:VALIDITY_END] = (
+                side,
+                (close / position.entry_price - 1.0) * 100.0,
+                side * (close - position.stop) / atr,
+                side * (position.target - close) / atr,
+                position.bars_held / 390.0,
+                0.0,
+                float(mask[MOVE_SL_TO_BE]),
+                float(position.trail_on),
+            )
+            unrealized = position.unrealized_usd(close, self.instrument.multiplier)
+            excursion = position.mae_points + position.mfe_points
+            adverse_share = position.mae_points / excursion if excursion > 0 else 0.0
+        obs[RISK_START:RISK_END] = (
+            unrealized / drawdown_room,
+            (account.peak - self._equity) / drawdown_room,
+            account.consecutive_losses / 5.0,
+            account.win_rate,
+            adverse_share,
+        )
+        np.clip(obs[POSITION_START:VALIDITY_END], -CLIP, CLIP, out=obs[POSITION_START:VALIDITY_END])
+        np.clip(obs[RISK_START:RISK_END], -CLIP, CLIP, out=obs[RISK_START:RISK_END])
+        return obs.copy()
+
+    # ------------------------------------------------------------------ reporting
+
+    @property
+    def bar(self) -> int:
+        """Index (in the dataset) of the bar the current observation describes."""
+        return self._t
+
+    @property
+    def position(self) -> Position | None:
+        return self._position
+
+    @property
+    def equity(self) -> float:
+        return self._equity
+
+    def episode_metrics(self) -> dict[str, float]:
+        return episode_metrics(self.equity_curve, self.trades, self.account.violations, self.episode_return)
+
+    def context(self) -> dict[str, Any]:
+        """The named market context (bus MarketContext fields) of the current bar and account."""
+        t = self._t
+        features = self._data.features
+        position = self._position
+        account = self.account
+        close = self._closes[t]
+        minute = int(features.minute_et[t])
+        return {
+            "symbol": self.instrument.symbol,
+            "time_et": f"{minute // 60:02d}:{minute % 60:02d}",
+            "price": close,
+            "trend": TRENDS[features.trend_code[t]],
+            "rsi": float(features.rsi[t]),
+            "adx": float(features.adx[t]),
+            "atr": self._atr[t],
+            "momentum": float(features.momentum[t]),
+            "vwap_distance_pct": float(features.vwap_distance_pct[t]),
+            "support": float(features.support[t]),
+            "resistance": float(features.resistance[t]),
+            "pattern": PATTERNS[features.pattern_code[t]],
+            "volume_trend": VOLUME_TRENDS[features.volume_trend_code[t]],
+            "volatility_regime": float(features.volatility_regime[t]),
+            "position": 0 if position is None else position.side,
+            "contracts": 0 if position is None else position.contracts,
+            "entry_price": 0.0 if position is None else position.entry_price,
+            "unrealized_pnl": 0.0 if position is None else position.unrealized_usd(close, self.instrument.multiplier),
+            "bars_in_position": 0 if position is None else position.bars_held,
+            "trail_on": False if position is None else position.trail_on,
+            "stop_at_break_even": False if position is None else position.stop_kind == "break_even",
+            "consecutive_losses": account.consecutive_losses,
+            "win_rate": account.win_rate,
+            "balance": account.balance,
+            "drawdown_buffer": self._equity - account.threshold,
+            "trailing_limit": self.account_config.trailing_drawdown,
+            "daily_pnl": account.daily_pnl,
+            "minutes_to_close": float(self._data.schedule.minutes_to_flat[t]),
+        }

@@ -1,0 +1,147 @@
+"""Trading metrics per episode and per run, and decision-loop figures (DESIGN.md section 6).
+
+Conventions:
+- Sharpe and Sortino use per-bar returns of mark-to-market equity (change / previous
+  equity), annualised by sqrt(BARS_PER_YEAR) with BARS_PER_YEAR = 252 sessions x 390
+  one-minute RTH bars = 98,280. Zero when returns do not vary.
+- Sortino's downside deviation is sqrt(mean(min(r, 0)^2)) over all bars.
+- Profit factor = gross profit / gross loss of closed trades; PROFIT_FACTOR_CAP when
+  there is profit and no loss (JSON has no infinity), 0 with no profit.
+- Max drawdown is the largest fall of equity from its running peak, in dollars and in
+  percent of that peak.
+- Apex violations = trailing-drawdown breaches (forced-flat exits are counted apart:
+  they are the rule being enforced, not broken).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+BARS_PER_YEAR = 252 * 390
+PROFIT_FACTOR_CAP = 100.0
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    return float(numerator / denominator) if denominator > 0 else 0.0
+
+
+def equity_metrics(equity_curve: Sequence[float] | np.ndarray) -> dict[str, float]:
+    equity = np.asarray(equity_curve, dtype=np.float64)
+    if len(equity) < 2:
+        return {"net_pnl_usd": 0.0, "return_pct": 0.0, "sharpe": 0.0, "sortino": 0.0, "max_drawdown_usd": 0.0, "max_drawdown_pct": 0.0}
+    returns = np.diff(equity) / equity[:-1]
+    deviation = returns.std()
+    downside = float(np.sqrt(np.mean(np.minimum(returns, 0.0) ** 2)))
+    annualise = np.sqrt(BARS_PER_YEAR)
+    peak = np.maximum.accumulate(equity)
+    falls = peak - equity
+    worst = int(np.argmax(falls))
+    return {
+        "net_pnl_usd": float(equity[-1] - equity[0]),
+        "return_pct": float((equity[-1] / equity[0] - 1.0) * 100.0),
+        "sharpe": float(returns.mean() / deviation * annualise) if deviation > 1e-15 else 0.0,
+        "sortino": float(returns.mean() / downside * annualise) if downside > 1e-15 else 0.0,
+        "max_drawdown_usd": float(falls[worst]),
+        "max_drawdown_pct": float(falls[worst] / peak[worst] * 100.0),
+    }
+
+
+def trade_metrics(trades: Sequence) -> dict[str, float]:
+    """From closed trades (objects with pnl_usd, bars_held, exit_reason)."""
+    pnls = np.array([trade.pnl_usd for trade in trades], dtype=np.float64)
+    gross_profit = float(pnls[pnls > 0].sum()) if len(pnls) else 0.0
+    gross_loss = float(-pnls[pnls < 0].sum()) if len(pnls) else 0.0
+    if gross_loss > 0:
+        profit_factor = min(gross_profit / gross_loss, PROFIT_FACTOR_CAP)
+    else:
+        profit_factor = PROFIT_FACTOR_CAP if gross_profit > 0 else 0.0
+    return {
+        "trades": float(len(pnls)),
+        "win_rate": _ratio(float((pnls > 0).sum()), len(pnls)),
+        "profit_factor": float(profit_factor),
+        "avg_trade_usd": float(pnls.mean()) if len(pnls) else 0.0,
+        "avg_bars_held": float(np.mean([trade.bars_held for trade in trades])) if len(pnls) else 0.0,
+        "forced_flat_exits": float(sum(trade.exit_reason == "forced_flat" for trade in trades)),
+    }
+
+
+def episode_metrics(equity_curve: Sequence[float], trades: Sequence, apex_violations: int, episode_return: float) -> dict[str, float]:
+    return {
+        **equity_metrics(equity_curve),
+        **trade_metrics(trades),
+        "apex_violations": float(apex_violations),
+        "episode_return": float(episode_return),
+        "bars": float(len(equity_curve) - 1),
+    }
+
+
+class RunMetrics:
+    """Episodes stitched into one run: equity changes chained, trades pooled."""
+
+    def __init__(self, start_balance: float) -> None:
+        self.start_balance = start_balance
+        self.equity_curve: list[float] = [start_balance]
+        self.trades: list = []
+        self.episodes = 0
+        self.apex_violations = 0
+        self.episode_returns: list[float] = []
+
+    def add_episode(self, equity_curve: Sequence[float], trades: Sequence, apex_violations: int, episode_return: float) -> None:
+        changes = np.diff(np.asarray(equity_curve, dtype=np.float64))
+        self.equity_curve.extend((self.equity_curve[-1] + np.cumsum(changes)).tolist())
+        self.trades.extend(trades)
+        self.episodes += 1
+        self.apex_violations += apex_violations
+        self.episode_returns.append(float(episode_return))
+
+    def summary(self) -> dict[str, float]:
+        return {
+            **equity_metrics(self.equity_curve),
+            **trade_metrics(self.trades),
+            "apex_violations": float(self.apex_violations),
+            "episodes": float(self.episodes),
+            "mean_episode_return": float(np.mean(self.episode_returns)) if self.episode_returns else 0.0,
+            "bars": float(len(self.equity_curve) - 1),
+        }
+
+
+class DecisionStats:
+    """Agreement, veto, query rate, LLM confidence and trust averages over the decisions seen."""
+
+    def __init__(self) -> None:
+        self.decisions = 0
+        self.with_thought = 0
+        self.agreements = 0
+        self.llm_confidence_sum = 0.0
+        self.staleness_sum = 0.0
+        self.rl_trust_sum = 0.0
+        self.llm_trust_sum = 0.0
+        self.verdicts = 0
+        self.vetoes = 0
+
+    def add_fusion(self, rl_actions: np.ndarray, llm_actions: np.ndarray, llm_confidences: np.ndarray, llm_staleness: np.ndarray, rl_trust: np.ndarray, llm_trust: np.ndarray) -> None:
+        has_thought = np.asarray(llm_actions) >= 0
+        self.decisions += len(has_thought)
+        self.with_thought += int(has_thought.sum())
+        self.agreements += int((has_thought & (np.asarray(rl_actions) == np.asarray(llm_actions))).sum())
+        self.llm_confidence_sum += float(np.asarray(llm_confidences, dtype=np.float64)[has_thought].sum())
+        self.staleness_sum += float(np.asarray(llm_staleness, dtype=np.float64)[has_thought].sum())
+        self.rl_trust_sum += float(np.sum(rl_trust))
+        self.llm_trust_sum += float(np.sum(llm_trust))
+
+    def add_verdict(self, vetoed: Sequence[bool]) -> None:
+        self.verdicts += len(vetoed)
+        self.vetoes += int(sum(bool(flag) for flag in vetoed))
+
+    def summary(self) -> dict[str, float]:
+        return {
+            "agreement_rate": _ratio(self.agreements, self.with_thought),
+            "query_rate": _ratio(self.with_thought, self.decisions),
+            "llm_confidence": _ratio(self.llm_confidence_sum, self.with_thought),
+            "llm_staleness_steps": _ratio(self.staleness_sum, self.with_thought),
+            "rl_trust": _ratio(self.rl_trust_sum, self.decisions),
+            "llm_trust": _ratio(self.llm_trust_sum, self.decisions),
+            "veto_rate": _ratio(self.vetoes, self.verdicts),
+        }
