@@ -10,6 +10,7 @@ import json
 import os
 import secrets
 import tempfile
+import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -74,14 +75,23 @@ class Broker:
             xsub=self.xsub.getsockopt_string(zmq.LAST_ENDPOINT), xpub=self.xpub.getsockopt_string(zmq.LAST_ENDPOINT)
         )
 
-    def serve(self) -> None:
-        """Block in libzmq's proxy until the context is terminated (SIGTERM)."""
-        try:
-            zmq.proxy(self.xsub, self.xpub)
-        except zmq.ContextTerminated:
-            pass
-        finally:
-            self.close()
+    def serve_until(self, stop: threading.Event) -> None:
+        """Run libzmq's proxy in a thread until ``stop`` is set, then terminate it through its control socket."""
+        control_address = f"inproc://broker-control-{id(self)}"
+        control_in = self.context.socket(zmq.PAIR)
+        control_in.bind(control_address)
+        control_out = self.context.socket(zmq.PAIR)
+        control_out.connect(control_address)
+        proxy = threading.Thread(target=zmq.proxy_steerable, args=(self.xsub, self.xpub, None, control_in), name="proxy", daemon=True)
+        proxy.start()
+        while not stop.wait(0.5):
+            if not proxy.is_alive():
+                break
+        control_out.send(b"TERMINATE")
+        proxy.join(timeout=5)
+        control_out.close(linger=0)
+        control_in.close(linger=0)
+        self.close()
 
     def close(self) -> None:
         self.xsub.close(linger=0)

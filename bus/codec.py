@@ -152,7 +152,7 @@ class Decoder:
             raise FrameError(DropKind.TOPIC_MISMATCH, f"{topic[:64]!r} for {env.type}")
         try:
             msg = body_decoder.decode(env.body)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError) as exc:  # ext_hook raises ValueError
             raise FrameError(DropKind.FIELD_TYPE, f"{env.type}: {exc}") from None
         return Decoded(msg, env.sender, env.seq, env.sent_ns)
 

@@ -13,6 +13,7 @@ import importlib
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
@@ -58,21 +59,12 @@ def run_broker(run_dir: Path) -> int:
     broker.addresses.write(rd.path)
     log.info("broker_started", xsub=broker.addresses.xsub, xpub=broker.addresses.xpub, pid=os.getpid())
 
-    def stop(*_):
-        raise _BrokerStop  # pyzmq runs signal handlers when the proxy's blocking call is interrupted
-
-    signal.signal(signal.SIGTERM, stop)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        broker.serve()
-    except _BrokerStop:
-        broker.close()
+    broker.serve_until(stop)
     log.info("broker_stopped")
     return 0
-
-
-class _BrokerStop(Exception):
-    pass
 
 
 def run_actor(run_dir: Path, name: str) -> int:

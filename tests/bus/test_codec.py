@@ -1,0 +1,100 @@
+import msgspec
+import numpy as np
+import pytest
+
+from bus.codec import Decoder, DropKind, Encoder, FrameError, SequenceTracker
+from bus.messages import ALL_MESSAGES, EnvObs, PolicyProposal, Probe
+from tests.bus.samples import sample_struct
+
+
+def assert_same(a, b):
+    for field in a.__struct_fields__:
+        x, y = getattr(a, field), getattr(b, field)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), field
+        else:
+            assert x == y, field
+
+
+@pytest.mark.parametrize("cls", ALL_MESSAGES, ids=lambda c: c.__name__)
+def test_every_message_type_round_trips(cls):
+    msg = sample_struct(cls)
+    topic, payload = Encoder("test:1").encode(msg)
+    decoded = Decoder().decode([topic, payload])
+    assert topic == cls.TOPIC.encode()
+    assert type(decoded.msg) is cls
+    assert_same(msg, decoded.msg)
+    assert decoded.sender == "test:1" and decoded.seq == 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "uint8"])
+def test_arrays_keep_dtype_and_shape(dtype):
+    arr = (np.arange(24) % 3).astype(dtype).reshape(2, 3, 4)
+    msg = PolicyProposal(env_ids=[0, 1], step=1, actions=arr, confidences=arr[:, 0, 0], probs=np.zeros((0, 6)), values=arr.T)
+    out = Decoder().decode(list(Encoder("s").encode(msg))).msg
+    assert out.actions.dtype == np.dtype(dtype) and out.actions.shape == (2, 3, 4)
+    assert np.array_equal(out.values, arr.T) and out.probs.shape == (0, 6)
+
+
+def good_frames(**kw):
+    return list(Encoder("s").encode(Probe(probe_id=1, hop=1, hops=2, sent_ns=0, **kw)))
+
+
+def envelope(type_="Probe", version=1, body=None):
+    body = body if body is not None else msgspec.msgpack.encode({"probe_id": 1, "hop": 1, "hops": 2, "sent_ns": 0})
+    return msgspec.msgpack.encode([type_, version, "s", 1, 0, msgspec.Raw(body)])
+
+
+BAD_FRAMES = {
+    DropKind.FRAME_COUNT: [b"probe"],
+    DropKind.MALFORMED: [b"probe", b"\xc1\xc1 not msgpack"],
+    DropKind.UNKNOWN_TYPE: [b"probe", envelope(type_="NoSuchMessage")],
+    DropKind.SCHEMA_VERSION: [b"probe", envelope(version=99)],
+    DropKind.FIELD_TYPE: [b"probe", envelope(body=msgspec.msgpack.encode({"probe_id": "one", "hop": 1, "hops": 2, "sent_ns": 0}))],
+    DropKind.TOPIC_MISMATCH: [b"env.obs", envelope()],
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_FRAMES), ids=lambda k: k.value)
+def test_each_kind_of_bad_frame_is_named(kind):
+    with pytest.raises(FrameError) as info:
+        Decoder().decode(BAD_FRAMES[kind])
+    assert info.value.kind is kind
+
+
+def test_oversize_frame_is_refused_before_unpacking():
+    frames = good_frames(payload=b"x" * 2000)
+    with pytest.raises(FrameError) as info:
+        Decoder(max_frame_bytes=1000).decode(frames)
+    assert info.value.kind is DropKind.OVERSIZE
+
+
+def test_array_with_lying_shape_or_object_dtype_is_a_field_error():
+    enc = msgspec.msgpack.Encoder()
+    for header in (enc.encode(("<f4", [1000])), enc.encode(("|O", [2]))):
+        ext = msgspec.msgpack.Ext(1, bytes((len(header),)) + header + b"\x00" * 8)
+        body = enc.encode({"env_ids": [0], "step": 1, "actions": ext, "confidences": ext, "probs": ext, "values": ext})
+        with pytest.raises(FrameError) as info:
+            Decoder().decode([b"policy.proposal", envelope("PolicyProposal", 1, body)])
+        assert info.value.kind is DropKind.FIELD_TYPE
+
+
+def test_subtopics_are_accepted_for_prefix_routing():
+    topic, payload = Encoder("s").encode(Probe(probe_id=1, hop=2, hops=3, sent_ns=0), "2")
+    assert topic == b"probe.2"
+    assert Decoder().decode([topic, payload]).msg.hop == 2
+
+
+def test_sequence_gaps_are_counted_per_sender():
+    seq = SequenceTracker()
+    for sender, n in [("a", 1), ("a", 2), ("b", 5), ("a", 5), ("b", 6), ("a", 6)]:
+        seq.observe(sender, n)
+    assert seq.gaps == 2  # a skipped 3 and 4; b joined at 5 (late join is not a gap)
+
+
+def test_decoded_arrays_are_read_only_views_of_the_frame():
+    obs = np.ones((2, 261), np.float32)
+    msg = sample_struct(EnvObs)
+    msg = EnvObs(env_ids=[0, 1], episode_ids=[0, 0], step=3, obs=obs, masks=np.ones((2, 6), bool), contexts=msg.contexts)
+    out = Decoder().decode(list(Encoder("s").encode(msg))).msg
+    assert out.obs.shape == (2, 261) and not out.obs.flags.writeable

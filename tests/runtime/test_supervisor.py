@@ -1,0 +1,89 @@
+"""Supervision in real processes: restarts, the restart limit, orderly stop of bin/run."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bus.messages import Heartbeat, Probe
+from runtime.supervisor import EXIT_FAILED
+from runtime.testing import running_actors
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is gone for our purposes
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_killed_actor_is_restarted_and_receives_messages_again():
+    fast = {"runtime.heartbeat_interval_secs": 0.2, "runtime.restart_backoff_secs": 0.1}
+    with running_actors(["runtime.probes:Relay1"], fast) as rt:
+        rt.client.subscribe("probe.0", Heartbeat, settle_secs=0.5)
+        old_pid = rt.pid("relay1")
+        rt.kill("relay1")
+        beat = rt.client.recv(Heartbeat, timeout_secs=20, where=lambda h: h.actor == "relay1" and h.pid != old_pid)
+        assert not pid_alive(old_pid)
+        time.sleep(0.3)  # the new process's subscription reaches the broker
+        rt.client.publish(Probe(probe_id=9, hop=1, hops=2, sent_ns=0), "1")
+        assert rt.client.recv(Probe, timeout_secs=10, where=lambda m: m.probe_id == 9).hop == 0
+        assert beat.pid == rt.pid("relay1")
+
+
+def test_too_many_restarts_stop_the_runtime_with_a_clear_error():
+    settings = {"runtime.max_restarts": 2, "runtime.restart_backoff_secs": 0.05, "runtime.restart_window_secs": 60.0}
+    with running_actors(["tests.runtime.crashing_actor"], settings) as rt:
+        rt.thread.join(30)
+        assert rt.exit_code == [EXIT_FAILED]
+        assert "crashing_actor" in rt.supervisor.failure and "restarted more than 2 times" in rt.supervisor.failure
+
+
+def test_a_silent_actor_is_restarted():
+    settings = {"runtime.heartbeat_interval_secs": 0.2, "runtime.heartbeat_liveness": 3, "runtime.restart_backoff_secs": 0.05}
+    with running_actors(["runtime.probes:Relay1"], settings) as rt:
+        rt.client.subscribe(Heartbeat, settle_secs=0.3)
+        old_pid = rt.pid("relay1")
+        rt.client.recv(Heartbeat, timeout_secs=10, where=lambda h: h.pid == old_pid)
+        os.kill(old_pid, signal.SIGSTOP)  # alive but silent
+        rt.client.recv(Heartbeat, timeout_secs=20, where=lambda h: h.actor == "relay1" and h.pid != old_pid)
+        assert not pid_alive(old_pid)
+
+
+def test_sigint_of_bin_run_stops_every_process_with_exit_code_0(tmp_path):
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(
+        [str(ROOT / "bin" / "run"), "run", "--run-dir", str(run_dir), "--quiet",
+         "--set", 'runtime.actors=["runtime.probes:Relay1", "runtime.probes:Relay2"]'],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    pids: list[int] = []
+    while time.monotonic() < deadline and len(pids) < 3:
+        time.sleep(0.2)
+        pid_files = list((run_dir / "pids").glob("*.pid")) if (run_dir / "pids").exists() else []
+        pids = [int(p.read_text()) for p in pid_files]
+    assert len(pids) == 3, "broker and two actors should have started"
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0, err.decode()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(pid_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not any(pid_alive(p) for p in pids)
+    assert b"terminate called" not in err
+    events = [json.loads(line)["event"] for line in (run_dir / "logs" / "supervisor.jsonl").read_text().splitlines()]
+    assert events[-1] == "runtime_stopped"
