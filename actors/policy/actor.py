@@ -1,0 +1,270 @@
+"""The policy actor: answers every env.obs with one policy.proposal and learns from env.transition.
+
+A thin shell over actors/policy/learner.py. The hot path (env.obs -> proposal) runs on the
+event loop; the PPO update runs in the actor's worker thread while proposals keep being
+served (see the learner's module docstring for why that is safe and what happens to steps
+that arrive meanwhile).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from pathlib import Path
+
+from actors.policy.checkpoint import checkpoint_dir, latest_checkpoint, prune_checkpoints, read_checkpoint
+from actors.policy.learner import OnlineMaskablePPO
+from bus.messages import ACTION_NAMES, N_ACTIONS, OBS_DIM, EnvEpisode, EnvObs, EnvTransition, PolicyProposal
+from runtime.actor import Actor
+
+PROGRESS_FIGURES = (
+    "approx_kl",
+    "clip_fraction",
+    "explained_variance",
+    "entropy_loss",
+    "value_loss",
+    "policy_gradient_loss",
+)
+STOP_WAIT_FOR_UPDATE_SECS = 20.0
+HOLD_ACTION = ACTION_NAMES.index("HOLD")
+
+
+def resolve_start_checkpoint(resume_from: str, model_path: str) -> Path | None:
+    """Which checkpoint to start from: policy.resume_from (run dir or file) wins over policy.model_path."""
+    if resume_from:
+        found = latest_checkpoint(resume_from)
+        if found is None:
+            raise ValueError(f"policy.resume_from: no checkpoint found in {resume_from}")
+        return found
+    if model_path:
+        path = Path(model_path)
+        if not path.is_file():
+            raise ValueError(f"policy.model_path: {model_path} is not a file")
+        return path
+    return None
+
+
+class PolicyActor(Actor):
+    subscriptions = (EnvObs, EnvTransition, EnvEpisode)
+
+    async def on_start(self) -> None:
+        cfg = self.config.policy
+        start_from = resolve_start_checkpoint(cfg.resume_from, cfg.model_path)
+        self.learner = OnlineMaskablePPO(
+            cfg,
+            self.config.env.n_envs,
+            obs_dim=OBS_DIM,
+            n_actions=N_ACTIONS,
+            hold_action=HOLD_ACTION,
+            tensorboard_dir=self.run_dir / "tensorboard" if cfg.learn else None,
+            on_figures=self._log_update,
+            checkpoint=read_checkpoint(start_from) if start_from else None,
+        )
+        self._checkpoints = checkpoint_dir(self.run_dir)
+        self._last_checkpoint_steps = self.learner.num_timesteps
+        self._update_task: asyncio.Task | None = None
+        self._training_done = False
+        self._bad_input_logged: set[str] = set()
+        self._propose_secs_total = 0.0
+        self.spawn(self._progress_loop(), "progress")
+        self.log.info(
+            "policy_ready",
+            learn=cfg.learn,
+            n_envs=self.learner.n_envs,
+            num_timesteps=self.learner.num_timesteps,
+            start_checkpoint=str(start_from or ""),
+        )
+
+    # ------------------------------------------------------------------ messages
+
+    async def on_message(self, msg) -> None:
+        match msg:
+            case EnvObs():
+                self._on_obs(msg)
+            case EnvTransition():
+                self._on_transition(msg)
+            case EnvEpisode():
+                self.learner.note_episode(msg.episode_return, msg.steps)
+
+    def _on_obs(self, msg: EnvObs) -> None:
+        started = time.perf_counter()
+        try:
+            proposal = self.learner.propose(msg.obs, msg.masks, msg.step)
+        except ValueError as error:
+            self._bad_input("bad_obs", error, step=msg.step)
+            return
+        self.publish(
+            PolicyProposal(
+                env_ids=msg.env_ids,
+                step=msg.step,
+                actions=proposal.actions,
+                confidences=proposal.confidences,
+                probs=proposal.probs,
+                values=proposal.values,
+            )
+        )
+        self.counters["proposals"] += 1
+        self._propose_secs_total += time.perf_counter() - started
+        if self.learner.update_ready and not self._training_done:
+            self._start_update()
+
+    def _on_transition(self, msg: EnvTransition) -> None:
+        try:
+            result = self.learner.record(
+                msg.step,
+                msg.actions,
+                msg.rewards,
+                msg.terminated,
+                msg.truncated,
+                msg.terminal_obs,
+                msg.timed_out or None,
+            )
+        except ValueError as error:
+            self._bad_input("bad_transition", error, step=msg.step)
+            return
+        self.counters["transitions"] += 1
+        if not result.stored and result.reason not in ("frozen", "learner_busy"):
+            self.log.debug("transition_not_stored", step=msg.step, reason=result.reason)
+        if not self.config.policy.learn or self._training_done:
+            return
+        total = self.config.policy.total_timesteps
+        if total and self.learner.num_timesteps >= total:
+            self._training_done = True
+            self.spawn(self._complete_training(), "complete_training")
+        elif self._update_task is None:
+            self._checkpoint_if_due()
+
+    def _bad_input(self, kind: str, error: Exception, **fields) -> None:
+        self.counters[kind] += 1
+        if kind not in self._bad_input_logged:  # first of each kind in full; the counter tells the rest
+            self._bad_input_logged.add(kind)
+            self.log.warning(kind, error=str(error), **fields)
+
+    # ------------------------------------------------------------------ the PPO update
+
+    def _start_update(self) -> None:
+        if self._update_task is not None or not self.learner.begin_update():
+            return
+        self._update_task = self.spawn(self._run_update(), "ppo_update")
+
+    async def _run_update(self) -> None:
+        await self.in_worker(self.learner.run_update)
+        report = self.learner.finish_update()
+        self._update_task = None
+        if report.frozen:
+            self.log.warning(
+                "frozen_policy",
+                approx_kl=report.figures.get("approx_kl", float("nan")),
+                clip_fraction=report.figures.get("clip_fraction", float("nan")),
+                consecutive_updates=report.consecutive_frozen,
+            )
+        self._checkpoint_if_due()
+        if self.learner.update_ready and not self._training_done:
+            self._start_update()
+
+    def _log_update(self, figures: dict[str, float]) -> None:
+        self.log.info("ppo_update", **_finite(figures))
+
+    async def _wait_for_update(self) -> None:
+        task = self._update_task
+        if task is not None:
+            await asyncio.wait({task}, timeout=STOP_WAIT_FOR_UPDATE_SECS)
+
+    # ------------------------------------------------------------------ checkpoints and the end
+
+    def _checkpoint_if_due(self) -> None:
+        every = self.config.policy.checkpoint_every_steps
+        if every and self.learner.num_timesteps - self._last_checkpoint_steps >= every:
+            self._save_checkpoint()
+
+    def _save_checkpoint(self) -> Path | None:
+        if self.learner.update_running:
+            return None
+        started = time.perf_counter()
+        path = self.learner.save_checkpoint(self._checkpoints)
+        prune_checkpoints(self._checkpoints, self.config.policy.keep_checkpoints)
+        self._last_checkpoint_steps = self.learner.num_timesteps
+        self.counters["checkpoints"] += 1
+        self.log.info(
+            "checkpoint_saved",
+            path=str(path),
+            num_timesteps=self.learner.num_timesteps,
+            save_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+        return path
+
+    async def _complete_training(self) -> None:
+        await self._wait_for_update()
+        path = self._save_checkpoint()
+        summary = self._summary()
+        self.log.info("training_complete", checkpoint=str(path or ""), **summary)
+        self.done("timesteps_reached", summary)
+
+    def _summary(self) -> dict[str, float]:
+        summary = {
+            "num_timesteps": float(self.learner.num_timesteps),
+            "updates": float(self.learner.n_updates),
+            "learned_steps": float(self.learner.learned_steps),
+            "ep_rew_mean": self.learner.episode_reward_mean,
+        }
+        for name in PROGRESS_FIGURES:
+            summary[name] = self.learner.latest_figures.get(name, float("nan"))
+        return _finite(summary)
+
+    async def on_stop(self) -> None:
+        if not hasattr(self, "learner"):
+            return
+        await self._wait_for_update()
+        if self.config.policy.learn and self.learner.num_timesteps > self._last_checkpoint_steps:
+            self._save_checkpoint()
+        self.learner.model.logger.close()
+
+    # ------------------------------------------------------------------ progress and stats
+
+    async def _progress_loop(self) -> None:
+        interval = self.config.policy.progress_interval_secs
+        last_steps, last_time = self.learner.num_timesteps, time.monotonic()
+        while True:
+            await asyncio.sleep(interval)
+            now, steps = time.monotonic(), self.learner.num_timesteps
+            rate = (steps - last_steps) / max(now - last_time, 1e-9)
+            last_steps, last_time = steps, now
+            self.progress(steps, self.config.policy.total_timesteps, rate, self._progress_figures())
+
+    def _progress_figures(self) -> dict[str, float]:
+        counters = self.learner.counters
+        figures = {
+            "ep_rew_mean": self.learner.episode_reward_mean,
+            "updates": float(self.learner.n_updates),
+            "learned_steps": float(self.learner.learned_steps),
+            "not_stored_learner_busy": float(counters["transitions_not_stored_learner_busy"]),
+            "executed_differs": float(counters["executed_differs_from_proposal"]),
+        }
+        for name in PROGRESS_FIGURES:
+            if name in self.learner.latest_figures:
+                figures[name] = self.learner.latest_figures[name]
+        return _finite(figures)
+
+    def gauges(self) -> dict[str, float]:
+        if not hasattr(self, "learner"):
+            return {}
+        proposals = self.counters["proposals"]
+        gauges = {
+            "num_timesteps": float(self.learner.num_timesteps),
+            "updates": float(self.learner.n_updates),
+            "rollout_fill": float(self.learner.rollout_fill),
+            "propose_mean_us": 1e6 * self._propose_secs_total / proposals if proposals else 0.0,
+            **{f"learner_{k}": float(v) for k, v in self.learner.counters.items()},
+        }
+        if "approx_kl" in self.learner.latest_figures:
+            gauges["approx_kl"] = self.learner.latest_figures["approx_kl"]
+        return _finite(gauges)
+
+
+def _finite(figures: dict[str, float]) -> dict[str, float]:
+    """Drop NaN/inf (e.g. ep_rew_mean before the first episode): JSON logs and tables stay clean."""
+    return {k: float(v) for k, v in figures.items() if math.isfinite(v)}
+
+
+ACTOR = PolicyActor
