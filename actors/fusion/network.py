@@ -187,8 +187,9 @@ class FusionLearner:
     def predict(self, inputs: np.ndarray, masks: np.ndarray, rl_actions: np.ndarray) -> NetworkPrediction:
         """Greedy legal actions for a batch; an env whose mask allows nothing gets its RL action."""
         with torch.no_grad():
-            logits, rl_trust, llm_trust = self._serving(torch.from_numpy(np.asarray(inputs, dtype=np.float32)))
-        masks_t = torch.from_numpy(np.asarray(masks, dtype=bool))
+            logits, rl_trust, llm_trust = self._serving(torch.from_numpy(np.array(inputs, dtype=np.float32)))
+        # Copies: arrays decoded from the bus are read-only views, which torch will not wrap.
+        masks_t = torch.from_numpy(np.array(masks, dtype=bool))
         masked_logits = logits.masked_fill(~masks_t, float("-inf"))
         actions = masked_logits.argmax(dim=1).numpy().astype(np.int64)
         nothing_legal = ~masks_t.any(dim=1).numpy()

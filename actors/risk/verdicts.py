@@ -28,6 +28,8 @@ class Verdict:
     reasons: list[str]
     degraded: list[bool]
     llm_query_ids: list[str]
+    source: str
+    """fusion | rl (deadline passed, RL proposal used) | hold (deadline passed, nothing upstream)."""
 
 
 @dataclass(slots=True)
@@ -45,12 +47,12 @@ class _Step:
 
 
 class VerdictBook:
-    def __init__(self, rules: RiskRules, max_pending_steps: int) -> None:
+    def __init__(self, rules: RiskRules, max_pending_steps: int, counts: Counter[str] | None = None) -> None:
         self.rules = rules
         self.max_pending_steps = max_pending_steps
         self._pending: OrderedDict[int, _Step] = OrderedDict()
         self._answered: OrderedDict[int, None] = OrderedDict()
-        self.counts: Counter[str] = Counter()
+        self.counts: Counter[str] = counts if counts is not None else Counter()
         """verdicts, env_decisions, degraded_verdicts, hold_without_input, late_decisions, mismatched_batches, evicted_steps,
         vetoes, veto_<reason>."""
 
@@ -115,11 +117,11 @@ class VerdictBook:
         assert entry.env_ids is not None and entry.masks is not None
         n = len(entry.env_ids)
         if not degraded:
-            proposed, query_ids = entry.decision_actions, entry.llm_query_ids
+            proposed, query_ids, source = entry.decision_actions, entry.llm_query_ids, "fusion"
         elif entry.rl_actions is not None:
-            proposed, query_ids = entry.rl_actions, [""] * n
+            proposed, query_ids, source = entry.rl_actions, [""] * n, "rl"
         else:
-            proposed, query_ids = np.full(n, HOLD, dtype=np.int64), [""] * n
+            proposed, query_ids, source = np.full(n, HOLD, dtype=np.int64), [""] * n, "hold"
             self.counts["hold_without_input"] += 1
         reviews = self.rules.review_batch(proposed, entry.masks, list(entry.contexts))
         self.counts["verdicts"] += 1
@@ -132,4 +134,4 @@ class VerdictBook:
         return Verdict(step=step, env_ids=list(entry.env_ids),
                        actions=np.array([r.action for r in reviews], dtype=np.int64),
                        vetoed=[r.vetoed for r in reviews], reasons=[r.reason for r in reviews],
-                       degraded=[degraded] * n, llm_query_ids=list(query_ids))
+                       degraded=[degraded] * n, llm_query_ids=list(query_ids), source=source)

@@ -69,6 +69,7 @@ def drive(fuser: Fuser, rng: np.random.Generator, step: int, learn: bool) -> tup
     return int(batch.actions[0]), right, batch.rules[0] == "network"
 
 
+@pytest.mark.slow
 def test_network_learns_to_trust_the_llm_when_volatility_is_high():
     fuser = Fuser(small_network_config(update_every_experiences=200))
     rng = np.random.default_rng(1)

@@ -45,7 +45,7 @@ def test_deadline_path_holds_when_everything_upstream_is_silent():
     b.add_obs(9, [0, 1], MASKS, [context(), context()])
     verdict = b.deadline(9)
     assert verdict.actions.tolist() == [HOLD, HOLD] and verdict.degraded == [True, True]
-    assert b.counts["hold_without_input"] == 1
+    assert b.counts["hold_without_input"] == 1 and verdict.source == "hold"
     assert b.deadline(9) is None  # answered once only
 
 

@@ -1,0 +1,115 @@
+"""The risk actor: exactly one risk.verdict per env.obs step.
+
+The verdict comes from the step's fusion.decision through the risk rules; if no decision
+arrived within risk.fusion_deadline_ms of the observation, from the RL proposal alone
+(HOLD when that is missing too), marked degraded. Veto counts by rule are in sys.stats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from actors.env.instruments import resolve_instrument
+from actors.risk.actions import N_ACTIONS
+from actors.risk.rules import AccountLimits, RiskRules
+from actors.risk.verdicts import Verdict, VerdictBook
+from bus.messages import EnvObs, FusionDecision, PolicyProposal, RiskVerdict
+from runtime.actor import Actor
+from runtime.logs import RateLimiter
+
+
+class RiskActor(Actor):
+    subscriptions = (EnvObs, PolicyProposal, FusionDecision)
+
+    async def on_start(self) -> None:
+        limits = account_limits(self.config)
+        self.book = VerdictBook(RiskRules(self.config.risk, limits), self.config.risk.max_pending_steps,
+                                counts=self.counters)
+        self._deadline_secs = self.config.risk.fusion_deadline_ms / 1000.0
+        self._timers: dict[int, asyncio.TimerHandle] = {}
+        self._deadline_log = RateLimiter(self.config.logging.rate_limit_secs)
+        self.log.info("risk_limits", **{k: getattr(limits, k) for k in limits.__slots__})
+
+    async def on_message(self, msg) -> None:
+        match msg:
+            case EnvObs():
+                self._on_obs(msg)
+            case PolicyProposal():
+                if msg.actions.shape == (len(msg.env_ids),):
+                    self.book.add_proposal(msg.step, msg.env_ids, msg.actions)
+                else:
+                    self.counters["bad_proposals"] += 1
+            case FusionDecision():
+                n = len(msg.env_ids)
+                if msg.actions.shape != (n,):
+                    self.counters["bad_decisions"] += 1
+                    return
+                self._publish(self.book.add_decision(msg.step, msg.env_ids, msg.actions, msg.llm_query_ids))
+
+    def _on_obs(self, obs: EnvObs) -> None:
+        n = len(obs.env_ids)
+        if obs.masks.shape != (n, N_ACTIONS) or len(obs.contexts) != n:
+            self.counters["bad_obs"] += 1
+            return
+        verdict = self.book.add_obs(obs.step, obs.env_ids, obs.masks, obs.contexts)
+        if verdict is not None:
+            self._publish(verdict)
+            return
+        self._cancel_timer(obs.step)
+        self._timers[obs.step] = asyncio.get_running_loop().call_later(self._deadline_secs, self._deadline, obs.step)
+
+    def _deadline(self, step: int) -> None:
+        self._timers.pop(step, None)
+        verdict = self.book.deadline(step)
+        if verdict is not None:
+            allowed, suppressed = self._deadline_log.allow("deadline")
+            if allowed:
+                self.log.warning("fusion_deadline_passed", step=step, source=verdict.source, suppressed=suppressed)
+        self._publish(verdict)
+
+    def _publish(self, verdict: Verdict | None) -> None:
+        if verdict is None:
+            return
+        self._cancel_timer(verdict.step)
+        self.publish(RiskVerdict(env_ids=verdict.env_ids, step=verdict.step, actions=verdict.actions,
+                                 vetoed=verdict.vetoed, reasons=verdict.reasons, degraded=verdict.degraded,
+                                 llm_query_ids=verdict.llm_query_ids))
+        for env_id, reason in zip(verdict.env_ids, verdict.reasons, strict=True):
+            if reason:
+                self.log.debug("veto", rule=reason, env_id=env_id, step=verdict.step)
+
+    def _cancel_timer(self, step: int) -> None:
+        timer = self._timers.pop(step, None)
+        if timer is not None:
+            timer.cancel()
+
+    async def on_stop(self) -> None:
+        for step in list(self._timers):
+            self._cancel_timer(step)
+
+    def gauges(self) -> dict[str, float]:
+        env_decisions = max(self.counters["env_decisions"], 1)
+        verdicts = max(self.counters["verdicts"], 1)
+        figures = {"veto_rate": self.counters["vetoes"] / env_decisions,
+                   "degraded_rate": self.counters["degraded_verdicts"] / verdicts,
+                   "pending_timers": float(len(self._timers))}
+        for key, count in list(self.counters.items()):
+            if key.startswith("veto_") and key != "veto_rate":
+                figures[f"{key}_rate"] = count / env_decisions
+        return figures
+
+
+def account_limits(config) -> AccountLimits:
+    """The guard's numbers from the root config's [account], [instrument] and [env] sections."""
+    instrument = resolve_instrument(config.instrument)
+    return AccountLimits(
+        daily_loss_limit_usd=config.account.daily_loss_limit,
+        multiplier=instrument.multiplier,
+        tick_value=instrument.tick_value,
+        commission_per_side=instrument.commission_per_side,
+        slippage_ticks=instrument.slippage_ticks,
+        entry_contracts=min(config.env.contracts_per_trade, config.account.max_contracts),
+    )
+
+
+ACTOR = RiskActor
