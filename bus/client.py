@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 from typing import Iterable
 
 import zmq
-import zmq.asyncio
 
 from bus.broker import BusAddresses
 from bus.codec import Decoded, Decoder, Encoder, FrameError, SequenceTracker
@@ -48,20 +48,25 @@ class _Receiver:
 
 
 class AsyncBus(_Receiver):
-    """The actor's connection: a plain PUB socket (PUB never blocks) and an asyncio SUB socket."""
+    """The actor's connection: plain zmq sockets driven by the event loop.
+
+    PUB never blocks. SUB is read without zmq.asyncio's per-receive futures: the loop
+    watches the socket's file descriptor and the receiver drains every queued frame with
+    NOBLOCK before it sleeps again (ZMQ_FD is edge-triggered, so it re-checks ZMQ_EVENTS).
+    """
 
     def __init__(self, addresses: BusAddresses, sender: str, *, hwm: int = 10000, max_frame_bytes: int = 64 << 20) -> None:
         super().__init__(max_frame_bytes)
         self.encoder = Encoder(sender)
-        self._sync_ctx = zmq.Context()
-        self._async_ctx = zmq.asyncio.Context()
-        self.pub = self._sync_ctx.socket(zmq.PUB)
+        self.context = zmq.Context()
+        self.pub = self.context.socket(zmq.PUB)
         _configure(self.pub, hwm, linger_ms=1000)  # let the last messages (done, stats) leave on close
         self.pub.connect(addresses.xsub)
-        self.sub = self._async_ctx.socket(zmq.SUB)
+        self.sub = self.context.socket(zmq.SUB)
         _configure(self.sub, hwm, linger_ms=0)
         self.sub.connect(addresses.xpub)
         self.sent = 0
+        self._readable: asyncio.Event | None = None
 
     def subscribe(self, subs: Iterable[type[Message] | str]) -> None:
         for sub in subs:
@@ -71,14 +76,39 @@ class AsyncBus(_Receiver):
         self.pub.send_multipart(self.encoder.encode(msg, subtopic), copy=True)
         self.sent += 1
 
+    def poll_frames(self) -> list[bytes] | None:
+        """The next queued frames, or None when nothing is waiting (never blocks)."""
+        try:
+            return self.sub.recv_multipart(zmq.NOBLOCK)
+        except zmq.Again:
+            return None
+
+    async def wait_readable(self) -> None:
+        """Sleep until the SUB socket may have frames."""
+        if self._readable is None:
+            self._readable = asyncio.Event()
+            asyncio.get_running_loop().add_reader(self.sub.getsockopt(zmq.FD), self._readable.set)
+        self._readable.clear()
+        if self.sub.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            return
+        await self._readable.wait()
+
     async def recv_frames(self) -> list[bytes]:
-        return await self.sub.recv_multipart()
+        while True:
+            frames = self.poll_frames()
+            if frames is not None:
+                return frames
+            await self.wait_readable()
 
     def close(self) -> None:
+        if self._readable is not None:
+            try:
+                asyncio.get_running_loop().remove_reader(self.sub.getsockopt(zmq.FD))
+            except RuntimeError:
+                pass
         self.sub.close(linger=0)
         self.pub.close()
-        self._async_ctx.term()
-        self._sync_ctx.term()
+        self.context.term()
 
 
 class SyncBus(_Receiver):
