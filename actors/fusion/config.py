@@ -45,6 +45,9 @@ class FusionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """A new update starts once this many experiences arrived since the last one."""
     max_experiences: int = 20000
     """Size of the experience buffer (oldest dropped first)."""
+    explore_rate: float = 0.1
+    """With method = network, the share of decisions still made by the rules, so that outcomes of
+    both sides keep arriving (a network that only ever holds would never learn again)."""
     pnl_scale_usd: float = 500.0
     """A trade's weight in training is min(|pnl| / this, 1)."""
     max_remembered_decisions: int = 50000
@@ -57,7 +60,7 @@ class FusionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     def __post_init__(self) -> None:
         _require(self.method in FUSION_METHODS, "method", f"must be one of {FUSION_METHODS}, got {self.method!r}")
         for key in ("llm_weight", "override_confidence", "override_other_below", "uncertain_below",
-                    "llm_confidence_decay_per_step", "dropout"):
+                    "llm_confidence_decay_per_step", "dropout", "explore_rate"):
             value = getattr(self, key)
             _require(0.0 <= value <= 1.0, key, f"must be within [0, 1], got {value}")
         _require(self.max_staleness_steps >= 0, "max_staleness_steps", "must be >= 0")

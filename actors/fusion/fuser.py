@@ -77,6 +77,7 @@ class Fuser:
         self.thoughts = ThoughtBook(config.max_staleness_steps, config.llm_confidence_decay_per_step)
         self.learner = learner if learner is not None else (FusionLearner(config) if config.method == "network" else None)
         self.memory = DecisionMemory(config.max_remembered_decisions)
+        self._explore_rng = np.random.default_rng(config.seed)
 
     def add_thought(self, thought: Thought) -> bool:
         return self.thoughts.add(thought)
@@ -124,8 +125,11 @@ class Fuser:
             # Until the network has learned something the rules decide; their outcomes are its first lessons.
             return [Fused(r.action, "warmup_" + r.rule, r.rl_trust, r.llm_trust) for r in rules]
         prediction = self.learner.predict(inputs, masks, rl_actions)
-        return [Fused(int(prediction.actions[i]), "network", float(prediction.rl_trust[i]),
-                      float(prediction.llm_trust[i])) for i in range(n)]
+        explore = self._explore_rng.random(n) < self.config.explore_rate
+        return [Fused(rules[i].action, "explore_" + rules[i].rule, rules[i].rl_trust, rules[i].llm_trust)
+                if explore[i] else
+                Fused(int(prediction.actions[i]), "network", float(prediction.rl_trust[i]), float(prediction.llm_trust[i]))
+                for i in range(n)]
 
     def record_executed(self, env_ids: Sequence[int], step: int, actions: np.ndarray) -> None:
         for env_id, action in zip(env_ids, actions, strict=True):

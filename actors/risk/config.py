@@ -21,7 +21,7 @@ class RiskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     min_win_rate: float = 0.4
     """Entries are vetoed while the win rate of the last 10 trades is below this."""
     account_guard_enabled: bool = True
-    """Flatten (as far as the actions allow) and halt entries before an Apex breach is possible on the next bar."""
+    """Flatten (the closing action; else tighten the stop) and halt entries before an Apex breach is possible on the next bar."""
     guard_bar_move_atr: float = 2.0
     """The adverse move, in ATRs, the guard assumes one bar can make."""
     fusion_deadline_ms: float = 250.0

@@ -6,15 +6,15 @@ day's loss) keeps vetoing for as long as it holds, which is what "halt" means he
 
 Order of precedence, first match wins and names the reason:
   masked_action     the proposed action is not allowed by the env's mask -> the nearest legal one
-  account_guard     in a position: a breach is possible on the next bar -> tighten (see below);
-                    flat: an entry could breach on the next bar -> HOLD
+  account_guard     in a position: a breach is possible on the next bar -> flatten (the opposite
+                    of the position's side closes it); flat: an entry could breach on the next bar -> HOLD
   daily_loss_limit  the day's P&L is at or below -account.daily_loss_limit -> no entries
   consecutive_losses / drawdown_buffer / win_rate   seed 002's vetoes -> no entries
-A veto turns BUY, SELL and ENABLE_TRAIL into HOLD; HOLD, MOVE_SL_TO_BE and DISABLE_TRAIL pass.
+A veto turns entries (BUY or SELL while flat, ENABLE_TRAIL) into HOLD; HOLD, MOVE_SL_TO_BE,
+DISABLE_TRAIL and exits (the opposite of BUY/SELL while in a position) pass.
 
-The action set has no "close now" action. So the guard, in a position, tightens the stop
-(MOVE_SL_TO_BE, else ENABLE_TRAIL, where the mask allows) and blocks every other action;
-a true flatten needs a FLATTEN path from the env.
+The guard flattens with the closing action when the env's mask allows it; when it does
+not, it tightens the stop (MOVE_SL_TO_BE, else ENABLE_TRAIL) and blocks everything else.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Protocol
 
 import numpy as np
 
-from actors.risk.actions import ENABLE_TRAIL, ENTRY_ACTIONS, HOLD, MOVE_SL_TO_BE
+from actors.risk.actions import ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, closing_action, is_entry
 from actors.risk.config import RiskConfig
 
 TIGHTENING_ACTIONS = (MOVE_SL_TO_BE, ENABLE_TRAIL)
@@ -120,15 +120,23 @@ class RiskRules:
         if not self.config.account_guard_enabled:
             return None
         if context.position != 0 and self.breach_possible_in_position(context):
-            if action in TIGHTENING_ACTIONS:
-                return Review(action, "")
-            already = {MOVE_SL_TO_BE: context.stop_at_break_even, ENABLE_TRAIL: context.trail_on}
-            tighten = next((a for a in TIGHTENING_ACTIONS if mask[a] and not already[a]), HOLD)
-            tighten = tighten if mask[tighten] else nearest_legal(action, mask)
-            return Review(tighten, "account_guard" if tighten != action else "")
-        if context.position == 0 and action in ENTRY_ACTIONS and self.breach_possible_on_entry(context):
+            return Review(*self._protect(action, mask, context))
+        if context.position == 0 and is_entry(action, 0) and self.breach_possible_on_entry(context):
             return Review(nearest_legal(action, mask), "account_guard")
         return None
+
+    @staticmethod
+    def _protect(action: int, mask: np.ndarray, context: RiskContext) -> tuple[int, str]:
+        """Flatten if the mask allows it, else tighten the stop, else HOLD."""
+        close = closing_action(context.position)
+        if mask[close]:
+            return close, "account_guard" if action != close else ""
+        if action in TIGHTENING_ACTIONS:
+            return action, ""
+        already = {MOVE_SL_TO_BE: context.stop_at_break_even, ENABLE_TRAIL: context.trail_on}
+        tighten = next((a for a in TIGHTENING_ACTIONS if mask[a] and not already[a]), HOLD)
+        tighten = tighten if mask[tighten] else nearest_legal(action, mask)
+        return tighten, "account_guard" if tighten != action else ""
 
     def review(self, action: int, mask: np.ndarray, context: RiskContext) -> Review:
         """The action the env may execute, and why it was changed ('' when it was not)."""
@@ -137,7 +145,7 @@ class RiskRules:
         guarded = self._guard(action, mask, context)
         if guarded is not None:
             return guarded
-        if action in ENTRY_ACTIONS:
+        if is_entry(action, context.position):
             reason = self.entry_veto(context)
             if reason:
                 return Review(nearest_legal(action, mask), reason)

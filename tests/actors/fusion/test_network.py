@@ -24,7 +24,7 @@ class Context:
 
 def small_network_config(**overrides) -> FusionConfig:
     values = dict(method="network", hidden_dims=(64, 32), dropout=0.0, learning_rate=3e-3, batch_size=128,
-                  gradient_steps_per_update=100, min_experiences=64, update_every_experiences=64)
+                  gradient_steps_per_update=100, min_experiences=64, update_every_experiences=64, explore_rate=0.0)
     values.update(overrides)
     return FusionConfig(**values)
 
@@ -93,6 +93,19 @@ def test_network_is_in_warmup_until_its_first_update_and_then_decides():
         drive(fuser, rng, step, learn=True)
     fuser.learner.update_now()
     assert drive(fuser, rng, 30, learn=False)[2]
+
+
+def test_network_method_leaves_a_share_of_decisions_to_the_rules_to_keep_exploring():
+    fuser = Fuser(small_network_config(min_experiences=8, update_every_experiences=8, gradient_steps_per_update=2,
+                                       explore_rate=0.25))
+    rng = np.random.default_rng(4)
+    for step in range(1, 20):
+        drive(fuser, rng, step, learn=True)
+    fuser.learner.update_now()
+    batch = fuser.fuse(50, list(range(400)), [0] * 400, np.full(400, BUY), np.full(400, 0.8),
+                       np.ones((400, 6), dtype=bool), [Context()] * 400)
+    explored = np.mean([rule.startswith("explore_") for rule in batch.rules])
+    assert 0.15 < explored < 0.35
 
 
 def test_network_never_returns_a_masked_action_and_falls_back_to_rl_when_nothing_is_legal():

@@ -8,7 +8,7 @@ from bus.messages import MarketContext
 NQ_LIMITS = AccountLimits(daily_loss_limit_usd=1000.0, multiplier=20.0, tick_value=5.0, commission_per_side=2.5,
                           slippage_ticks=1.0, entry_contracts=1)
 FLAT_MASK = np.array([True, True, True, False, False, False])
-LONG_MASK = np.array([True, False, False, True, True, False])
+LONG_MASK = np.array([True, False, True, True, True, False])  # as the env masks a long: SELL closes it
 
 
 def context(**overrides) -> MarketContext:

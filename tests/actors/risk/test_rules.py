@@ -66,14 +66,24 @@ def test_account_guard_blocks_an_entry_that_could_breach_on_the_next_bar():
     assert (review.action, review.reason) == (HOLD, "account_guard")
 
 
-def test_account_guard_tightens_a_position_before_a_breach_is_possible():
+def test_account_guard_flattens_a_position_before_a_breach_is_possible():
     # two contracts: 2 x ($400 + $7.50) = $815 worst bar
     in_danger = context(position=1, contracts=2, drawdown_buffer=815.0)
     review = RULES.review(HOLD, LONG_MASK, in_danger)
+    assert (review.action, review.reason) == (SELL, "account_guard")
+    assert RULES.review(HOLD, LONG_MASK, msgspec.structs.replace(in_danger, drawdown_buffer=816.0)).reason == ""
+    short_in_danger = msgspec.structs.replace(in_danger, position=-1)
+    short_mask = np.array([True, True, False, False, True, False])
+    assert RULES.review(ENABLE_TRAIL, short_mask, short_in_danger).action == BUY
+
+
+def test_account_guard_tightens_the_stop_when_it_cannot_flatten():
+    in_danger = context(position=1, contracts=2, drawdown_buffer=815.0)
+    no_exit = np.array([True, False, False, True, True, False])
+    review = RULES.review(HOLD, no_exit, in_danger)
     assert (review.action, review.reason) == (MOVE_SL_TO_BE, "account_guard")
     at_break_even = msgspec.structs.replace(in_danger, stop_at_break_even=True)
-    assert RULES.review(HOLD, LONG_MASK, at_break_even).action == ENABLE_TRAIL
-    assert RULES.review(HOLD, LONG_MASK, msgspec.structs.replace(in_danger, drawdown_buffer=816.0)).reason == ""
+    assert RULES.review(HOLD, no_exit, at_break_even).action == ENABLE_TRAIL
 
 
 def test_account_guard_blocks_loosening_the_stop():
@@ -81,6 +91,12 @@ def test_account_guard_blocks_loosening_the_stop():
     mask = np.array([True, False, False, False, False, True])
     review = RULES.review(DISABLE_TRAIL, mask, in_danger)
     assert (review.action, review.reason) == (HOLD, "account_guard")
+
+
+def test_an_exit_passes_every_veto():
+    losing_long = context(position=1, contracts=1, consecutive_losses=9, win_rate=0.0, daily_pnl=-5000.0,
+                          drawdown_buffer=450.0)
+    assert RULES.review(SELL, LONG_MASK, losing_long).reason == ""
 
 
 def test_a_masked_action_never_passes():
