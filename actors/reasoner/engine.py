@@ -135,6 +135,8 @@ class LlamaEngine:
         import llama_cpp
 
         llm = self._llm
+        if llm is None:
+            raise EngineError("the engine is closed")
         started = time.perf_counter()
         tokens = llm.tokenize(self.render(messages).encode("utf-8"), add_bos=False, special=True)
         if len(tokens) + max_tokens > llm.n_ctx():
@@ -165,10 +167,13 @@ class LlamaEngine:
         return self._formatter(messages=messages).prompt
 
     def forget_context(self) -> None:
-        self._llm.reset()
+        if self._llm is not None:
+            self._llm.reset()
 
     def load_adapter(self, path: str, version: int) -> None:
         """Reload the model with this LoRA adapter; on failure the current model stays in use."""
+        if self._llm is None:
+            raise EngineError("the engine is closed")
         if not Path(path).is_file():
             raise EngineError(f"adapter file not found: {path}")
         try:
@@ -181,7 +186,9 @@ class LlamaEngine:
         self.adapter_path = path
 
     def close(self) -> None:
-        self._llm.close()
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None
 
     # ---- internals
 

