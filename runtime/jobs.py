@@ -44,7 +44,10 @@ class JobResult:
 
 
 class ProgressView:
-    """Renders one actor's sys.progress: a tqdm bar on a terminal, a log line every few seconds otherwise."""
+    """Renders one actor's sys.progress (steps, steps/s, ETA) with the latest figures of every actor:
+    a tqdm bar on a terminal, a line every few seconds otherwise."""
+
+    SHOWN_FIGURES = ("mean_episode_return", "approx_kl", "clip_fraction", "explained_variance", "thoughts", "episodes")
 
     def __init__(self, actor: str, label: str, enabled: bool) -> None:
         self.actor = actor
@@ -52,11 +55,13 @@ class ProgressView:
         self.enabled = enabled
         self.bar = None
         self._last_line = 0.0
+        self.figures: dict[str, float] = {}
 
     def update(self, msg: Progress) -> None:
+        self.figures.update(msg.figures)
         if not self.enabled or msg.actor != self.actor:
             return
-        figures = {k: f"{v:.3g}" for k, v in list(msg.figures.items())[:4]}
+        figures = {k: f"{self.figures[k]:.3g}" for k in self.SHOWN_FIGURES if k in self.figures}
         if sys.stderr.isatty():
             if self.bar is None:
                 from tqdm import tqdm
@@ -67,10 +72,10 @@ class ProgressView:
             self.bar.refresh()
         elif time.monotonic() - self._last_line > 5.0:
             self._last_line = time.monotonic()
-            total = f"/{msg.total_steps}" if msg.total_steps else ""
             eta = ""
             if msg.total_steps and msg.steps_per_sec > 0:
                 eta = f" eta {max(0.0, (msg.total_steps - msg.steps) / msg.steps_per_sec):.0f}s"
+            total = f"/{msg.total_steps}" if msg.total_steps else ""
             extra = " ".join(f"{k}={v}" for k, v in figures.items())
             print(f"{self.label}: {msg.steps}{total} steps, {msg.steps_per_sec:.0f} steps/s{eta} {extra}", file=sys.stderr, flush=True)
 
@@ -142,24 +147,18 @@ def format_table(rows: list[tuple[str, Any]], title: str = "") -> str:
 # ---------------------------------------------------------------------------- modes
 
 
-def configure(args: argparse.Namespace, extra: dict[str, Any] | None = None) -> Config:
-    overrides: list[str] = list(args.overrides)
-    if args.duration_secs is not None:
-        overrides.append(f"run.duration_secs={args.duration_secs}")
-    config = load_config(args.config, overrides)
-    if extra:
-        # job settings first, the user's --set last so the user has the final word
-        merged = {**extra, **{o.partition("=")[0]: None for o in overrides}}
-        job_only = {k: v for k, v in extra.items() if merged[k] is not None}
-        config = load_config(args.config, {**job_only, **dict(_parse(o) for o in overrides)})
-    return config
-
-
-def _parse(text: str) -> tuple[str, Any]:
+def configure(args: argparse.Namespace, job_settings: dict[str, Any] | None = None) -> Config:
+    """default.toml, then --config, then the job's settings, then the user's --set (the user has the last word)."""
     from config.loader import parse_override
 
-    keys, value = parse_override(text)
-    return ".".join(keys), value
+    user = list(args.overrides)
+    if args.duration_secs is not None:
+        user.append(f"run.duration_secs={args.duration_secs}")
+    overrides: dict[str, Any] = dict(job_settings or {})
+    for text in user:
+        keys, value = parse_override(text)
+        overrides[".".join(keys)] = value
+    return load_config(args.config, overrides)
 
 
 def mode_run(args: argparse.Namespace) -> int:
@@ -169,7 +168,131 @@ def mode_run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-MODE_HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {"run": mode_run}
+# ---------------------------------------------------------------------------- train / backtest
+
+
+TRAIN_SETTINGS = {"policy.learn": True, "env.mode": "train", "env.split": "train"}
+BACKTEST_SETTINGS = {"policy.learn": False, "env.mode": "backtest", "env.split": "test"}
+SUMMARY_KEYS = (
+    "num_timesteps", "updates", "approx_kl", "clip_fraction", "explained_variance", "entropy_loss",
+    "mean_episode_return", "episodes", "win_rate", "trades", "net_pnl_usd", "apex_violations",
+    "query_rate", "agreement_rate", "veto_rate", "llm_staleness_steps",
+)
+
+
+def train_settings(args: argparse.Namespace, name: str = "") -> dict[str, Any]:
+    settings: dict[str, Any] = dict(TRAIN_SETTINGS)
+    if args.timesteps is not None:
+        settings["policy.total_timesteps"] = args.timesteps
+    if getattr(args, "resume", None):
+        settings["policy.resume_from"] = str(find_checkpoint(args.resume))
+    if name:
+        settings["run.name"] = name
+    return settings
+
+
+def find_checkpoint(location: Path) -> Path:
+    from actors.policy.checkpoint import latest_checkpoint
+
+    if not Path(location).exists():
+        raise JobError(f"no such checkpoint or run directory: {location}")
+    found = latest_checkpoint(location)
+    if found is None:
+        raise JobError(f"no policy checkpoint in {location} (looked in {location}/checkpoints)")
+    return found
+
+
+def backtest_settings(checkpoint: Path, data: Path | None, name: str = "") -> dict[str, Any]:
+    settings: dict[str, Any] = {**BACKTEST_SETTINGS, "policy.model_path": str(checkpoint)}
+    if data is not None:
+        if not data.is_file():
+            raise JobError(f"no such data file: {data}")
+        settings.update({"data.source": "file", "data.path": str(data.resolve()), "env.split": "all"})
+    if name:
+        settings["run.name"] = name
+    return settings
+
+
+def run_training(config: Config, args: argparse.Namespace, run_dir: Path | None = None) -> JobResult:
+    result = run_job(config, "train", run_dir=run_dir, done_actor="policy", progress_actor="policy", progress_label="train", quiet=args.quiet)
+    if "policy" not in result.done:
+        raise JobError(f"training stopped before the policy finished (run directory {result.run_dir.path})")
+    return result
+
+
+def training_summary(result: JobResult) -> list[tuple[str, Any]]:
+    figures: dict[str, float] = dict(result.done["policy"].summary)
+    for progress in result.last_progress.values():  # the env's episode figures win over the policy's view
+        figures.update(progress.figures)
+    rows: list[tuple[str, Any]] = [(k, figures[k]) for k in SUMMARY_KEYS if k in figures]
+    rows += [("elapsed_secs", result.elapsed_secs), ("run_dir", str(result.run_dir.path))]
+    checkpoint = _latest_or_none(result.run_dir.path)
+    if checkpoint is not None:
+        rows.append(("checkpoint", str(checkpoint)))
+    return rows
+
+
+def _latest_or_none(run_dir: Path) -> Path | None:
+    from actors.policy.checkpoint import latest_checkpoint
+
+    return latest_checkpoint(run_dir)
+
+
+def mode_train(args: argparse.Namespace) -> int:
+    config = configure(args, train_settings(args))
+    result = run_training(config, args, args.run_dir)
+    print(format_table(training_summary(result), "training summary"))
+    return EXIT_OK
+
+
+def run_backtest(config: Config, args: argparse.Namespace, run_dir: Path | None = None) -> tuple[JobResult, dict[str, float]]:
+    result = run_job(config, "backtest", run_dir=run_dir, done_actor="env", progress_actor="env", progress_label="backtest", quiet=args.quiet)
+    if "env" not in result.done:
+        raise JobError(f"backtest stopped before the env finished its pass (run directory {result.run_dir.path})")
+    return result, dict(result.done["env"].summary)
+
+
+def print_backtest(result: JobResult, metrics: dict[str, float], config: Config) -> None:
+    from actors.env.report import format_metrics_table
+
+    report = result.run_dir.path / config.env.report_dir
+    print(format_metrics_table(metrics))
+    print(f"\nreport: {report}/report.md  equity curve: {report}/equity.png  metrics: {report}/metrics.json")
+
+
+def mode_backtest(args: argparse.Namespace) -> int:
+    if args.model is None:
+        raise JobError("backtest needs --model CHECKPOINT (a checkpoint file or a training run directory)")
+    config = configure(args, backtest_settings(find_checkpoint(args.model), args.data))
+    result, metrics = run_backtest(config, args, args.run_dir)
+    print_backtest(result, metrics, config)
+    return EXIT_OK
+
+
+def mode_main(args: argparse.Namespace) -> int:
+    """A short hybrid training, then a backtest of the trained policy on held-out data."""
+    base_name = configure(args).run.name or "main"
+    train_config = configure(args, {**train_settings(args, f"{base_name}-train")})
+    train = run_training(train_config, args)
+    print(format_table(training_summary(train), "training summary"))
+    checkpoint = find_checkpoint(train.run_dir.path)
+    fusion_model = train.run_dir.path / "fusion" / "fusion_network.pt"
+    settings = backtest_settings(checkpoint, args.data, f"{base_name}-backtest")
+    if fusion_model.is_file():
+        settings["fusion.model_path"] = str(fusion_model)
+    backtest_config = configure(args, settings)
+    result, metrics = run_backtest(backtest_config, args)
+    print()
+    print_backtest(result, metrics, backtest_config)
+    return EXIT_OK
+
+
+MODE_HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": mode_run,
+    "train": mode_train,
+    "backtest": mode_backtest,
+    "main": mode_main,
+}
 
 
 def run_mode(args: argparse.Namespace) -> int:
