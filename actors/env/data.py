@@ -239,11 +239,14 @@ def _repair(frame: pd.DataFrame, report: RepairReport, path: Path, columns: dict
 
 
 def count_intraday_gaps(index: pd.DatetimeIndex) -> int:
-    """Steps longer than the usual bar interval but shorter than 3 hours (longer ones are session breaks)."""
+    """Steps longer than the usual (most common) bar interval but shorter than 3 hours (longer ones are session breaks)."""
     if len(index) < 3:
         return 0
     steps = np.diff(index.asi8)
-    usual = np.median(steps)
+    values, counts = np.unique(steps[steps > 0], return_counts=True)
+    if not len(values):
+        return 0
+    usual = values[np.argmax(counts)]  # the most common step is the bar interval
     return int(((steps > 1.5 * usual) & (steps < 3 * 3600 * 1e9)).sum())
 
 

@@ -9,7 +9,7 @@ import pandas as pd
 
 from actors.env.account import FlatSchedule, flat_schedule
 from actors.env.data import RepairReport, session_starts, split_by_time
-from actors.env.features import WINDOW, FeatureSet, compute_features
+from actors.env.features import FeatureSet, compute_features
 
 WARMUP_BARS = 210
 """Bars before the first usable decision: the 20-bar window and the slowest indicator (SMA200 slope)."""
@@ -48,13 +48,19 @@ class Dataset:
     bounds: dict[str, tuple[int, int]]
     source: str = ""
     repair: RepairReport | None = None
+    warmup_bars: int = WARMUP_BARS
+    """Bars at the start of the data no episode starts in (indicators are still warming up)."""
     lists: dict[str, list] = field(default_factory=dict)
     """Python-list copies of the per-bar arrays the env reads one scalar at a time (much faster than numpy scalars)."""
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, flat_minute_of_day: int, train_fraction: float = 0.7, validation_fraction: float = 0.15, source: str = "", repair: RepairReport | None = None) -> Dataset:
-        if len(frame) < WARMUP_BARS + 2 * WINDOW:
-            raise ValueError(f"{source or 'data'}: {len(frame)} bars is too few (need at least {WARMUP_BARS + 2 * WINDOW})")
+    def from_frame(
+        cls, frame: pd.DataFrame, flat_minute_of_day: int, train_fraction: float = 0.7, validation_fraction: float = 0.15,
+        source: str = "", repair: RepairReport | None = None, warmup_bars: int = WARMUP_BARS,
+    ) -> Dataset:
+        """Features and schedule for ``frame``; ``warmup_bars`` < the default only for tiny hand-made files."""
+        if len(frame) < warmup_bars + 3:
+            raise ValueError(f"{source or 'data'}: {len(frame)} bars is too few (need at least {warmup_bars + 3})")
         index = pd.DatetimeIndex(frame.index).as_unit("ns")
         arrays = {name: frame[name].to_numpy(dtype=np.float64) for name in ("open", "high", "low", "close", "volume")}
         features = compute_features(frame)
@@ -68,6 +74,7 @@ class Dataset:
             bounds=split_by_time(index, train_fraction, validation_fraction),
             source=source,
             repair=repair,
+            warmup_bars=warmup_bars,
             **arrays,
         )
         dataset.lists = {
@@ -90,7 +97,7 @@ class Dataset:
         if name not in self.bounds:
             raise ValueError(f"unknown split {name!r}; choose from {sorted(self.bounds)}")
         start, stop = self.bounds[name]
-        return DataSplit(self, name, max(start, WARMUP_BARS), stop)
+        return DataSplit(self, name, max(start, self.warmup_bars), stop)
 
     @property
     def train(self) -> DataSplit:

@@ -19,6 +19,7 @@ sb3-contrib's convention; an action outside the mask is executed as HOLD and cou
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import gymnasium as gym
@@ -29,7 +30,7 @@ from actors.env.account import ApexAccount
 from actors.env.config import AccountConfig, EnvConfig
 from actors.env.dataset import DataSplit
 from actors.env.features import (
-    CLIP, PATTERNS, POSITION_START, RISK_END, RISK_START, STATIC_END, STATIC_START, TRENDS,
+    CLIP, N_BAR, PATTERNS, POSITION_START, RISK_END, RISK_START, STATIC_END, STATIC_START, TRENDS,
     VALIDITY_END, VOLUME_TRENDS, WINDOW, WINDOW_END,
 )
 from actors.env.instruments import InstrumentSpec
@@ -47,8 +48,8 @@ class FuturesTradingEnv(gym.Env):
 
     def __init__(self, split: DataSplit, instrument: InstrumentSpec, account: AccountConfig, config: EnvConfig) -> None:
         super().__init__()
-        if split.n_bars < WINDOW + 2:
-            raise ValueError(f"split {split.name!r} has {split.n_bars} bars; an episode needs at least {WINDOW + 2}")
+        if split.n_bars < 3:
+            raise ValueError(f"split {split.name!r} has {split.n_bars} bars; an episode needs at least 3")
         self.split = split
         self.instrument = instrument
         self.account_config = account
@@ -126,6 +127,10 @@ class FuturesTradingEnv(gym.Env):
         if self._done:
             info["episode_metrics"] = self.episode_metrics()
         return self._observation(), reward, breached, truncated and not breached, info
+
+    def observe(self) -> np.ndarray:
+        """The current observation again (what the last reset/step returned)."""
+        return self._observation()
 
     def action_masks(self) -> np.ndarray:
         """bool [6]: True where the action is allowed now (sb3-contrib MaskablePPO convention)."""
@@ -218,8 +223,12 @@ class FuturesTradingEnv(gym.Env):
         return breached
 
     def _breach_price(self, position: Position) -> float:
+        """The tradable price at which equity first touches the threshold (rounded to the tick against the position)."""
         room_usd = self.account.balance - self.account.threshold
-        return position.entry_price - position.side * room_usd / (self.instrument.multiplier * position.contracts)
+        exact = position.entry_price - position.side * room_usd / (self.instrument.multiplier * position.contracts)
+        tick = self.instrument.tick_size
+        ticks = exact / tick
+        return (math.floor(ticks + 1e-9) if position.side > 0 else math.ceil(ticks - 1e-9)) * tick
 
     def _close(self, price: float, bar: int, reason: str) -> Trade:
         trade = close_position(self._position, price, bar, self._start_ns[bar], reason, self.instrument)
@@ -249,7 +258,11 @@ class FuturesTradingEnv(gym.Env):
     def _observation(self) -> np.ndarray:
         t = self._t
         obs = self._obs
-        obs[:WINDOW_END] = self._bar_features[t - WINDOW + 1 : t + 1].reshape(-1)
+        if t >= WINDOW - 1:
+            obs[:WINDOW_END] = self._bar_features[t - WINDOW + 1 : t + 1].reshape(-1)
+        else:  # fewer than 20 bars of history (tiny files): zeros stand in for the missing oldest bars
+            obs[:WINDOW_END] = 0.0
+            obs[WINDOW_END - (t + 1) * N_BAR : WINDOW_END] = self._bar_features[: t + 1].reshape(-1)
         obs[STATIC_START:STATIC_END] = self._static_features[t]
         mask = self._mask_list()
         position = self._position

@@ -7,8 +7,8 @@ Conventions:
 - Sortino's downside deviation is sqrt(mean(min(r, 0)^2)) over all bars.
 - Profit factor = gross profit / gross loss of closed trades; PROFIT_FACTOR_CAP when
   there is profit and no loss (JSON has no infinity), 0 with no profit.
-- Max drawdown is the largest fall of equity from its running peak, in dollars and in
-  percent of that peak.
+- Max drawdown is the largest fall of equity from its running peak, in dollars, and
+  (separately) the largest such fall in percent of its peak.
 - Apex violations = trailing-drawdown breaches (forced-flat exits are counted apart:
   they are the rule being enforced, not broken).
 """
@@ -44,7 +44,7 @@ def equity_metrics(equity_curve: Sequence[float] | np.ndarray) -> dict[str, floa
         "sharpe": float(returns.mean() / deviation * annualise) if deviation > 1e-15 else 0.0,
         "sortino": float(returns.mean() / downside * annualise) if downside > 1e-15 else 0.0,
         "max_drawdown_usd": float(falls[worst]),
-        "max_drawdown_pct": float(falls[worst] / peak[worst] * 100.0),
+        "max_drawdown_pct": float(np.max(falls / peak) * 100.0),
     }
 
 

@@ -1,0 +1,112 @@
+"""Metrics arithmetic, the report files, instruments and config validation."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from actors.env.account import APEX_ACCOUNTS, apex_account
+from actors.env.config import AccountConfig, DataConfig, EnvConfig, InstrumentConfig
+from actors.env.instruments import resolve_instrument
+from actors.env.metrics import BARS_PER_YEAR, PROFIT_FACTOR_CAP, DecisionStats, RunMetrics, equity_metrics, trade_metrics
+from actors.env.report import format_metrics_table, write_report
+
+
+def trade(pnl: float, bars: int = 3, reason: str = "target", trade_id: int = 0):
+    return SimpleNamespace(pnl_usd=pnl, bars_held=bars, exit_reason=reason, trade_id=trade_id, side=1, entry_price=100.0, exit_price=101.0)
+
+
+def test_trade_metrics_count_wins_profit_factor_and_holding_time():
+    metrics = trade_metrics([trade(300, 2), trade(-100, 4), trade(-50, 6, "forced_flat"), trade(150, 8)])
+    assert metrics["trades"] == 4 and metrics["win_rate"] == 0.5
+    assert metrics["profit_factor"] == pytest.approx(450 / 150)
+    assert metrics["avg_bars_held"] == 5 and metrics["avg_trade_usd"] == 75
+    assert metrics["forced_flat_exits"] == 1
+
+
+def test_profit_factor_is_capped_without_losses_and_zero_without_profit():
+    assert trade_metrics([trade(10)])["profit_factor"] == PROFIT_FACTOR_CAP
+    assert trade_metrics([trade(-10)])["profit_factor"] == 0.0
+    assert trade_metrics([])["trades"] == 0
+
+
+def test_equity_metrics_give_drawdown_and_annualised_sharpe():
+    curve = [100.0, 110.0, 99.0, 121.0, 100.0]
+    metrics = equity_metrics(curve)
+    assert metrics["max_drawdown_usd"] == 21.0
+    assert metrics["max_drawdown_pct"] == pytest.approx(21 / 121 * 100)
+    returns = np.diff(curve) / np.array(curve[:-1])
+    assert metrics["sharpe"] == pytest.approx(returns.mean() / returns.std() * np.sqrt(BARS_PER_YEAR))
+    assert metrics["sortino"] > metrics["sharpe"]  # the downside deviation is smaller than the full one here
+    assert equity_metrics([100.0, 100.0, 100.0])["sharpe"] == 0.0
+
+
+def test_run_metrics_chain_episodes_into_one_equity_curve():
+    run = RunMetrics(1000.0)
+    run.add_episode([1000.0, 1010.0, 1020.0], [trade(20)], 0, 0.2)
+    run.add_episode([1000.0, 990.0], [trade(-10)], 1, -10.1)
+    assert run.equity_curve == [1000.0, 1010.0, 1020.0, 1010.0]
+    summary = run.summary()
+    assert summary["episodes"] == 2 and summary["apex_violations"] == 1 and summary["net_pnl_usd"] == 10.0
+
+
+def test_decision_stats_give_agreement_query_rate_and_veto_rate():
+    stats = DecisionStats()
+    stats.add_fusion(np.array([1, 2, 0, 1]), np.array([1, 0, -1, -1]), np.array([0.8, 0.6, 0.0, 0.0]), np.array([1, 3, -1, -1]), np.full(4, 0.7), np.full(4, 0.3))
+    stats.add_verdict([True, False, False, False])
+    summary = stats.summary()
+    assert summary["query_rate"] == 0.5 and summary["agreement_rate"] == 0.5
+    assert summary["llm_confidence"] == pytest.approx(0.7) and summary["llm_staleness_steps"] == 2
+    assert summary["veto_rate"] == 0.25 and summary["rl_trust"] == pytest.approx(0.7)
+
+
+def test_write_report_writes_metrics_markdown_and_a_png(tmp_path):
+    curve = list(50_000 + np.cumsum(np.random.default_rng(0).normal(0, 50, 400)))
+    metrics = {"net_pnl_usd": curve[-1] - 50_000, "trades": 2.0, "win_rate": 0.5, "custom_figure": 1.25}
+    returned = write_report(tmp_path / "out", curve, [trade(100.0, trade_id=1), trade(-40.0, trade_id=2)], metrics, "Test run", "a note")
+    assert returned == {key: float(value) for key, value in metrics.items()}
+    assert json.loads((tmp_path / "out" / "metrics.json").read_text())["trades"] == 2.0
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "# Test run" in markdown and "| Win rate | 0.5000 |" in markdown and "custom_figure" in markdown
+    assert (tmp_path / "out" / "equity.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_metrics_table_lists_known_metrics_first():
+    table = format_metrics_table({"zeta": 1.0, "trades": 3.0, "net_pnl_usd": -12.5})
+    lines = table.splitlines()
+    assert lines[2].startswith("| Net P&L") and lines[3].startswith("| Trades") and lines[4].startswith("| zeta")
+
+
+def test_built_in_instruments_have_the_design_specs():
+    nq, es, ym, rty, mnq = (resolve_instrument(InstrumentConfig(symbol=s)) for s in ("NQ", "ES", "YM", "RTY", "mnq"))
+    assert (nq.multiplier, nq.tick_size, nq.tick_value, nq.commission_per_side, nq.slippage_ticks) == (20.0, 0.25, 5.0, 2.5, 1.0)
+    assert (es.multiplier, ym.multiplier, ym.tick_size, rty.multiplier, rty.tick_size, mnq.multiplier) == (50.0, 5.0, 1.0, 50.0, 0.10, 2.0)
+    for symbol in ("MES", "M2K", "MYM"):
+        assert resolve_instrument(InstrumentConfig(symbol=symbol)).multiplier > 0
+
+
+def test_an_unknown_instrument_needs_tick_size_and_multiplier():
+    with pytest.raises(ValueError, match="instrument.symbol"):
+        resolve_instrument(InstrumentConfig(symbol="CL"))
+    crude = resolve_instrument(InstrumentConfig(symbol="CL", tick_size=0.01, multiplier=1000.0, commission_per_side=2.0))
+    assert (crude.tick_value, crude.commission_per_side, crude.slippage_ticks) == (10.0, 2.0, 1.0)
+
+
+def test_config_errors_name_the_key():
+    with pytest.raises(ValueError, match="env.mode"):
+        EnvConfig(mode="live")
+    with pytest.raises(ValueError, match="account.flat_time_et"):
+        AccountConfig(flat_time_et="4:59pm")
+    with pytest.raises(ValueError, match="data.path"):
+        DataConfig(source="file")
+    with pytest.raises(ValueError, match="data.validation_fraction"):
+        DataConfig(train_fraction=0.9, validation_fraction=0.2)
+
+
+def test_apex_presets_give_other_account_sizes():
+    assert set(APEX_ACCOUNTS) >= {"apex_25k", "apex_50k", "apex_100k", "apex_150k"}
+    account = apex_account("apex_100k")
+    assert (account.start_balance, account.trailing_drawdown, account.max_contracts, account.drawdown_lock_balance) == (100_000.0, 3_000.0, 14, 100_100.0)
