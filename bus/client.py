@@ -43,7 +43,7 @@ class _Receiver:
             self.dropped[exc.kind.value] += 1
             self.last_error = exc
             return None
-        self.sequences.observe(decoded.sender, decoded.seq)
+        self.sequences.observe(decoded.sender, decoded.seq, decoded.topic)
         return decoded
 
 

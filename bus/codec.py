@@ -101,20 +101,24 @@ class Encoder:
 
     def __init__(self, sender: str) -> None:
         self.sender = sender
-        self.seq = 0
+        self._seq: dict[str, int] = {}
         self._encoder = msgspec.msgpack.Encoder(enc_hook=_enc_hook)
 
     def encode(self, msg: Message, subtopic: str = "") -> tuple[bytes, bytes]:
-        """(topic, payload); ``subtopic`` narrows the topic (``probe`` -> ``probe.2``) for prefix subscribers."""
-        self.seq += 1
-        body = self._encoder.encode(msg)
-        envelope = Envelope(type(msg).__name__, msg.SCHEMA_VERSION, self.sender, self.seq, time.monotonic_ns(), msgspec.Raw(body))
+        """(topic, payload); ``subtopic`` narrows the topic (``probe`` -> ``probe.2``) for prefix subscribers.
+
+        Sequence numbers count per topic, so a subscriber of some topics sees gaps only when it lost messages.
+        """
         topic = f"{msg.TOPIC}.{subtopic}" if subtopic else msg.TOPIC
+        seq = self._seq[topic] = self._seq.get(topic, 0) + 1
+        body = self._encoder.encode(msg)
+        envelope = Envelope(type(msg).__name__, msg.SCHEMA_VERSION, self.sender, seq, time.monotonic_ns(), msgspec.Raw(body))
         return topic.encode(), self._encoder.encode(envelope)
 
 
 class Decoded(msgspec.Struct, frozen=True):
     msg: Message
+    topic: bytes
     sender: str
     seq: int
     sent_ns: int
@@ -154,19 +158,20 @@ class Decoder:
             msg = body_decoder.decode(env.body)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError) as exc:  # ext_hook raises ValueError
             raise FrameError(DropKind.FIELD_TYPE, f"{env.type}: {exc}") from None
-        return Decoded(msg, env.sender, env.seq, env.sent_ns)
+        return Decoded(msg, topic, env.sender, env.seq, env.sent_ns)
 
 
 class SequenceTracker:
-    """Counts per-sender sequence gaps (messages lost under high-water marks)."""
+    """Counts sequence gaps per sender and topic (messages lost under high-water marks)."""
 
     def __init__(self) -> None:
-        self._last: dict[str, int] = {}
+        self._last: dict[tuple[str, bytes], int] = {}
         self.gaps = 0
 
-    def observe(self, sender: str, seq: int) -> int:
-        last = self._last.get(sender)
-        self._last[sender] = seq
+    def observe(self, sender: str, seq: int, topic: bytes = b"") -> int:
+        key = (sender, topic)
+        last = self._last.get(key)
+        self._last[key] = seq
         if last is None or seq <= last:
             return 0  # first message from this sender (we may have joined late) or a restarted sender
         missing = seq - last - 1

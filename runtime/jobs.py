@@ -222,8 +222,9 @@ def run_training(config: Config, args: argparse.Namespace, run_dir: Path | None 
 
 def training_summary(result: JobResult) -> list[tuple[str, Any]]:
     figures: dict[str, float] = dict(result.done["policy"].summary)
-    for progress in result.last_progress.values():  # the env's episode figures win over the policy's view
-        figures.update(progress.figures)
+    for actor in ("policy", "env"):  # the env's episode figures win over the policy's view of them
+        if actor in result.last_progress:
+            figures.update(result.last_progress[actor].figures)
     rows: list[tuple[str, Any]] = [(k, figures[k]) for k in SUMMARY_KEYS if k in figures]
     rows += [("elapsed_secs", result.elapsed_secs), ("run_dir", str(result.run_dir.path))]
     checkpoint = _latest_or_none(result.run_dir.path)

@@ -92,6 +92,18 @@ def test_sequence_gaps_are_counted_per_sender():
     assert seq.gaps == 2  # a skipped 3 and 4; b joined at 5 (late join is not a gap)
 
 
+def test_sequence_numbers_count_per_topic_so_partial_subscribers_see_no_false_gaps():
+    enc, dec, seq = Encoder("s"), Decoder(), SequenceTracker()
+    frames = [enc.encode(Probe(probe_id=i, hop=i % 2, hops=2, sent_ns=0), str(i % 2)) for i in range(6)]
+    for topic, payload in frames:
+        if topic == b"probe.1":  # a subscriber of probe.1 only
+            d = dec.decode([topic, payload])
+            seq.observe(d.sender, d.seq, d.topic)
+    assert seq.gaps == 0
+    d = dec.decode(list(frames[5]))
+    assert d.seq == 3 and d.topic == b"probe.1"
+
+
 def test_decoded_arrays_are_read_only_views_of_the_frame():
     obs = np.ones((2, 261), np.float32)
     msg = sample_struct(EnvObs)
