@@ -1,0 +1,109 @@
+"""The reasoner in a real process on a real bus, with the real model."""
+
+import time
+
+import numpy as np
+import pytest
+
+from actors.lora.gguf_adapter import random_lora_adapter
+from actors.reasoner.engine import default_model_path
+from actors.reasoner.prompts import SAMPLE_CONTEXT
+from bus.messages import EnvObs, Heartbeat, LlmThought, LoraAdapter, MarketContext, Stats
+from runtime.testing import running_actors
+
+pytestmark = pytest.mark.slow
+
+FLAT_MASK = [True, True, True, False, False, False]
+QUICK = {
+    "reasoner.cache_enabled": False,
+    "reasoner.max_tokens_per_step": 24,
+    "reasoner.max_decide_tokens": 16,
+    "runtime.heartbeat_interval_secs": 0.25,
+}
+
+
+def env_obs(step, *, n_envs=1, mask=FLAT_MASK):
+    rng = np.random.default_rng(step)
+    contexts = [MarketContext(**dict(SAMPLE_CONTEXT, price=18000.0 + step, rsi=float(rng.uniform(20, 80))))
+                for _ in range(n_envs)]
+    return EnvObs(env_ids=list(range(n_envs)), episode_ids=[0] * n_envs, step=step,
+                  obs=rng.normal(size=(n_envs, 261)).astype(np.float32),
+                  masks=np.array([mask] * n_envs, dtype=bool), contexts=contexts)
+
+
+def first_thought(rt, step, timeout_secs=60.0):
+    """Once the reasoner's process is up and subscribed, publish ``step`` once and wait for its thought."""
+    rt.client.subscribe(Heartbeat, settle_secs=0.0)
+    rt.client.recv(Heartbeat, timeout_secs=timeout_secs, where=lambda h: h.actor == "reasoner")
+    time.sleep(0.3)  # its subscription reaches our publisher
+    rt.client.publish(env_obs(step))
+    return rt.client.recv(LlmThought, timeout_secs=timeout_secs, where=lambda t: t.step_seen == step)
+
+
+def test_while_busy_thinking_observations_keep_flowing_and_only_the_newest_is_thought_about_next():
+    with running_actors(["reasoner"], overrides=QUICK) as rt:
+        rt.client.subscribe(LlmThought, Heartbeat)
+        first_thought(rt, 0)  # the model is loaded and the subscription is live
+
+        rt.client.publish(env_obs(1))
+        time.sleep(0.2)  # the reasoner is now several seconds into a four-step thought about step 1
+        for step in range(2, 21):
+            rt.client.publish(env_obs(step))
+            time.sleep(0.01)
+        published_all_at = time.monotonic()
+
+        thoughts, heartbeats_while_busy = [], 0
+        while len(thoughts) < 2:
+            msg = rt.client.recv(timeout_secs=60.0)
+            if isinstance(msg, LlmThought):
+                thoughts.append((msg, time.monotonic()))
+            elif isinstance(msg, Heartbeat) and msg.actor == "reasoner" and not thoughts:
+                heartbeats_while_busy += 1
+
+    (busy, busy_done_at), (after, _) = thoughts
+    assert busy.step_seen == 1 and busy_done_at > published_all_at  # it really was busy meanwhile
+    assert after.step_seen == 20  # steps 2..19 were replaced by newer ones, never thought about
+    assert heartbeats_while_busy >= 2  # the event loop kept answering during generation
+    assert busy.query_id != after.query_id and busy.mode == "four_step"
+    assert FLAT_MASK[after.action] and after.analysis and after.options and after.risks and after.decision
+
+
+def test_an_announced_adapter_swaps_in_between_thoughts_and_the_next_thought_carries_its_version(tmp_path):
+    adapter = random_lora_adapter(default_model_path(), tmp_path / "v3.gguf", rank=4, alpha=8.0)
+    overrides = {**QUICK, "reasoner.mode": "single_shot", "runtime.stats_interval_secs": 0.5}
+    with running_actors(["reasoner"], overrides=overrides) as rt:
+        rt.client.subscribe(LlmThought, Stats)
+        base = first_thought(rt, 0)
+
+        rt.client.publish(LoraAdapter(version=3, path=str(adapter)))
+        rt.client.publish(env_obs(1))
+        adapted = rt.client.recv(LlmThought, timeout_secs=30.0, where=lambda t: t.step_seen == 1)
+        rt.client.publish(LoraAdapter(version=4, path=str(tmp_path / "missing.gguf")))
+        rt.client.publish(env_obs(2))
+        still_adapted = rt.client.recv(LlmThought, timeout_secs=30.0, where=lambda t: t.step_seen == 2)
+        stats = rt.client.recv(Stats, timeout_secs=5.0, where=lambda s: s.actor == "reasoner")
+
+    assert base.adapter_version == 0
+    assert adapted.adapter_version == 3
+    assert still_adapted.adapter_version == 3  # a bad adapter is refused, the loaded one stays
+    assert stats.counters["adapters_loaded"] == 1 and stats.counters["adapter_failures"] == 1
+    assert stats.gauges["adapter_version"] == 3.0
+
+
+def test_a_malformed_observation_is_counted_and_the_reasoner_keeps_thinking():
+    overrides = {**QUICK, "reasoner.mode": "single_shot", "runtime.stats_interval_secs": 0.5}
+    with running_actors(["reasoner"], overrides=overrides) as rt:
+        rt.client.subscribe(LlmThought, Stats)
+        first_thought(rt, 0)
+        good = env_obs(1, n_envs=2)
+        bad = EnvObs(env_ids=good.env_ids, episode_ids=good.episode_ids, step=1, obs=good.obs,
+                     masks=np.ones((2, 5), dtype=bool), contexts=good.contexts)
+
+        rt.client.publish(bad)
+        rt.client.publish(env_obs(2, n_envs=2))
+        thoughts = [rt.client.recv(LlmThought, timeout_secs=30.0, where=lambda t: t.step_seen == 2) for _ in range(2)]
+        stats = rt.client.recv(Stats, timeout_secs=5.0, where=lambda s: s.actor == "reasoner" and s.counters.get("bad_obs"))
+
+    assert sorted(t.env_id for t in thoughts) == [0, 1]  # both envs served
+    assert stats.counters["bad_obs"] == 1
+    assert stats.gauges["latency_p50_ms"] > 0 and stats.gauges["query_rate"] > 0
