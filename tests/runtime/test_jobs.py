@@ -1,0 +1,49 @@
+"""The bin/run jobs as a user runs them: real processes, real training, real report files."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from runtime.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ["--set", "env.n_envs=1", "--set", "policy.n_steps=128", "--set", "policy.batch_size=32", "--set", "policy.n_epochs=2",
+         "--set", "data.synthetic_days=20", "--quiet"]
+
+
+def bin_run(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ROOT / "bin" / "run"), *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def test_help_explains_every_mode_and_option():
+    text = build_parser().format_help()
+    for word in ("main", "train", "backtest", "ablation", "--config", "--set", "--run-dir", "--duration-secs", "--timesteps", "--model", "--data", "--resume"):
+        assert word in text
+
+
+def test_unknown_config_key_stops_bin_run_with_the_key_named(tmp_path):
+    done = bin_run("run", "--set", "env.n_env=2", "--run-dir", str(tmp_path / "r"))
+    assert done.returncode == 2 and "env.n_env" in done.stderr
+
+
+def test_backtest_without_a_checkpoint_is_a_clear_error(tmp_path):
+    done = bin_run("backtest", "--model", str(tmp_path), "--run-dir", str(tmp_path / "r"))
+    assert done.returncode == 1 and "no policy checkpoint" in done.stderr
+
+
+@pytest.mark.slow
+def test_train_then_backtest_writes_checkpoint_and_report(tmp_path):
+    train_dir = tmp_path / "train"
+    done = bin_run("train", "--timesteps", "512", "--run-dir", str(train_dir), *SMALL, "--set", 'runtime.actors=["env","policy","fusion","risk"]')
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "training summary" in done.stdout and "approx_kl" in done.stdout
+    assert list((train_dir / "checkpoints").glob("*.zip"))
+    test_dir = tmp_path / "backtest"
+    done = bin_run("backtest", "--model", str(train_dir), "--run-dir", str(test_dir), *SMALL, "--set", 'runtime.actors=["env","policy","fusion","risk"]')
+    assert done.returncode == 0, done.stderr[-2000:]
+    metrics = json.loads((test_dir / "backtest" / "metrics.json").read_text())
+    assert metrics["loop_steps"] > 100 and "win_rate" in metrics and "sharpe" in metrics
+    assert (test_dir / "backtest" / "equity.png").stat().st_size > 10_000
+    assert "Win rate" in done.stdout
