@@ -43,6 +43,11 @@ N_ACTIONS = 6
 OBS_DIM = RISK_END
 
 
+def _clip(value: float) -> float:
+    """Clip a per-step feature to the observation bounds (plain Python: cheaper than numpy for one float)."""
+    return -CLIP if value < -CLIP else (CLIP if value > CLIP else value)
+
+
 class FuturesTradingEnv(gym.Env):
     metadata = {"render_modes": []}
 
@@ -69,6 +74,8 @@ class FuturesTradingEnv(gym.Env):
         self._start_ns, self._atr = lists["start_ns"], lists["atr"]
         self._flat_at_close, self._entry_allowed, self._session = lists["flat_at_close"], lists["entry_allowed"], lists["session_id"]
         self._obs = np.zeros(OBS_DIM, dtype=np.float32)
+        self._mask: list[bool] = [True] + [False] * (N_ACTIONS - 1)
+        """The masks of the current observation (state only changes in step(), which rebuilds it)."""
         self._next_trade_id = 0
         self._t = split.start
         self._end = split.start
@@ -102,7 +109,7 @@ class FuturesTradingEnv(gym.Env):
         if self._done:
             raise RuntimeError("step() after the episode ended: call reset()")
         action = int(action)
-        illegal = not (0 <= action < N_ACTIONS and self._mask_list()[action])
+        illegal = not (0 <= action < N_ACTIONS and self._mask[action])
         if illegal:
             self.illegal_actions += 1
             action = HOLD
@@ -134,7 +141,7 @@ class FuturesTradingEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         """bool [6]: True where the action is allowed now (sb3-contrib MaskablePPO convention)."""
-        return np.array(self._mask_list(), dtype=bool)
+        return np.array(self._mask, dtype=bool)
 
     # ------------------------------------------------------------------ episode window
 
@@ -264,7 +271,7 @@ class FuturesTradingEnv(gym.Env):
             obs[:WINDOW_END] = 0.0
             obs[WINDOW_END - (t + 1) * N_BAR : WINDOW_END] = self._bar_features[: t + 1].reshape(-1)
         obs[STATIC_START:STATIC_END] = self._static_features[t]
-        mask = self._mask_list()
+        mask = self._mask = self._mask_list()
         position = self._position
         account = self.account
         drawdown_room = self.account_config.trailing_drawdown
@@ -277,10 +284,10 @@ class FuturesTradingEnv(gym.Env):
             side = position.side
             obs[POSITION_START:VALIDITY_END] = (
                 side,
-                (close / position.entry_price - 1.0) * 100.0,
-                side * (close - position.stop) / atr,
-                side * (position.target - close) / atr,
-                position.bars_held / 390.0,
+                _clip((close / position.entry_price - 1.0) * 100.0),
+                _clip(side * (close - position.stop) / atr),
+                _clip(side * (position.target - close) / atr),
+                _clip(position.bars_held / 390.0),
                 0.0,
                 float(mask[MOVE_SL_TO_BE]),
                 float(position.trail_on),
@@ -289,14 +296,12 @@ class FuturesTradingEnv(gym.Env):
             excursion = position.mae_points + position.mfe_points
             adverse_share = position.mae_points / excursion if excursion > 0 else 0.0
         obs[RISK_START:RISK_END] = (
-            unrealized / drawdown_room,
-            (account.peak - self._equity) / drawdown_room,
-            account.consecutive_losses / 5.0,
+            _clip(unrealized / drawdown_room),
+            _clip((account.peak - self._equity) / drawdown_room),
+            _clip(account.consecutive_losses / 5.0),
             account.win_rate,
             adverse_share,
         )
-        np.clip(obs[POSITION_START:VALIDITY_END], -CLIP, CLIP, out=obs[POSITION_START:VALIDITY_END])
-        np.clip(obs[RISK_START:RISK_END], -CLIP, CLIP, out=obs[RISK_START:RISK_END])
         return obs.copy()
 
     # ------------------------------------------------------------------ reporting
