@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 
 FUSION_METHODS = ("rules", "network", "rl_only", "llm_only")
+NETWORK_CHOICES = ("proposals", "any")
 
 
 def _require(condition: bool, key: str, message: str) -> None:
@@ -45,6 +46,10 @@ class FusionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """A new update starts once this many experiences arrived since the last one."""
     max_experiences: int = 20000
     """Size of the experience buffer (oldest dropped first)."""
+    network_choices: str = "proposals"
+    """proposals: the network chooses among RL's action, the LLM's action and HOLD (it decides whom to
+    trust) | any: any legal action. Trades teach it only about steps that traded, so left free it
+    invents entries neither side proposed."""
     explore_rate: float = 0.1
     """With method = network, the share of decisions still made by the rules, so that outcomes of
     both sides keep arriving (a network that only ever holds would never learn again)."""
@@ -59,6 +64,8 @@ class FusionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
     def __post_init__(self) -> None:
         _require(self.method in FUSION_METHODS, "method", f"must be one of {FUSION_METHODS}, got {self.method!r}")
+        _require(self.network_choices in NETWORK_CHOICES, "network_choices",
+                 f"must be one of {NETWORK_CHOICES}, got {self.network_choices!r}")
         for key in ("llm_weight", "override_confidence", "override_other_below", "uncertain_below",
                     "llm_confidence_decay_per_step", "dropout", "explore_rate"):
             value = getattr(self, key)

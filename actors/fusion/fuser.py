@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from actors.fusion.actions import NO_ACTION
+from actors.fusion.actions import HOLD, NO_ACTION
 from actors.fusion.config import FusionConfig
 from actors.fusion.network import AccountContext, DecisionRecord, Experience, FusionLearner, fusion_input, label_decision
 from actors.fusion.rules import Fused, fuse_llm_only, fuse_rl_only, fuse_rules, make_legal
@@ -124,12 +124,25 @@ class Fuser:
         if not self.learner.ready:
             # Until the network has learned something the rules decide; their outcomes are its first lessons.
             return [Fused(r.action, "warmup_" + r.rule, r.rl_trust, r.llm_trust) for r in rules]
-        prediction = self.learner.predict(inputs, masks, rl_actions)
+        prediction = self.learner.predict(inputs, self._choices(masks, rl_actions, thoughts), rl_actions)
         explore = self._explore_rng.random(n) < self.config.explore_rate
         return [Fused(rules[i].action, "explore_" + rules[i].rule, rules[i].rl_trust, rules[i].llm_trust)
                 if explore[i] else
                 Fused(int(prediction.actions[i]), "network", float(prediction.rl_trust[i]), float(prediction.llm_trust[i]))
                 for i in range(n)]
+
+    def _choices(self, masks: np.ndarray, rl_actions: np.ndarray, thoughts: list[UsableThought]) -> np.ndarray:
+        """The actions the network may pick: the legal ones, narrowed to the proposals and HOLD unless free."""
+        if self.config.network_choices == "any":
+            return masks
+        proposed = np.zeros_like(masks)
+        proposed[:, HOLD] = True
+        rows = np.arange(len(rl_actions))
+        proposed[rows, rl_actions] = True
+        llm_actions = np.array([t.action for t in thoughts], dtype=np.int64)
+        has_thought = llm_actions != NO_ACTION
+        proposed[rows[has_thought], llm_actions[has_thought]] = True
+        return masks & proposed
 
     def record_executed(self, env_ids: Sequence[int], step: int, actions: np.ndarray) -> None:
         for env_id, action in zip(env_ids, actions, strict=True):

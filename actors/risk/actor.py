@@ -1,5 +1,8 @@
 """The risk actor: exactly one risk.verdict per env.obs step.
 
+env.outcome is read only to count each env's closed trades per episode (the win-rate
+rule waits for risk.min_trades_for_win_rate of them).
+
 The verdict comes from the step's fusion.decision through the risk rules; if no decision
 arrived within risk.fusion_deadline_ms of the observation, from the RL proposal alone
 (HOLD when that is missing too), marked degraded. Veto counts by rule are in sys.stats.
@@ -11,15 +14,15 @@ import asyncio
 
 from actors.env.instruments import resolve_instrument
 from actors.risk.actions import N_ACTIONS
-from actors.risk.rules import AccountLimits, RiskRules
+from actors.risk.rules import AccountLimits, EpisodeTrades, RiskRules
 from actors.risk.verdicts import Verdict, VerdictBook
-from bus.messages import EnvObs, FusionDecision, PolicyProposal, RiskVerdict
+from bus.messages import EnvObs, EnvOutcome, FusionDecision, PolicyProposal, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
 
 
 class RiskActor(Actor):
-    subscriptions = (EnvObs, PolicyProposal, FusionDecision)
+    subscriptions = (EnvObs, PolicyProposal, FusionDecision, EnvOutcome)
 
     async def on_start(self) -> None:
         limits = account_limits(self.config)
@@ -27,6 +30,7 @@ class RiskActor(Actor):
                                 counts=self.counters)
         self._deadline_secs = self.config.risk.fusion_deadline_ms / 1000.0
         self._timers: dict[int, asyncio.TimerHandle] = {}
+        self.trades = EpisodeTrades()
         self._deadline_log = RateLimiter(self.config.logging.rate_limit_secs)
         self.log.info("risk_limits", **{k: getattr(limits, k) for k in limits.__slots__})
 
@@ -45,13 +49,18 @@ class RiskActor(Actor):
                     self.counters["bad_decisions"] += 1
                     return
                 self._publish(self.book.add_decision(msg.step, msg.env_ids, msg.actions, msg.llm_query_ids))
+            case EnvOutcome():
+                # The env publishes a step's outcomes before the next env.obs, so counts are current.
+                self.trades.record(msg.env_id, msg.episode_id)
 
     def _on_obs(self, obs: EnvObs) -> None:
         n = len(obs.env_ids)
         if obs.masks.shape != (n, N_ACTIONS) or len(obs.contexts) != n:
             self.counters["bad_obs"] += 1
             return
-        verdict = self.book.add_obs(obs.step, obs.env_ids, obs.masks, obs.contexts)
+        trades = [self.trades.count(e, p) for e, p in zip(obs.env_ids, obs.episode_ids, strict=True)] \
+            if len(obs.episode_ids) == n else None
+        verdict = self.book.add_obs(obs.step, obs.env_ids, obs.masks, obs.contexts, trades)
         if verdict is not None:
             self._publish(verdict)
             return

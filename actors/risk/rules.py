@@ -100,8 +100,9 @@ class RiskRules:
 
     # ------------------------------------------------------------------ rules
 
-    def entry_veto(self, context: RiskContext) -> str:
-        """The first rule that forbids entries now, or ''."""
+    def entry_veto(self, context: RiskContext, episode_trades: int | None = None) -> str:
+        """The first rule that forbids entries now, or ''. ``episode_trades``: trades the env closed this
+        episode (None = unknown: the win-rate rule applies as in seed 002)."""
         limit = self.limits.daily_loss_limit_usd
         if limit > 0 and context.daily_pnl <= -limit:
             return "daily_loss_limit"
@@ -112,7 +113,8 @@ class RiskRules:
         if context.trailing_limit > 0 and \
                 context.drawdown_buffer / context.trailing_limit < self.config.min_drawdown_buffer_fraction:
             return "drawdown_buffer"
-        if context.win_rate < self.config.min_win_rate:
+        enough_trades = episode_trades is None or episode_trades >= self.config.min_trades_for_win_rate
+        if enough_trades and context.win_rate < self.config.min_win_rate:
             return "win_rate"
         return ""
 
@@ -138,7 +140,7 @@ class RiskRules:
         tighten = tighten if mask[tighten] else nearest_legal(action, mask)
         return tighten, "account_guard" if tighten != action else ""
 
-    def review(self, action: int, mask: np.ndarray, context: RiskContext) -> Review:
+    def review(self, action: int, mask: np.ndarray, context: RiskContext, episode_trades: int | None = None) -> Review:
         """The action the env may execute, and why it was changed ('' when it was not)."""
         if not (0 <= action < len(mask)) or not mask[action]:
             return Review(nearest_legal(action, mask), "masked_action")
@@ -146,11 +148,31 @@ class RiskRules:
         if guarded is not None:
             return guarded
         if is_entry(action, context.position):
-            reason = self.entry_veto(context)
+            reason = self.entry_veto(context, episode_trades)
             if reason:
                 return Review(nearest_legal(action, mask), reason)
         return Review(action, "")
 
-    def review_batch(self, actions: np.ndarray, masks: np.ndarray, contexts: list[RiskContext]) -> list[Review]:
-        return [self.review(int(a), masks[i], contexts[i]) for i, a in enumerate(actions)]
+    def review_batch(self, actions: np.ndarray, masks: np.ndarray, contexts: list[RiskContext],
+                     episode_trades: list[int | None] | None = None) -> list[Review]:
+        trades = episode_trades if episode_trades is not None else [None] * len(actions)
+        return [self.review(int(a), masks[i], contexts[i], trades[i]) for i, a in enumerate(actions)]
+
+
+class EpisodeTrades:
+    """Closed trades per env in its current episode, counted from env.outcome.
+
+    The env's win rate covers the episode's last 10 trades; this count says how many that is.
+    """
+
+    def __init__(self) -> None:
+        self._counts: dict[int, tuple[int, int]] = {}
+
+    def record(self, env_id: int, episode_id: int) -> None:
+        held_episode, count = self._counts.get(env_id, (episode_id, 0))
+        self._counts[env_id] = (episode_id, count + 1 if held_episode == episode_id else 1)
+
+    def count(self, env_id: int, episode_id: int) -> int:
+        held_episode, count = self._counts.get(env_id, (episode_id, 0))
+        return count if held_episode == episode_id else 0
 

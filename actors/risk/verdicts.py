@@ -37,6 +37,7 @@ class _Step:
     env_ids: list[int] | None = None
     masks: np.ndarray | None = None
     contexts: Sequence[RiskContext] = ()
+    episode_trades: list[int | None] | None = None
     rl_actions: np.ndarray | None = None
     decision_actions: np.ndarray | None = None
     llm_query_ids: list[str] = field(default_factory=list)
@@ -58,11 +59,14 @@ class VerdictBook:
 
     # ------------------------------------------------------------------ inputs
 
-    def add_obs(self, step: int, env_ids: Sequence[int], masks: np.ndarray, contexts: Sequence[RiskContext]) -> Verdict | None:
-        """A step's observation; answers at once when its fusion decision came first."""
+    def add_obs(self, step: int, env_ids: Sequence[int], masks: np.ndarray, contexts: Sequence[RiskContext],
+                episode_trades: list[int | None] | None = None) -> Verdict | None:
+        """A step's observation (and each env's closed trades this episode, when known);
+        answers at once when its fusion decision came first."""
         self._answered.pop(step, None)  # the same step again means the env started over
         entry = self._entry(step)
         entry.env_ids, entry.masks, entry.contexts = list(env_ids), np.asarray(masks, dtype=bool), contexts
+        entry.episode_trades = episode_trades
         if entry.decision_actions is not None:
             return self._answer(step, degraded=False)
         return None
@@ -123,7 +127,7 @@ class VerdictBook:
         else:
             proposed, query_ids, source = np.full(n, HOLD, dtype=np.int64), [""] * n, "hold"
             self.counts["hold_without_input"] += 1
-        reviews = self.rules.review_batch(proposed, entry.masks, list(entry.contexts))
+        reviews = self.rules.review_batch(proposed, entry.masks, list(entry.contexts), entry.episode_trades)
         self.counts["verdicts"] += 1
         self.counts["env_decisions"] += n
         self.counts["degraded_verdicts"] += int(degraded)

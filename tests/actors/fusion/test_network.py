@@ -108,6 +108,27 @@ def test_network_method_leaves_a_share_of_decisions_to_the_rules_to_keep_explori
     assert 0.15 < explored < 0.35
 
 
+def chosen_actions(choices: str) -> set[int]:
+    """What a barely trained network picks when RL says BUY and the LLM says SELL, in varied contexts."""
+    rng = np.random.default_rng(5)
+    fuser = Fuser(small_network_config(network_choices=choices, min_experiences=8, update_every_experiences=8,
+                                       gradient_steps_per_update=2))
+    for step in range(1, 20):
+        drive(fuser, rng, step, learn=True)
+    fuser.learner.update_now()
+    chosen = set()
+    for step in range(100, 300):
+        fuser.add_thought(Thought(0, 0, step - 1, "q", SELL, float(rng.random())))
+        context = Context(volatility_regime=float(rng.uniform(0, 3)), win_rate=float(rng.random()))
+        chosen.add(int(fuser.fuse(step, [0], [0], np.array([BUY]), np.array([rng.random()]), ALL_LEGAL[None, :],
+                                  [context]).actions[0]))
+    return chosen
+
+
+def test_network_chooses_among_the_proposals_and_hold():
+    assert chosen_actions("proposals") <= {BUY, SELL, HOLD}
+
+
 def test_network_never_returns_a_masked_action_and_falls_back_to_rl_when_nothing_is_legal():
     learner = FusionLearner(small_network_config())
     rng = np.random.default_rng(2)

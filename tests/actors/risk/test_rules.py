@@ -5,7 +5,7 @@ import pytest
 from actors.risk import actions
 from actors.risk.actions import BUY, DISABLE_TRAIL, ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, SELL
 from actors.risk.config import RiskConfig
-from actors.risk.rules import RiskRules
+from actors.risk.rules import EpisodeTrades, RiskRules
 from bus import messages
 from tests.actors.risk.risk_inputs import FLAT_MASK, LONG_MASK, NQ_LIMITS, context
 
@@ -36,6 +36,24 @@ def test_drawdown_buffer_veto_fires_just_below_twenty_percent_of_the_trailing_li
 def test_win_rate_veto_fires_just_below_its_threshold():
     assert RULES.review(BUY, FLAT_MASK, context(win_rate=0.4)).reason == ""
     assert RULES.review(BUY, FLAT_MASK, context(win_rate=0.39)).reason == "win_rate"
+
+
+def test_win_rate_veto_waits_for_enough_trades_in_the_episode():
+    one_early_loss = context(win_rate=0.0, consecutive_losses=1)
+    assert RULES.review(BUY, FLAT_MASK, one_early_loss, episode_trades=4).reason == ""
+    assert RULES.review(BUY, FLAT_MASK, one_early_loss, episode_trades=5).reason == "win_rate"
+    assert RiskRules(RiskConfig(min_trades_for_win_rate=0), NQ_LIMITS).review(
+        BUY, FLAT_MASK, one_early_loss, episode_trades=1).reason == "win_rate"
+
+
+def test_trades_are_counted_per_env_and_restart_with_each_episode():
+    trades = EpisodeTrades()
+    for _ in range(3):
+        trades.record(env_id=0, episode_id=7)
+    trades.record(env_id=1, episode_id=2)
+    assert (trades.count(0, 7), trades.count(1, 2), trades.count(0, 8)) == (3, 1, 0)
+    trades.record(env_id=0, episode_id=8)
+    assert (trades.count(0, 8), trades.count(0, 7)) == (1, 0)
 
 
 def test_daily_loss_limit_fires_at_the_limit():

@@ -24,6 +24,13 @@ def test_the_fusion_decision_becomes_the_verdict_with_its_query_ids():
     assert b.counts["veto_consecutive_losses"] == 1
 
 
+def test_the_episode_trade_counts_reach_the_win_rate_rule():
+    b = book()
+    b.add_obs(4, [0, 1], MASKS, [context(win_rate=0.0), context(win_rate=0.0)], episode_trades=[1, 6])
+    verdict = b.add_decision(4, [0, 1], np.array([BUY, BUY]), ["", ""])
+    assert verdict.reasons == ["", "win_rate"]
+
+
 def test_a_decision_that_arrives_before_its_obs_is_answered_when_the_obs_comes():
     b = book()
     assert b.add_decision(3, [0, 1], np.array([SELL, SELL]), ["a", "b"]) is None
