@@ -30,8 +30,16 @@ STOP_WAIT_FOR_UPDATE_SECS = 20.0
 HOLD_ACTION = ACTION_NAMES.index("HOLD")
 
 
-def resolve_start_checkpoint(resume_from: str, model_path: str) -> Path | None:
-    """Which checkpoint to start from: policy.resume_from (run dir or file) wins over policy.model_path."""
+def resolve_start_checkpoint(resume_from: str, model_path: str, learn: bool, own_run_dir: Path) -> Path | None:
+    """Which checkpoint to start from.
+
+    A learning policy restarted by the supervisor inside the same run continues from its own
+    newest checkpoint (a crash must not throw the training away); otherwise policy.resume_from
+    (a run dir or file) wins over policy.model_path.
+    """
+    own = latest_checkpoint(checkpoint_dir(own_run_dir)) if learn else None
+    if own is not None:
+        return own
     if resume_from:
         found = latest_checkpoint(resume_from)
         if found is None:
@@ -50,7 +58,7 @@ class PolicyActor(Actor):
 
     async def on_start(self) -> None:
         cfg = self.config.policy
-        start_from = resolve_start_checkpoint(cfg.resume_from, cfg.model_path)
+        start_from = resolve_start_checkpoint(cfg.resume_from, cfg.model_path, cfg.learn, self.run_dir)
         self.learner = OnlineMaskablePPO(
             cfg,
             self.config.env.n_envs,

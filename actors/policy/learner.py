@@ -293,7 +293,7 @@ class OnlineMaskablePPO:
         )
 
     def _sanitize_obs(self, obs: np.ndarray) -> np.ndarray:
-        obs = np.asarray(obs, dtype=np.float32)
+        obs = np.array(obs, dtype=np.float32)  # a copy: bus arrays are read-only views
         if obs.shape != (self.n_envs, self.obs_dim):
             raise ValueError(f"obs shape {obs.shape} != ({self.n_envs}, {self.obs_dim})")
         if not np.isfinite(obs).all():
@@ -303,7 +303,7 @@ class OnlineMaskablePPO:
         return obs
 
     def _sanitize_masks(self, masks: np.ndarray) -> np.ndarray:
-        masks = np.asarray(masks, dtype=bool)
+        masks = np.array(masks, dtype=bool)  # a copy: bus arrays are read-only views
         if masks.shape != (self.n_envs, self.n_actions):
             raise ValueError(f"masks shape {masks.shape} != ({self.n_envs}, {self.n_actions})")
         empty_rows = ~masks.any(axis=1)
