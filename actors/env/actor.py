@@ -10,6 +10,8 @@ report (agreement, query rate, LLM confidence, trust).
 
 Backtest mode writes a report into <run_dir>/<env.report_dir> after the pass and calls
 ``done("backtest_complete", metrics)``; ``env.max_steps`` > 0 ends any mode the same way.
+Train mode writes the metrics of its finished episodes into <run_dir>/train_report when
+it stops.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from actors.env.report import write_report
 from bus.messages import EnvEpisode, EnvObs, EnvOutcome, EnvTransition, FusionDecision, MarketContext, RiskVerdict
 from runtime.actor import Actor
 
+TRAIN_REPORT_DIR = "train_report"
+"""Run sub-directory for the metrics of training episodes (backtests use env.report_dir)."""
 START_SETTLE_SECS = 1.0
 """Pause before the first observation so subscribers have connected (PUB drops messages to late joiners)."""
 
@@ -167,26 +171,34 @@ class EnvActor(Actor):
 
     def summary(self) -> dict[str, float]:
         metrics, _, _ = self.batch.run_summary()
-        return {**metrics, **self.decisions.summary(), "loop_steps": float(self.step_index),
+        decisions = self.decisions.summary()
+        if not self.decisions.decisions:  # no fusion actor: its figures would read as zeros, not as absent
+            decisions = {key: value for key, value in decisions.items() if key == "veto_rate"}
+        return {**metrics, **decisions, "loop_steps": float(self.step_index),
                 "verdict_timeouts": float(self.counters["verdict_timeouts"]), "illegal_actions": float(self.counters["illegal_actions"])}
 
-    async def _write_report(self, title: str) -> dict[str, float]:
+    async def _write_report(self, title: str, sub_dir: str) -> dict[str, float]:
         summary = self.summary()
         _, equity_curve, trades = self.batch.run_summary()
-        out_dir = self.run_dir / self.config.env.report_dir
+        out_dir = self.run_dir / sub_dir
         notes = f"{self.config.instrument.symbol}, split {self.config.env.split}, mode {self.config.env.mode}, {self.config.env.n_envs} env(s), {self.step_index} loop steps."
         await self.in_worker(write_report, out_dir, equity_curve, trades, summary, title, notes)
         self.log.info("report_written", path=str(out_dir))
         return summary
 
     async def _finish(self, reason: str) -> None:
-        title = "Backtest" if self.config.env.mode == "backtest" else "Training run"
-        summary = await self._write_report(title)
+        summary = await self._write_report(*self._report_title_and_dir())
         self.done(reason, summary)
+
+    def _report_title_and_dir(self) -> tuple[str, str]:
+        if self.config.env.mode == "backtest":
+            return "Backtest", self.config.env.report_dir
+        return "Training episodes", TRAIN_REPORT_DIR
 
     async def on_stop(self) -> None:
         if not self.finished and hasattr(self, "batch") and any(metrics.episodes for metrics in self.batch.run_metrics):
-            await self._write_report("Training run (stopped)")
+            title, sub_dir = self._report_title_and_dir()
+            await self._write_report(f"{title} (stopped early)", sub_dir)
 
     # ------------------------------------------------------------------ figures
 
@@ -209,10 +221,16 @@ class EnvActor(Actor):
         }
 
     def gauges(self) -> dict[str, float]:
+        # Names must differ from the counters' (episodes, verdict_timeouts): the stats log merges both.
         if not hasattr(self, "batch"):
             return {}
         elapsed = max(time.monotonic() - self._started, 1e-9)
-        return {**self._figures(), "env_steps_per_sec": self.env_steps / elapsed}
+        returns = self.batch.recent_returns
+        return {
+            "mean_episode_return": float(np.mean(returns)) if returns else 0.0,
+            "loop_step": float(self.step_index),
+            "env_steps_per_sec": self.env_steps / elapsed,
+        }
 
 
 ACTOR = EnvActor

@@ -95,6 +95,16 @@ def _normalise_name(name: object) -> str:
     return re.sub(r"[\s\-.]+", "_", str(name).strip().lower()).strip("_")
 
 
+def _reads_as_dates(column: pd.Series) -> bool:
+    sample = column.head(5).astype(str).str.strip()
+    if pd.to_numeric(sample, errors="coerce").notna().all():
+        return False  # plain numbers (a row index, prices) are not taken for epoch times here
+    try:
+        return bool(pd.to_datetime(sample, format="mixed").notna().all())
+    except (ValueError, TypeError):
+        return False
+
+
 def _detect_columns(frame: pd.DataFrame, path: Path) -> dict[str, str]:
     """Role -> original column name, matched by lower-cased alias whatever the order."""
     by_normalised = {_normalise_name(column): column for column in frame.columns}
@@ -103,6 +113,14 @@ def _detect_columns(frame: pd.DataFrame, path: Path) -> dict[str, str]:
         for alias in aliases:
             if alias in by_normalised and by_normalised[alias] not in found.values():
                 found[role] = by_normalised[alias]
+                break
+    if "timestamp" not in found:
+        # An unnamed index column (pandas' to_csv of a DatetimeIndex) or any column that reads as dates.
+        unused = [(name, column) for name, column in by_normalised.items() if column not in found.values()]
+        index_like_first = sorted(unused, key=lambda item: not (item[0] in _INDEX_NAMES or item[0].startswith("unnamed")))
+        for _, column in index_like_first:
+            if _reads_as_dates(frame[column]):
+                found["timestamp"] = column
                 break
     # Separate date and time columns ("Date", "Time") are joined into one timestamp.
     if "date" in by_normalised and "time" in by_normalised and found.get("timestamp") in (by_normalised["date"], by_normalised["time"]):

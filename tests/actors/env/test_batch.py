@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from actors.env.batch import EnvBatch
 from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
@@ -75,3 +76,17 @@ def test_make_env_builds_from_the_root_config_and_caches_the_dataset():
     assert first.split.dataset is second.split.dataset is load_dataset(config)
     assert first.split.stop <= second.split.start
     assert first.observation_space.shape == (261,)
+
+
+@pytest.mark.slow
+def test_maskable_ppo_trains_on_the_env_and_never_picks_a_masked_action():
+    from sb3_contrib import MaskablePPO
+
+    from actors.env.factory import make_env
+    from config.loader import load_config
+
+    env = make_env(load_config(None, {"data.synthetic_days": 6, "env.episode_bars": 100}), "train", seed=0)
+    model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
+    model.learn(256)
+    assert model.num_timesteps == 256
+    assert env.illegal_actions == 0  # every sampled action respected action_masks()

@@ -134,3 +134,11 @@ def test_synthetic_bars_are_seeded_rth_sessions_with_consistent_ohlc():
     minutes = eastern.hour * 60 + eastern.minute
     opening, midday = first.volume[minutes < 600].mean(), first.volume[(minutes > 720) & (minutes < 840)].mean()
     assert opening > midday  # the U-shaped volume curve
+
+
+def test_an_unnamed_datetime_index_column_is_taken_as_the_timestamp(tmp_path):
+    frame = generate_bars(1, seed=0).head(5)
+    frame.index.name = None
+    frame.to_csv(tmp_path / "pandas.csv")
+    loaded, _ = load_bars(tmp_path / "pandas.csv")
+    assert loaded.index.equals(frame.index)
