@@ -39,6 +39,7 @@ class FusionActor(Actor):
         self._update: asyncio.Task | None = None
         self._trust_sums = np.zeros(2)
         self._staleness_sum = 0
+        self._latest_step = -1
 
     def _load_network(self, model_path: str) -> None:
         """After a restart, this run's own saved network; else fusion.model_path; else a fresh one."""
@@ -72,11 +73,21 @@ class FusionActor(Actor):
         if obs.masks.shape != (n, N_ACTIONS) or len(obs.contexts) != n or len(obs.episode_ids) != n:
             self.counters["bad_obs"] += 1
             return
-        self._decided.pop(obs.step, None)  # the same step again: the env started over
+        if obs.step < self._latest_step:
+            self._env_restarted(obs.step)
+        self._latest_step = obs.step
         self._remember(self._obs, obs.step, obs)
         proposal = self._proposals.pop(obs.step, None)
         if proposal is not None:
             self._decide(obs, proposal)
+
+    def _env_restarted(self, step: int) -> None:
+        """Steps went backwards: the env actor restarted. Its old steps and thoughts mean nothing now."""
+        self.fuser.thoughts.clear()
+        self._decided.clear()
+        self._proposals = OrderedDict((s, p) for s, p in self._proposals.items() if s <= step)
+        self.counters["env_restarts"] += 1
+        self.log.warning("env_restart_seen", step=step, previous_step=self._latest_step)
 
     def _on_proposal(self, proposal: PolicyProposal) -> None:
         if proposal.step in self._decided:
@@ -130,6 +141,10 @@ class FusionActor(Actor):
     def _on_thought(self, msg: LlmThought) -> None:
         if not (0 <= msg.action < N_ACTIONS) or not (0.0 <= msg.confidence <= 1.0):
             self.counters["bad_thoughts"] += 1
+            return
+        if msg.step_seen > self._latest_step + self.config.fusion.max_pending_steps:
+            # About a step far beyond any observation: left over from before an env restart.
+            self.counters["thoughts_from_the_future"] += 1
             return
         kept = self.fuser.add_thought(Thought(msg.env_id, msg.episode_id, msg.step_seen, msg.query_id,
                                               msg.action, float(msg.confidence)))

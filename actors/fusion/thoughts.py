@@ -54,6 +54,10 @@ class ThoughtBook:
         self._latest[thought.env_id] = thought
         return True
 
+    def clear(self) -> None:
+        """Forget every thought (the env started over: its steps and episodes count from 0 again)."""
+        self._latest.clear()
+
     def usable(self, env_id: int, episode_id: int, step: int) -> UsableThought:
         """The thought for ``env_id`` as it counts at ``step``, or NO_THOUGHT."""
         thought = self._latest.get(env_id)

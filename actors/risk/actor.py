@@ -31,6 +31,7 @@ class RiskActor(Actor):
         self._deadline_secs = self.config.risk.fusion_deadline_ms / 1000.0
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self.trades = EpisodeTrades()
+        self._latest_step = -1
         self._deadline_log = RateLimiter(self.config.logging.rate_limit_secs)
         self.log.info("risk_limits", **{k: getattr(limits, k) for k in limits.__slots__})
 
@@ -58,6 +59,11 @@ class RiskActor(Actor):
         if obs.masks.shape != (n, N_ACTIONS) or len(obs.contexts) != n:
             self.counters["bad_obs"] += 1
             return
+        if obs.step < self._latest_step:
+            # Steps went backwards: the env actor restarted, its episodes count from 0 again.
+            self.trades = EpisodeTrades()
+            self.counters["env_restarts"] += 1
+        self._latest_step = obs.step
         trades = [self.trades.count(e, p) for e, p in zip(obs.env_ids, obs.episode_ids, strict=True)] \
             if len(obs.episode_ids) == n else None
         verdict = self.book.add_obs(obs.step, obs.env_ids, obs.masks, obs.contexts, trades)

@@ -53,3 +53,28 @@ def test_network_fusion_process_learns_from_outcomes_and_saves_its_network():
         run_dir = rt.run_dir
         assert rt.stop() == 0
         assert (run_dir / "fusion" / MODEL_FILE_NAME).is_file()
+
+
+def thought(step_seen: int, action: int, query_id: str) -> LlmThought:
+    return LlmThought(env_id=0, episode_id=0, step_seen=step_seen, query_id=query_id, action=action,
+                      confidence=0.95, mode="single_shot")
+
+
+def test_fusion_process_forgets_old_thoughts_when_the_env_starts_over():
+    with running_actors(["fusion"]) as rt:
+        rt.client.subscribe(FusionDecision)
+        deadline = time.monotonic() + 30
+        while True:  # until fusion's subscriptions are live
+            try:
+                decide(rt, 40)
+                break
+            except TimeoutError:
+                assert time.monotonic() < deadline
+        rt.client.publish(thought(41, SELL, "before-restart"))
+        time.sleep(0.2)
+        assert decide(rt, 42).llm_query_ids[0] == "before-restart"
+        # the env actor restarted: steps count from 0 again
+        assert decide(rt, 0).llm_query_ids[0] == ""
+        rt.client.publish(thought(0, SELL, "after-restart"))
+        time.sleep(0.2)
+        assert decide(rt, 1).llm_query_ids[0] == "after-restart"
