@@ -74,6 +74,9 @@ class EnvBatch:
             if self.mode == "backtest":
                 start, stop = self._chunk(env_id)
                 self._chunk_end[env_id] = stop
+                if stop - start < 1:  # more envs than bars: this one has nothing to play
+                    self.active[env_id] = False
+                    continue
                 env.reset(seed=self.seed + env_id, options={"start": start, "n_bars": stop - start})
             else:
                 env.reset(seed=self.seed + env_id)

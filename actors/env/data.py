@@ -159,34 +159,56 @@ def _epoch_unit(values: np.ndarray) -> str:
     return "s"
 
 
+_OFFSET_AT_END = r"(?:Z|[+-]\d{2}:?\d{2})$"
+
+
+def _parse_date_strings(text: pd.Series, dayfirst: bool) -> pd.DatetimeIndex | None:
+    """Fast formats first (ISO 8601, then the format inferred from the first value), the slow per-value parser last."""
+    with_offset = bool(text.str.contains(_OFFSET_AT_END, regex=True).any())
+    attempts: list[dict] = [] if dayfirst else [{"format": "ISO8601"}]
+    attempts += [{"dayfirst": dayfirst}, {"format": "mixed", "dayfirst": dayfirst}]
+    for options in attempts:
+        try:
+            return pd.DatetimeIndex(pd.to_datetime(text, utc=with_offset, **options))
+        except (ValueError, TypeError, OverflowError):
+            continue
+    return None
+
+
 def parse_timestamps(raw: pd.Series, path: Path, column: str, timezone: str, dayfirst: str = "auto") -> pd.DatetimeIndex:
-    """UTC timestamps from epoch numbers or date strings (ISO, US, day-first, with or without offset)."""
+    """UTC timestamps from epoch numbers or date strings (ISO, US, day-first, with or without offset).
+
+    Naive times are in ``timezone`` (a column named like ``*utc*`` is read as UTC); times
+    with an offset keep it.
+    """
+    if "utc" in _normalise_name(column):
+        timezone = "UTC"
     if pd.api.types.is_datetime64_any_dtype(raw):
-        parsed = pd.to_datetime(raw)
+        parsed = pd.DatetimeIndex(raw)
     else:
         text = raw.astype(str).str.strip()
         numeric = pd.to_numeric(text, errors="coerce")
         if numeric.notna().all() and len(text):
-            parsed = pd.to_datetime(numeric.to_numpy(), unit=_epoch_unit(numeric.to_numpy(dtype=float)), utc=True)
+            parsed = pd.DatetimeIndex(pd.to_datetime(numeric.to_numpy(), unit=_epoch_unit(numeric.to_numpy(dtype=float)), utc=True))
         else:
             order = {"yes": True, "no": False}.get(dayfirst)
             if order is None:
                 order = bool(_looks_dayfirst(text))
-            try:
-                parsed = pd.to_datetime(text, format="mixed", dayfirst=order, utc=False)
-            except (ValueError, TypeError) as exc:
-                parsed = pd.to_datetime(text, format="mixed", dayfirst=order, errors="coerce", utc=True)
-                bad = int(np.flatnonzero(pd.isna(parsed))[0]) if pd.isna(parsed).any() else 0
-                raise DataError(path, f"unreadable timestamp {text.iloc[bad]!r} ({exc})", row=bad + 1, column=column) from None
-    parsed = pd.DatetimeIndex(parsed)
+            parsed = _parse_date_strings(text, order)
+            if parsed is None:
+                each = pd.to_datetime(text, format="mixed", dayfirst=order, errors="coerce", utc=True)
+                bad = int(np.flatnonzero(pd.isna(each))[0]) if pd.isna(each).any() else 0
+                raise DataError(path, f"unreadable timestamp {text.iloc[bad]!r}", row=bad + 1, column=column)
     if pd.isna(parsed).any():
         bad = int(np.flatnonzero(pd.isna(parsed))[0])
         raise DataError(path, f"unreadable timestamp {raw.iloc[bad]!r}", row=bad + 1, column=column)
     if parsed.tz is None:
-        parsed = parsed.tz_localize(timezone, ambiguous="NaT", nonexistent="shift_forward")
-        if pd.isna(parsed).any():
-            bad = int(np.flatnonzero(pd.isna(parsed))[0])
-            raise DataError(path, f"timestamp {raw.iloc[bad]!r} is ambiguous in {timezone} (daylight saving change)", row=bad + 1, column=column)
+        try:
+            parsed = parsed.tz_localize(timezone, ambiguous="infer", nonexistent="shift_forward")
+        except Exception:  # noqa: BLE001 - pytz/zoneinfo raise several types for an ambiguous hour
+            parsed = parsed.tz_localize(timezone, ambiguous="NaT", nonexistent="shift_forward")
+            bad = int(np.flatnonzero(pd.isna(parsed))[0]) if pd.isna(parsed).any() else 0
+            raise DataError(path, f"timestamp {raw.iloc[bad]!r} is ambiguous in {timezone} (daylight saving change)", row=bad + 1, column=column) from None
     return parsed.tz_convert("UTC").as_unit("ns")
 
 

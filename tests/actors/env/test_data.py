@@ -142,3 +142,8 @@ def test_an_unnamed_datetime_index_column_is_taken_as_the_timestamp(tmp_path):
     frame.to_csv(tmp_path / "pandas.csv")
     loaded, _ = load_bars(tmp_path / "pandas.csv")
     assert loaded.index.equals(frame.index)
+
+
+def test_a_column_named_utc_is_read_as_utc_whatever_the_configured_zone(tmp_path):
+    path = write(tmp_path, "utc.csv", "Time_UTC,Open,High,Low,Close\n2024-03-04 14:30,1,2,0.5,1.5\n2024-03-04 14:31,1,2,0.5,1.5\n")
+    assert load_bars(path, timezone="America/Chicago")[0].index[0] == pd.Timestamp("2024-03-04 14:30", tz="UTC")
