@@ -29,6 +29,9 @@ class ReasonerActor(Actor):
 
     async def on_start(self) -> None:
         config = self.config.reasoner
+        if config.process_nice:
+            # Before the worker thread exists: on Linux niceness is per thread and inherited by new threads.
+            os.nice(config.process_nice)
         self._wake = asyncio.Event()
         self._failures_in_a_row = 0
         engine = await self.in_worker(build_engine, config)
@@ -58,7 +61,8 @@ class ReasonerActor(Actor):
 
     def _on_obs(self, obs: EnvObs) -> None:
         n = len(obs.env_ids)
-        if obs.masks.shape != (n, N_ACTIONS) or obs.obs.shape[0] != n or len(obs.contexts) != n or len(obs.episode_ids) != n:
+        if (obs.masks.shape != (n, N_ACTIONS) or obs.obs.ndim != 2 or obs.obs.shape[0] != n
+                or len(obs.contexts) != n or len(obs.episode_ids) != n):
             self.counters["bad_obs"] += 1
             self.log.warning("bad_obs", step=obs.step, n_envs=n, masks_shape=list(obs.masks.shape))
             return

@@ -122,6 +122,10 @@ class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     cache_min_confidence: float = 0.05
     """A cached thought whose decayed confidence falls below this is dropped."""
 
+    # ---- sharing the machine
+    process_nice: int = 10
+    """Added to the reasoner process's nice value at start, so the decision loop wins the CPU when cores are short (0 = unchanged)."""
+
     # ---- reporting
     stats_interval_secs: float = 5.0
     """How often the reasoner_stats event is logged."""
@@ -142,6 +146,7 @@ class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
         _at_least("cache_size", self.cache_size, 1)
         _at_least("cache_decimals", self.cache_decimals, 0)
         _at_least("latency_window", self.latency_window, 1)
+        _at_least("process_nice", self.process_nice, 0)
         _in_range("temperature", self.temperature, 0.0, 5.0)
         _in_range("top_p", self.top_p, 0.0, 1.0)
         _in_range("query_rl_confidence_below", self.query_rl_confidence_below, 0.0, 1.0)

@@ -118,6 +118,8 @@ class LlamaEngine:
     ) -> None:
         if not Path(model_path).is_file():
             raise EngineError(f"model file not found: {model_path}")
+        if lora_path and not Path(lora_path).is_file():
+            raise EngineError(f"adapter file not found: {lora_path}")
         self.model_path = model_path
         self._llama_args = {"n_ctx": n_ctx, "n_threads": n_threads, "n_threads_batch": n_threads, "n_batch": n_batch}
         self._seed = seed

@@ -1,0 +1,216 @@
+"""Reasoner benchmark (``bin/bench reasoner``): the LLM never blocks stepping, measured in one run.
+
+1. Decision-loop steps/s with the reasoner on (always-on) vs off, same config, real
+   processes (env, policy, fusion, risk [+ reasoner]). Target on/off >= 0.9. Beside it the
+   fusion hop (policy.proposal sent -> fusion.decision sent, from the bus envelopes'
+   monotonic send times): fusion never awaits a thought, so anything the LLM made the loop
+   wait would show up here; target p99 < 1 ms.
+2. Generation tokens/s through the reasoner's engine vs raw llama-cpp-python on the same
+   model, prompt, threads and greedy sampling. Target >= 0.9x.
+3. Four-step thought latency p50/p99 with prefix reuse (one growing conversation) vs
+   without (KV cache dropped before every step), and the resulting query rate (share of
+   decisions with a thought at most fusion.max_staleness_steps old) at 1 decision per
+   second (live-like, the reasoner process fed at 1 Hz) and at full backtest speed (1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Iterator
+
+import numpy as np
+
+from actors.reasoner.config import ReasonerConfig
+from actors.reasoner.engine import LlamaEngine, default_model_path
+from actors.reasoner.prompts import SAMPLE_CONTEXT, PromptBook, prompt_fields
+from actors.reasoner.thinker import Thinker
+from bus.messages import EnvObs, FusionDecision, Heartbeat, LlmThought, MarketContext, PolicyProposal, Stats
+from config.loader import load_config
+from runtime.testing import running_actors
+from tests.bench.common import print_table
+
+LOOP_ACTORS = ["env", "policy", "fusion", "risk"]
+LOOP_CONFIG = {"env.n_envs": 4, "data.synthetic_days": 10, "policy.learn": False}
+FLAT_MASK = [True, True, True, False, False, False]
+
+
+# ---------------------------------------------------------------- 1. the loop, reasoner on / off
+
+
+def run_loop(actors: list[str], warmup_secs: float, window_secs: float) -> dict:
+    """Loop steps/s, fusion hop latencies and the last stats of fusion and reasoner."""
+    overrides = {**LOOP_CONFIG, "runtime.stats_interval_secs": max(1.0, window_secs / 4)}
+    with running_actors(actors, overrides=overrides) as rt:
+        rt.client.subscribe(PolicyProposal, FusionDecision, Stats)
+        rt.client.recv(FusionDecision, timeout_secs=120)
+        drain_until(rt.client, time.monotonic() + warmup_secs)
+        proposal_sent: dict[int, int] = {}
+        hops_ns: list[int] = []
+        stats: dict[str, Stats] = {}
+        decisions = 0
+        started = time.monotonic()
+        for decoded in drain_until(rt.client, started + window_secs):
+            msg = decoded.msg
+            if isinstance(msg, PolicyProposal):
+                proposal_sent[msg.step] = decoded.sent_ns
+            elif isinstance(msg, FusionDecision):
+                decisions += 1
+                if msg.step in proposal_sent:
+                    hops_ns.append(decoded.sent_ns - proposal_sent.pop(msg.step))
+            elif isinstance(msg, Stats):
+                stats[msg.actor] = msg
+        elapsed = time.monotonic() - started
+    return {"steps_per_sec": decisions / elapsed, "hops_ns": hops_ns, "stats": stats}
+
+
+def drain_until(client, deadline: float) -> Iterator:
+    while (remaining := deadline - time.monotonic()) > 0:
+        try:
+            yield client.recv_decoded(timeout_secs=remaining)
+        except TimeoutError:
+            return
+
+
+# ---------------------------------------------------------------- 2. tokens/s, engine vs raw
+
+
+def tokens_per_sec(reps: int, max_tokens: int) -> tuple[float, float]:
+    """Greedy generation from the same cached prompt: the reasoner's engine vs raw Llama."""
+    from llama_cpp import Llama
+
+    model_path = str(default_model_path())
+    engine = LlamaEngine(model_path=model_path, n_ctx=2048, n_threads=1, temperature=0.0, top_p=1.0)
+    raw = Llama(model_path=model_path, n_ctx=2048, n_threads=1, n_threads_batch=1, n_batch=256, seed=0, verbose=False)
+    book = PromptBook(ReasonerConfig())
+    messages = book.opening(prompt_fields(SAMPLE_CONTEXT, FLAT_MASK), "analyse")
+    prompt_tokens = raw.tokenize(engine.render(messages).encode(), add_bos=False, special=True)
+    ours, theirs = [], []
+    try:
+        for rep in range(reps + 1):  # the first round only fills both KV caches
+            started = time.perf_counter()
+            completion = engine.chat(messages, max_tokens=max_tokens)
+            ours_rate = completion.generated_tokens / (time.perf_counter() - started)
+            started = time.perf_counter()
+            result = raw.create_completion(prompt_tokens, max_tokens=max_tokens, temperature=0.0, top_p=1.0, seed=0)
+            raw_rate = result["usage"]["completion_tokens"] / (time.perf_counter() - started)
+            if rep:
+                ours.append(ours_rate)
+                theirs.append(raw_rate)
+    finally:
+        engine.close()
+        raw.close()
+    return float(np.median(ours)), float(np.median(theirs))
+
+
+# ---------------------------------------------------------------- 3. thought latency and query rate
+
+
+def contexts(n: int) -> list[dict]:
+    rng = np.random.default_rng(0)
+    return [
+        dict(SAMPLE_CONTEXT, price=18000.0 + 25 * i, rsi=float(rng.uniform(20, 80)),
+             trend=("up", "down", "sideways")[i % 3], momentum=float(rng.normal()))
+        for i in range(n)
+    ]
+
+
+def thought_latencies(n: int, reuse_prefix: bool) -> list[float]:
+    config = ReasonerConfig(reuse_prefix=reuse_prefix)
+    engine = LlamaEngine(model_path=str(default_model_path()), n_ctx=config.n_ctx, n_threads=config.n_threads,
+                         temperature=config.temperature, top_p=config.top_p)
+    thinker = Thinker(engine, config)
+    try:
+        return [thinker.think(context, FLAT_MASK).latency_ms for context in contexts(n)]
+    finally:
+        engine.close()
+
+
+def live_query_rate(steps: int, interval_secs: float, max_staleness: int) -> tuple[float, float, int]:
+    """Feed the reasoner process one env at 1 decision per interval; at each decision, how old is the freshest thought?"""
+    context_list = contexts(steps)
+    with running_actors(["reasoner"], overrides={"reasoner.cache_enabled": False}) as rt:
+        rt.client.subscribe(LlmThought, Heartbeat)
+        rt.client.recv(Heartbeat, timeout_secs=60, where=lambda h: h.actor == "reasoner")
+        time.sleep(0.3)  # its subscription reaches our publisher
+        rt.client.publish(obs_message(0, context_list[0]))
+        rt.client.recv(LlmThought, timeout_secs=120)  # the model is loaded
+        freshest = 0
+        staleness: list[int] = []
+        thoughts = 0
+        next_at = time.monotonic()
+        for step in range(1, steps):
+            for decoded in drain_until(rt.client, next_at):
+                if isinstance(decoded.msg, LlmThought):
+                    freshest = max(freshest, decoded.msg.step_seen)
+                    thoughts += 1
+            rt.client.publish(obs_message(step, context_list[step]))
+            # Fusion decides on step N right after env.obs(N), with what has arrived by then.
+            staleness.append(step - freshest)
+            next_at += interval_secs
+    usable = [s for s in staleness if s <= max_staleness]
+    return len(usable) / len(staleness), float(np.mean(staleness)), thoughts
+
+
+def obs_message(step: int, context: dict) -> EnvObs:
+    return EnvObs(env_ids=[0], episode_ids=[0], step=step, obs=np.zeros((1, 261), np.float32),
+                  masks=np.array([FLAT_MASK]), contexts=[MarketContext(**context)])
+
+
+# ---------------------------------------------------------------- report
+
+
+def p50_p99(values) -> tuple[float, float]:
+    arr = np.asarray(values, dtype=np.float64)
+    return float(np.percentile(arr, 50)), float(np.percentile(arr, 99))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bin/bench reasoner", description=__doc__.splitlines()[0])
+    parser.add_argument("--loop-secs", type=float, default=20.0, help="measured window of each loop run (default 20)")
+    parser.add_argument("--warmup-secs", type=float, default=5.0, help="loop warm-up before measuring (default 5)")
+    parser.add_argument("--thoughts", type=int, default=4, help="four-step thoughts per latency measurement (default 4)")
+    parser.add_argument("--token-reps", type=int, default=5, help="repetitions of the tokens/s comparison (default 5)")
+    parser.add_argument("--live-steps", type=int, default=20, help="decisions at 1 per second for the live query rate (default 20)")
+    args = parser.parse_args(argv)
+    max_staleness = load_config(None, {}).fusion.max_staleness_steps
+
+    off = run_loop(LOOP_ACTORS, args.warmup_secs, args.loop_secs)
+    on = run_loop([*LOOP_ACTORS, "reasoner"], args.warmup_secs, args.loop_secs)
+    ours_tps, raw_tps = tokens_per_sec(args.token_reps, max_tokens=64)
+    with_reuse = thought_latencies(args.thoughts, reuse_prefix=True)
+    without_reuse = thought_latencies(args.thoughts, reuse_prefix=False)
+    live_rate, live_staleness, live_thoughts = live_query_rate(args.live_steps, 1.0, max_staleness)
+
+    hop_on = p50_p99(on["hops_ns"]) if on["hops_ns"] else (float("nan"),) * 2
+    hop_off = p50_p99(off["hops_ns"]) if off["hops_ns"] else (float("nan"),) * 2
+    fusion_on = on["stats"].get("fusion")
+    reasoner_on = on["stats"].get("reasoner")
+    full_rate = fusion_on.gauges.get("query_rate", float("nan")) if fusion_on else float("nan")
+    full_staleness = fusion_on.gauges.get("mean_staleness_steps", float("nan")) if fusion_on else float("nan")
+    thoughts_per_sec = reasoner_on.gauges.get("thoughts_per_sec", float("nan")) if reasoner_on else float("nan")
+    reuse_p50, reuse_p99 = p50_p99(with_reuse)
+    plain_p50, plain_p99 = p50_p99(without_reuse)
+
+    print_table(
+        f"reasoner benchmark: loop {' + '.join(LOOP_ACTORS)} (+ reasoner), {LOOP_CONFIG['env.n_envs']} envs, "
+        f"{args.loop_secs:.0f} s windows; SmolLM2-135M Q4_1, 1 thread; K = {max_staleness} steps",
+        [
+            ("loop steps/s, reasoner on vs off", f"{on['steps_per_sec']:.1f}", f"{off['steps_per_sec']:.1f} (off)",
+             f"{on['steps_per_sec'] / off['steps_per_sec']:.2f}", ">= 0.9"),
+            ("fusion hop p50 / p99 ms (proposal -> decision)", f"{hop_on[0] / 1e6:.3f} / {hop_on[1] / 1e6:.3f}",
+             f"{hop_off[0] / 1e6:.3f} / {hop_off[1] / 1e6:.3f} (off)", f"{hop_on[1] / hop_off[1]:.2f}", "p99 < 1 ms"),
+            ("generation tokens/s (greedy, 64 tokens)", f"{ours_tps:.1f}", f"{raw_tps:.1f} (raw llama-cpp-python)",
+             f"{ours_tps / raw_tps:.2f}", ">= 0.9"),
+            ("four-step thought p50 / p99 ms", f"{reuse_p50:.0f} / {reuse_p99:.0f} (prefix reuse)",
+             f"{plain_p50:.0f} / {plain_p99:.0f} (no reuse)", f"{plain_p50 / reuse_p50:.2f}x faster", "-"),
+            ("query rate at 1 decision/s (1 env, live-like)", f"{live_rate:.0%}",
+             f"mean staleness {live_staleness:.1f} steps", f"{live_thoughts} thoughts", "every decision"),
+            ("query rate at full speed (fusion's gauge)", f"{full_rate:.1%}",
+             f"mean staleness {full_staleness:.1f} steps", f"{thoughts_per_sec:.2f} thoughts/s", "-"),
+        ],
+    )
+
+
+if __name__ == "__main__":
+    main()
