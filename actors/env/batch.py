@@ -1,8 +1,8 @@
 """N environments stepped together: the env actor's domain core (no bus, no I/O).
 
 Train mode: each env plays random episodes of its split forever (reset on episode end).
-Backtest mode: the split is cut into one contiguous chunk per env; each env plays its
-chunk once, in order, starting a fresh account after a drawdown breach so the whole
+Backtest mode: the split is cut into one equal contiguous chunk per env; each env plays
+its chunk once, in order, starting a fresh account after a drawdown breach so the whole
 chunk is covered (each breach is an Apex violation in the run metrics). An env whose
 chunk is over is inactive: ``active_ids()`` leaves it out and its actions are ignored.
 
@@ -83,10 +83,12 @@ class EnvBatch:
             self.episode_steps[env_id] = 0
 
     def _chunk(self, env_id: int) -> tuple[int, int]:
+        """Equal chunks, so every env finishes on the same loop step and each env.obs always holds all envs
+        (the policy expects a full batch); the last < n_envs bars of the split are left out."""
         split = self.envs[env_id].split
-        last_bar = split.stop - 1
-        edges = np.linspace(split.start, last_bar, len(self.envs) + 1).astype(int)
-        return int(edges[env_id]), int(edges[env_id + 1])
+        length = (split.stop - 1 - split.start) // len(self.envs)
+        start = split.start + env_id * length
+        return start, start + length
 
     def active_ids(self) -> list[int]:
         return [env_id for env_id, active in enumerate(self.active) if active]

@@ -72,7 +72,7 @@ def test_a_backtest_passes_over_the_test_split_writes_a_report_and_reports_done(
         rt.client.subscribe(Done)
         done = rt.client.recv(Done, timeout_secs=60, where=lambda m: m.actor == "env")
         assert done.reason == "backtest_complete"
-        assert done.summary["bars"] >= 389 and done.summary["trades"] > 0 and done.summary["verdict_timeouts"] == 0
+        assert done.summary["bars"] >= 388 and done.summary["trades"] > 0 and done.summary["verdict_timeouts"] == 0
         report = rt.run_dir / "backtest"
         assert json.loads((report / "metrics.json").read_text())["bars"] == done.summary["bars"]
         assert (report / "equity.png").stat().st_size > 1000 and "Max drawdown" in (report / "report.md").read_text()
