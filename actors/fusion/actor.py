@@ -115,7 +115,8 @@ class FusionActor(Actor):
         n = len(obs.env_ids)
         return (list(proposal.env_ids) == list(obs.env_ids) and proposal.actions.shape == (n,)
                 and proposal.confidences.shape == (n,)
-                and bool(np.all((proposal.actions >= 0) & (proposal.actions < N_ACTIONS))))
+                and bool(np.all((proposal.actions >= 0) & (proposal.actions < N_ACTIONS)))
+                and bool(np.all((proposal.confidences >= 0) & (proposal.confidences <= 1))))  # NaN fails too
 
     def _remember(self, book: OrderedDict, step: int, value) -> None:
         book[step] = value
@@ -142,7 +143,7 @@ class FusionActor(Actor):
         if not (0 <= msg.action < N_ACTIONS) or not (0.0 <= msg.confidence <= 1.0):
             self.counters["bad_thoughts"] += 1
             return
-        if msg.step_seen > self._latest_step + self.config.fusion.max_pending_steps:
+        if 0 <= self._latest_step < msg.step_seen - self.config.fusion.max_pending_steps:
             # About a step far beyond any observation: left over from before an env restart.
             self.counters["thoughts_from_the_future"] += 1
             return

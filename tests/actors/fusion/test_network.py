@@ -2,6 +2,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+import torch
 
 from actors.fusion.actions import BUY, HOLD, NO_ACTION, SELL
 from actors.fusion.config import FusionConfig
@@ -71,6 +72,7 @@ def drive(fuser: Fuser, rng: np.random.Generator, step: int, learn: bool) -> tup
 
 @pytest.mark.slow
 def test_network_learns_to_trust_the_llm_when_volatility_is_high():
+    torch.set_num_threads(1)  # as in the actor; more threads only fight over a shared machine
     fuser = Fuser(small_network_config(update_every_experiences=200))
     rng = np.random.default_rng(1)
     for step in range(1, 2001):

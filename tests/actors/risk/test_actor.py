@@ -10,17 +10,18 @@ from tests.actors.risk.bus_inputs import env_obs, proposal
 pytestmark = pytest.mark.slow
 
 
-def wait_until_ready(rt, with_fusion: bool = False, step: int = 10_000) -> None:
-    """Publish steps until risk answers one (from fusion's decision when ``with_fusion``):
-    proves the subscriptions are live. Readiness steps are numbered from 10,000."""
+def wait_until_ready(rt, with_fusion: bool = False) -> int:
+    """Publish steps 1, 2, ... until risk answers one (from fusion's decision when ``with_fusion``):
+    proves the subscriptions are live. Returns the first step the test itself may use."""
     deadline = time.monotonic() + 30
+    step = 1
     while time.monotonic() < deadline:
         rt.client.publish(env_obs(step))
         rt.client.publish(proposal(step, [HOLD, HOLD]))
         try:
             verdict = rt.client.recv(RiskVerdict, timeout_secs=1.0, where=lambda v: v.step == step)
             if not with_fusion or not any(verdict.degraded):
-                return
+                return step + 1
         except TimeoutError:
             pass
         step += 1
@@ -30,14 +31,14 @@ def wait_until_ready(rt, with_fusion: bool = False, step: int = 10_000) -> None:
 def test_risk_process_holds_when_everything_upstream_is_silent_and_uses_rl_past_the_deadline():
     with running_actors(["risk"], overrides={"risk.fusion_deadline_ms": 100.0}) as rt:
         rt.client.subscribe(RiskVerdict)
-        wait_until_ready(rt)
-        rt.client.publish(env_obs(1))
-        silent = rt.client.recv(RiskVerdict, timeout_secs=5, where=lambda v: v.step == 1)
+        step = wait_until_ready(rt)
+        rt.client.publish(env_obs(step))
+        silent = rt.client.recv(RiskVerdict, timeout_secs=5, where=lambda v: v.step == step)
         assert silent.actions.tolist() == [HOLD, HOLD] and silent.degraded == [True, True]
 
-        rt.client.publish(env_obs(2, consecutive_losses=5))
-        rt.client.publish(proposal(2, [BUY, HOLD]))
-        from_rl = rt.client.recv(RiskVerdict, timeout_secs=5, where=lambda v: v.step == 2)
+        rt.client.publish(env_obs(step + 1, consecutive_losses=5))
+        rt.client.publish(proposal(step + 1, [BUY, HOLD]))
+        from_rl = rt.client.recv(RiskVerdict, timeout_secs=5, where=lambda v: v.step == step + 1)
         assert from_rl.actions.tolist() == [HOLD, HOLD] and from_rl.reasons == ["consecutive_losses", ""]
         assert from_rl.degraded == [True, True]
 
@@ -45,12 +46,13 @@ def test_risk_process_holds_when_everything_upstream_is_silent_and_uses_rl_past_
 def test_fusion_and_risk_processes_answer_every_step_once_with_the_freshest_thought():
     with running_actors(["fusion", "risk"], overrides={"fusion.max_staleness_steps": 5}) as rt:
         rt.client.subscribe(FusionDecision, RiskVerdict)
-        wait_until_ready(rt, with_fusion=True)
-        rt.client.publish(LlmThought(env_id=0, episode_id=0, step_seen=0, query_id="q-0", action=SELL,
+        base = wait_until_ready(rt, with_fusion=True)
+        rt.client.publish(LlmThought(env_id=0, episode_id=0, step_seen=base, query_id="q-0", action=SELL,
                                      confidence=0.95, mode="four_step"))
         time.sleep(0.2)
         decisions, verdicts = {}, {}
-        for step in range(1, 21):
+        test_steps = range(base + 1, base + 21)
+        for step in test_steps:
             rt.client.publish(env_obs(step))
             rt.client.publish(proposal(step, [BUY, BUY], confidence=0.55))
             while step not in verdicts:
@@ -64,16 +66,17 @@ def test_fusion_and_risk_processes_answer_every_step_once_with_the_freshest_thou
                 extra = rt.client.recv(timeout_secs=0.2)
             except TimeoutError:
                 break
-            assert not isinstance(extra, (FusionDecision, RiskVerdict)) or extra.step >= 10_000
-        assert sorted(s for s in decisions if s < 10_000) == list(range(1, 21))
-        # steps 1..5: the thought is at most 5 steps old, confident, and RL is unsure -> the LLM wins
-        assert decisions[1].rules == ["llm_override", "no_thought"]
-        assert decisions[1].llm_staleness.tolist() == [1, -1]
-        assert verdicts[1].actions.tolist() == [SELL, BUY] and verdicts[1].llm_query_ids == ["q-0", ""]
-        assert verdicts[1].degraded == [False, False]
-        # step 6: the thought is 6 steps old -> no thought
-        assert decisions[6].rules == ["no_thought", "no_thought"]
-        assert verdicts[6].actions.tolist() == [BUY, BUY]
+            assert not isinstance(extra, (FusionDecision, RiskVerdict)) or extra.step < base
+        assert sorted(s for s in decisions if s > base) == list(test_steps)
+        # 1..5 steps later: the thought is at most 5 steps old, confident, and RL is unsure -> the LLM wins
+        first, sixth = base + 1, base + 6
+        assert decisions[first].rules == ["llm_override", "no_thought"]
+        assert decisions[first].llm_staleness.tolist() == [1, -1]
+        assert verdicts[first].actions.tolist() == [SELL, BUY] and verdicts[first].llm_query_ids == ["q-0", ""]
+        assert verdicts[first].degraded == [False, False]
+        # 6 steps later the thought is too old -> no thought
+        assert decisions[sixth].rules == ["no_thought", "no_thought"]
+        assert verdicts[sixth].actions.tolist() == [BUY, BUY]
         rt.client.subscribe(Stats)
         stats = rt.client.recv(Stats, timeout_secs=15, where=lambda s: s.actor == "fusion")
         assert stats.counters["decisions"] >= 20

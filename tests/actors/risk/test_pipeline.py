@@ -10,7 +10,9 @@ from runtime.testing import running_actors
 
 pytestmark = pytest.mark.slow
 
-SMALL_RUN = {"env.n_envs": 2, "env.episode_bars": 40, "data.synthetic_days": 5}
+# A generous fusion deadline: on a loaded 2-core machine a 250 ms hop can happen; this test is about
+# one verdict per decision, not about timing.
+SMALL_RUN = {"env.n_envs": 2, "env.episode_bars": 40, "data.synthetic_days": 5, "risk.fusion_deadline_ms": 2000.0}
 STEPS_TO_WATCH = 60
 
 
