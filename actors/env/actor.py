@@ -68,7 +68,7 @@ class EnvActor(Actor):
             return cfg.max_steps * cfg.n_envs
         if cfg.mode == "backtest":
             split = self.batch.envs[0].split
-            return split.stop - 1 - split.start
+            return (split.stop - 1 - split.start) // cfg.n_envs * cfg.n_envs
         return 0
 
     async def _begin(self) -> None:

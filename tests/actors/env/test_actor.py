@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from bus.messages import Done, EnvEpisode, EnvObs, EnvOutcome, EnvTransition, RiskVerdict
+from bus.messages import Done, EnvEpisode, EnvObs, EnvOutcome, EnvTransition, Progress, RiskVerdict, Stats
 from runtime.testing import running_actors
 
 pytestmark = pytest.mark.slow
@@ -22,10 +22,11 @@ def verdict(step: int, env_ids: list[int], actions: list[int], query_ids: list[s
 
 
 def test_env_and_random_verdicts_exchange_observations_transitions_outcomes_and_episodes():
-    overrides = {**SMALL, "env.episode_bars": 40, "env.verdict_deadline_ms": 2000}
+    overrides = {**SMALL, "env.episode_bars": 40, "env.verdict_deadline_ms": 2000, "runtime.stats_interval_secs": 1.0}
     with running_actors(["env", "actors.env.random_verdicts"], overrides=overrides) as rt:
-        rt.client.subscribe(EnvObs, EnvTransition, EnvOutcome, EnvEpisode)
+        rt.client.subscribe(EnvObs, EnvTransition, EnvOutcome, EnvEpisode, Progress, Stats)
         first = rt.client.recv(EnvObs, timeout_secs=30)
+        env_pid = rt.pid("env")
         assert first.obs.shape == (2, 261) and first.obs.dtype == np.float32
         assert first.masks.shape == (2, 6) and first.masks[:, 0].all()
         assert len(first.contexts) == 2 and first.contexts[0].symbol == "NQ" and first.contexts[0].trailing_limit == 2500.0
@@ -37,6 +38,13 @@ def test_env_and_random_verdicts_exchange_observations_transitions_outcomes_and_
         assert outcome.decision_steps and outcome.exit_reason in ("stop", "target", "trail", "break_even", "forced_flat", "drawdown", "episode_end", "signal")
         episode = rt.client.recv(EnvEpisode, timeout_secs=30)
         assert 0 < episode.steps <= 40 and "win_rate" in episode.metrics and "sharpe" in episode.metrics
+        progress = rt.client.recv(Progress, timeout_secs=10, where=lambda m: m.actor == "env")
+        assert progress.steps > 0 and progress.steps_per_sec > 0
+        stats = rt.client.recv(Stats, timeout_secs=10, where=lambda m: m.actor == "env" and m.counters.get("episodes", 0) > 0)
+        assert stats.gauges["env_steps_per_sec"] > 0
+        later = rt.client.recv(Stats, timeout_secs=10, where=lambda m: m.actor == "env" and m.counters["msgs_out"] > stats.counters["msgs_out"])
+        assert later.gauges["loop_step"] > stats.gauges["loop_step"]
+        assert rt.pid("env") == env_pid  # never crashed and restarted along the way
 
 
 def test_the_env_executes_the_verdict_for_its_step_ignores_others_and_holds_at_the_deadline():
