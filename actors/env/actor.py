@@ -82,8 +82,9 @@ class EnvActor(Actor):
             case RiskVerdict():
                 self._on_verdict(msg)
             case FusionDecision():
-                if msg.rl_actions.shape == msg.llm_actions.shape == (len(msg.env_ids),):
-                    self.decisions.add_fusion(msg.rl_actions, msg.llm_actions, msg.llm_confidences, msg.llm_staleness, msg.rl_trust, msg.llm_trust)
+                arrays = (msg.rl_actions, msg.llm_actions, msg.llm_confidences, msg.llm_staleness, msg.rl_trust, msg.llm_trust)
+                if all(array.shape == (len(msg.env_ids),) for array in arrays):
+                    self.decisions.add_fusion(*arrays)
                 else:
                     self.counters["bad_decisions"] += 1
 
@@ -91,7 +92,7 @@ class EnvActor(Actor):
         if self.finished or verdict.step != self.step_index or not self._awaiting:
             self.counters["verdicts_ignored"] += 1
             return
-        if verdict.actions.shape != (len(verdict.env_ids),):
+        if verdict.actions.shape != (len(verdict.env_ids),) or not np.issubdtype(verdict.actions.dtype, np.integer):
             self.counters["bad_verdicts"] += 1
             return
         by_env = dict(zip(verdict.env_ids, verdict.actions.tolist()))

@@ -54,6 +54,8 @@ def test_the_env_executes_the_verdict_for_its_step_ignores_others_and_holds_at_t
         obs = rt.client.recv(EnvObs, timeout_secs=30)
         assert obs.step == 0
         rt.client.publish(verdict(7, [0, 1], [1, 1]))  # wrong step: ignored
+        rt.client.publish(RiskVerdict(env_ids=[0, 1], step=0, actions=np.array([np.nan, 1.0]), vetoed=[False] * 2,
+                                      reasons=["", ""], degraded=[False] * 2))  # not integer actions: counted, dropped
         rt.client.publish(verdict(0, [0, 1], [1, 2], ["q-a", "q-b"]))
         transition = rt.client.recv(EnvTransition, timeout_secs=10)
         assert transition.step == 0 and transition.actions.tolist() == [1, 2]
