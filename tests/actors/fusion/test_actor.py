@@ -11,7 +11,8 @@ from tests.actors.risk.bus_inputs import env_obs, proposal
 pytestmark = pytest.mark.slow
 
 NETWORK = {"fusion.method": "network", "fusion.hidden_dims": [16], "fusion.min_experiences": 8,
-           "fusion.update_every_experiences": 8, "fusion.gradient_steps_per_update": 5, "fusion.batch_size": 8, "fusion.explore_rate": 0.0}
+           "fusion.update_every_experiences": 8, "fusion.gradient_steps_per_update": 5, "fusion.batch_size": 8, "fusion.explore_rate": 0.0,
+           "runtime.stats_interval_secs": 1.0}
 
 
 def decide(rt, step: int) -> FusionDecision:

@@ -73,9 +73,9 @@ def drive(fuser: Fuser, rng: np.random.Generator, step: int, learn: bool) -> tup
 @pytest.mark.slow
 def test_network_learns_to_trust_the_llm_when_volatility_is_high():
     torch.set_num_threads(1)  # as in the actor; more threads only fight over a shared machine
-    fuser = Fuser(small_network_config(update_every_experiences=200))
+    fuser = Fuser(small_network_config(update_every_experiences=300, gradient_steps_per_update=60))
     rng = np.random.default_rng(1)
-    for step in range(1, 2001):
+    for step in range(1, 1201):
         drive(fuser, rng, step, learn=True)
         if fuser.learner.update_due():
             fuser.learner.update_now()

@@ -44,7 +44,8 @@ def test_risk_process_holds_when_everything_upstream_is_silent_and_uses_rl_past_
 
 
 def test_fusion_and_risk_processes_answer_every_step_once_with_the_freshest_thought():
-    with running_actors(["fusion", "risk"], overrides={"fusion.max_staleness_steps": 5}) as rt:
+    overrides = {"fusion.max_staleness_steps": 5, "runtime.stats_interval_secs": 1.0}
+    with running_actors(["fusion", "risk"], overrides=overrides) as rt:
         rt.client.subscribe(FusionDecision, RiskVerdict)
         base = wait_until_ready(rt, with_fusion=True)
         rt.client.publish(LlmThought(env_id=0, episode_id=0, step_seen=base, query_id="q-0", action=SELL,
