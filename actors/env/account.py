@@ -9,6 +9,8 @@ a breach: the env liquidates there and ends the episode.
 Forced flat: every position is closed at the close of the last bar that ends by the
 flat time (16:59 US/Eastern), or of the last bar of a session that ends earlier (RTH
 data closes at 16:00); no entries are allowed from the flat time until the next session.
+The schedule reads the session calendar from bar timestamps (whether the next bar starts
+after the deadline), never from prices, so it leaks nothing about the market.
 """
 
 from __future__ import annotations
