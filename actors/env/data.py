@@ -215,7 +215,8 @@ def parse_timestamps(raw: pd.Series, path: Path, column: str, timezone: str, day
 # --------------------------------------------------------------------------- prices
 
 
-def _parse_numbers(raw: pd.Series, path: Path, column: str, allow_missing: bool) -> np.ndarray:
+def _parse_numbers(raw: pd.Series, path: Path, column: str) -> np.ndarray:
+    """Floats from a column; empty cells and NaN spellings become NaN (repaired later), anything else non-numeric is an error."""
     if pd.api.types.is_numeric_dtype(raw):
         return raw.to_numpy(dtype=np.float64)
     text = raw.astype(str).str.strip()
@@ -310,9 +311,9 @@ def load_bars(path: str | Path, timezone: str = "America/New_York", dayfirst: st
         stamp_raw, stamp_column = raw[columns["timestamp"]], columns["timestamp"]
     index = parse_timestamps(stamp_raw.reset_index(drop=True), path, stamp_column, timezone, dayfirst)
 
-    values = {role: _parse_numbers(raw[columns[role]].reset_index(drop=True), path, columns[role], True) for role in ("open", "high", "low", "close")}
+    values = {role: _parse_numbers(raw[columns[role]].reset_index(drop=True), path, columns[role]) for role in ("open", "high", "low", "close")}
     if "volume" in columns:
-        values["volume"] = _parse_numbers(raw[columns["volume"]].reset_index(drop=True), path, columns["volume"], True)
+        values["volume"] = _parse_numbers(raw[columns["volume"]].reset_index(drop=True), path, columns["volume"])
     else:
         values["volume"] = np.zeros(len(raw))
         columns["volume"] = "volume"
