@@ -134,6 +134,11 @@ class SyncBus(_Receiver):
         if settle_secs:
             time.sleep(settle_secs)
 
+    def unsubscribe(self, *subs: type[Message] | str) -> None:
+        """Undo one subscribe() of each (ZMQ counts identical subscriptions)."""
+        for sub in subs:
+            self.sub.setsockopt(zmq.UNSUBSCRIBE, topic_bytes(sub))
+
     def publish(self, msg: Message, subtopic: str = "") -> None:
         self.pub.send_multipart(self.encoder.encode(msg, subtopic))
 

@@ -45,14 +45,17 @@ class Actor:
         self.run_dir = Path(run_dir)
         self.log = log
         self.counters: Counter[str] = Counter()
-        self._bus = bus
-        self._tasks: set[asyncio.Task] = set()
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-worker")
-        self._stopping = asyncio.Event()
-        self._stop_reason = ""
-        self._started_at = time.monotonic()
-        self._handled_types = tuple(self.subscriptions)
-        self._drop_log = RateLimiter(config.logging.rate_limit_secs)
+        self.__bus = bus
+        self.__tasks: set[asyncio.Task] = set()
+        self.__worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-worker")
+        self.__stopping = asyncio.Event()
+        self.__stop_reason = ""
+        self.__started_at = time.monotonic()
+        self.__handled_types = tuple(self.subscriptions)
+        self.__drop_log = RateLimiter(config.logging.rate_limit_secs)
+        self.__peers_seen: dict[str, float] = {}
+        self.__peer_beat = asyncio.Event()
+        self.__started = asyncio.Event()
 
     # ------------------------------------------------------------------ hooks
 
@@ -69,7 +72,7 @@ class Actor:
         """An exception escaped a handler. Default: log it and let the process exit (the supervisor restarts it)."""
         self.log.error("handler_failed", message_type=type(msg).__name__ if msg else None, exc_info=exc)
         self.request_stop("handler_failed")
-        self._exit_code = 1
+        self.__exit_code = 1
 
     def gauges(self) -> dict[str, float]:
         """Figures added to the periodic sys.stats."""
@@ -78,19 +81,19 @@ class Actor:
     # ------------------------------------------------------------------ services
 
     def publish(self, msg: Message, subtopic: str = "") -> None:
-        self._bus.publish(msg, subtopic)
+        self.__bus.publish(msg, subtopic)
         self.counters["msgs_out"] += 1
 
     def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task:
         """The one way to create a task: named, tracked, and its end logged."""
         task = asyncio.get_running_loop().create_task(coro, name=f"{self.name}.{name}")
-        self._tasks.add(task)
+        self.__tasks.add(task)
         task.add_done_callback(self._task_ended)
         return task
 
     async def in_worker(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking work (llama.cpp, torch training) in this actor's worker thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(self.__worker, fn, *args)
 
     def done(self, reason: str, summary: dict[str, float] | None = None) -> None:
         """Announce that this actor's job is finished (the supervisor may then stop the run)."""
@@ -101,33 +104,54 @@ class Actor:
         self.publish(Progress(actor=self.name, steps=steps, total_steps=total_steps, steps_per_sec=steps_per_sec, figures=dict(figures or {})))
 
     def request_stop(self, reason: str) -> None:
-        if not self._stopping.is_set():
-            self._stop_reason = reason
-            self._stopping.set()
+        if not self.__stopping.is_set():
+            self.__stop_reason = reason
+            self.__stopping.set()
+
+    async def wait_for_peers(self, names: list[str], timeout_secs: float) -> list[str]:
+        """Wait until every actor in ``names`` has sent a heartbeat (a heartbeat means its on_start is done).
+        Returns the names still missing when ``timeout_secs`` ran out."""
+        deadline = time.monotonic() + timeout_secs
+        while True:
+            missing = [name for name in names if name not in self.__peers_seen]
+            remaining = deadline - time.monotonic()
+            if not missing or remaining <= 0:
+                return missing
+            self.__peer_beat.clear()
+            try:
+                await asyncio.wait_for(self.__peer_beat.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+    def loop_peers(self) -> list[str]:
+        """The other configured actors (their short names)."""
+        from runtime.entry import actor_log_name
+
+        return [actor_log_name(spec) for spec in self.config.runtime.actors if actor_log_name(spec) != self.name]
 
     @property
     def stopping(self) -> bool:
-        return self._stopping.is_set()
+        return self.__stopping.is_set()
 
     # ------------------------------------------------------------------ machinery
 
     def _task_ended(self, task: asyncio.Task) -> None:
-        self._tasks.discard(task)
+        self.__tasks.discard(task)
         if task.cancelled():
             self.log.debug("task_cancelled", task=task.get_name())
         elif task.exception() is not None:
             self.log.error("task_failed", task=task.get_name(), exc_info=task.exception())
             self.request_stop(f"task_failed:{task.get_name()}")
-            self._exit_code = 1
+            self.__exit_code = 1
         else:
             self.log.debug("task_finished", task=task.get_name())
 
     def stats(self) -> Stats:
         counters = dict(self.counters)
-        counters["msgs_in"] = self._bus.received
-        counters["seq_gaps"] = self._bus.sequences.gaps
-        counters["dropped"] = sum(self._bus.dropped.values())
-        for kind, count in self._bus.dropped.items():
+        counters["msgs_in"] = self.__bus.received
+        counters["seq_gaps"] = self.__bus.sequences.gaps
+        counters["dropped"] = sum(self.__bus.dropped.values())
+        for kind, count in self.__bus.dropped.items():
             counters[f"dropped_{kind}"] = count
         return Stats(actor=self.name, counters=counters, gauges={k: float(v) for k, v in self.gauges().items()})
 
@@ -135,36 +159,41 @@ class Actor:
         interval = self.config.runtime.heartbeat_interval_secs
         pid = os.getpid()
         while True:
-            self._bus.publish(Heartbeat(actor=self.name, pid=pid, uptime_secs=time.monotonic() - self._started_at))
+            self.__bus.publish(Heartbeat(actor=self.name, pid=pid, uptime_secs=time.monotonic() - self.__started_at))
             await asyncio.sleep(interval)
 
     async def _stats_loop(self) -> None:
         while True:
             await asyncio.sleep(self.config.runtime.stats_interval_secs)
             stats = self.stats()
-            self._bus.publish(stats)
-            self.log.info("stats", **stats.counters, **stats.gauges)
+            self.__bus.publish(stats)
+            self.log.info("stats", **{**stats.counters, **stats.gauges})
 
     def _note_drop(self) -> None:
-        exc = self._bus.last_error
-        allowed, suppressed = self._drop_log.allow(exc.kind.value)
+        exc = self.__bus.last_error
+        allowed, suppressed = self.__drop_log.allow(exc.kind.value)
         if allowed:
             self.log.warning("frame_dropped", kind=exc.kind.value, detail=exc.detail[:200], suppressed=suppressed)
 
     async def _receive_loop(self) -> None:
         while True:
-            frames = await self._bus.recv_frames()
-            decoded = self._bus.decode(frames)
+            frames = await self.__bus.recv_frames()
+            decoded = self.__bus.decode(frames)
             if decoded is None:
                 self._note_drop()
                 continue
             msg = decoded.msg
+            if isinstance(msg, Heartbeat):
+                self.__peers_seen[msg.actor] = time.monotonic()
+                self.__peer_beat.set()
             if isinstance(msg, Shutdown):
                 self.log.info("shutdown_received", reason=msg.reason)
                 self.request_stop(msg.reason)
                 return
-            if not isinstance(msg, self._handled_types):
+            if not isinstance(msg, self.__handled_types):
                 continue  # a topic that shares a subscribed prefix
+            if not self.__started.is_set():
+                await self.__started.wait()  # no handler runs before on_start has finished
             try:
                 await self.on_message(msg)
             except Exception as exc:  # noqa: BLE001 - the failure hook decides
@@ -174,37 +203,40 @@ class Actor:
 
     async def run(self) -> int:
         """Start, serve until stopped, stop. Returns the process exit code."""
-        self._exit_code = 0
-        self._bus.subscribe([*(self.subscribe_topics or self.subscriptions), Shutdown])
+        self.__exit_code = 0
+        self.__bus.subscribe([*(self.subscribe_topics or self.subscriptions), Shutdown, Heartbeat])
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, self.request_stop, "sigterm")
         loop.add_signal_handler(signal.SIGINT, lambda: None)  # the supervisor stops us in order
-        self.spawn(self._heartbeat_loop(), "heartbeat")
+        receiver = self.spawn(self._receive_loop(), "receive")
         try:
             await self.on_start()
         except Exception as exc:  # noqa: BLE001
             self.log.error("start_failed", exc_info=exc)
             return 1
+        self.__started.set()
+        # The first heartbeat says "started": peers may wait for it (wait_for_peers), and the
+        # supervisor gives a starting actor startup_grace_secs before it expects one.
+        self.spawn(self._heartbeat_loop(), "heartbeat")
         self.log.info("actor_started", pid=os.getpid(), subscriptions=[m.TOPIC for m in self.subscriptions])
         self.spawn(self._stats_loop(), "stats")
-        receiver = self.spawn(self._receive_loop(), "receive")
-        await self._stopping.wait()
+        await self.__stopping.wait()
         receiver.cancel()
         await self._stop()
-        return self._exit_code
+        return self.__exit_code
 
     async def _stop(self) -> None:
-        self.log.info("actor_stopping", reason=self._stop_reason)
+        self.log.info("actor_stopping", reason=self.__stop_reason)
         try:
             await asyncio.wait_for(self.on_stop(), timeout=STOP_TIMEOUT_SECS * 3)
         except Exception as exc:  # noqa: BLE001
             self.log.error("stop_failed", exc_info=exc)
-            self._exit_code = self._exit_code or 1
+            self.__exit_code = self.__exit_code or 1
         stats = self.stats()
-        self._bus.publish(stats)
-        self.log.info("actor_stopped", **stats.counters)
-        for task in list(self._tasks):
+        self.__bus.publish(stats)
+        self.log.info("actor_stopped", **{**stats.counters, **stats.gauges})
+        for task in list(self.__tasks):
             task.cancel()
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=STOP_TIMEOUT_SECS)
-        self._worker.shutdown(wait=True, cancel_futures=True)
+        if self.__tasks:
+            await asyncio.wait(self.__tasks, timeout=STOP_TIMEOUT_SECS)
+        self.__worker.shutdown(wait=True, cancel_futures=True)

@@ -36,6 +36,29 @@ class RunningRuntime:
         assert proc is not None
         return proc.pid
 
+    def wait_started(self, timeout_secs: float = 60.0) -> None:
+        """Block until every actor has sent a heartbeat (started and subscribed)."""
+        import time
+
+        from bus.messages import Heartbeat
+
+        names = set(self.supervisor.actors)
+        self.client.subscribe(Heartbeat, settle_secs=0)
+        deadline = time.monotonic() + timeout_secs
+        try:
+            while names:
+                if self.supervisor.failure:
+                    raise RuntimeError(self.supervisor.failure)
+                try:
+                    beat = self.client.recv(Heartbeat, timeout_secs=max(0.01, min(1.0, deadline - time.monotonic())))
+                    names.discard(beat.actor)
+                except TimeoutError:
+                    if time.monotonic() >= deadline:
+                        raise TimeoutError(f"actors not started within {timeout_secs} s: {sorted(names)}") from None
+        finally:
+            self.client.unsubscribe(Heartbeat)
+        time.sleep(0.1)  # let the last subscriptions propagate through the broker
+
     def stop(self, timeout_secs: float = 30.0) -> int:
         self.supervisor.request_stop("test")
         self.thread.join(timeout_secs)
@@ -49,8 +72,12 @@ def running_actors(
     *,
     config_path: str | Path | None = None,
     keep_run_dir: bool = False,
+    wait_started_secs: float = 60.0,
 ) -> Iterator[RunningRuntime]:
-    """Start a broker and ``actors`` (names or dotted module paths) in real processes, with a tmp run dir."""
+    """Start a broker and ``actors`` (names or dotted module paths) in real processes, with a tmp run dir.
+
+    Waits (up to ``wait_started_secs``; 0 = not at all) until every actor has sent its first heartbeat,
+    which it does after on_start, when its subscriptions are in place."""
     settings = {"runtime.actors": list(actors), "logging.console": "off", **dict(overrides or {})}
     config = load_config(config_path, settings)
     tmp = Path(tempfile.mkdtemp(prefix="tt-run-"))
@@ -64,6 +91,8 @@ def running_actors(
     client = SyncBus(addresses, sender="test")
     rt = RunningRuntime(supervisor, client, run_dir.path, addresses, thread, exit_code)
     try:
+        if wait_started_secs:
+            rt.wait_started(wait_started_secs)
         yield rt
     finally:
         client.close()

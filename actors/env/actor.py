@@ -32,8 +32,8 @@ from runtime.actor import Actor
 
 TRAIN_REPORT_DIR = "train_report"
 """Run sub-directory for the metrics of training episodes (backtests use env.report_dir)."""
-START_SETTLE_SECS = 1.0
-"""Pause before the first observation so subscribers have connected (PUB drops messages to late joiners)."""
+START_SETTLE_SECS = 0.2
+"""Pause after every peer's first heartbeat so the last subscriptions have crossed the broker."""
 
 
 class EnvActor(Actor):
@@ -72,6 +72,11 @@ class EnvActor(Actor):
         return 0
 
     async def _begin(self) -> None:
+        # A heartbeat means a peer finished on_start and subscribed: the first observation goes
+        # out when the whole loop can answer it, not into a deadline-driven HOLD.
+        missing = await self.wait_for_peers(self.loop_peers(), self.config.runtime.startup_grace_secs)
+        if missing:
+            self.log.warning("peers_not_started", missing=missing)
         await asyncio.sleep(START_SETTLE_SECS)
         self._publish_obs()
 

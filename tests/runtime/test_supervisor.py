@@ -45,7 +45,7 @@ def test_a_killed_actor_is_restarted_and_receives_messages_again():
 
 def test_too_many_restarts_stop_the_runtime_with_a_clear_error():
     settings = {"runtime.max_restarts": 2, "runtime.restart_backoff_secs": 0.05, "runtime.restart_window_secs": 60.0}
-    with running_actors(["tests.runtime.crashing_actor"], settings) as rt:
+    with running_actors(["tests.runtime.crashing_actor"], settings, wait_started_secs=0) as rt:
         rt.thread.join(30)
         assert rt.exit_code == [EXIT_FAILED]
         assert "crashing_actor" in rt.supervisor.failure and "restarted more than 2 times" in rt.supervisor.failure
