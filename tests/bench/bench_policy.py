@@ -1,0 +1,134 @@
+"""Policy benchmark (``bin/bench policy``): the actor pipeline beside plain SB3, measured in one run.
+
+Project: env + policy + pass-through actors (fusion/risk stand-in, LLM off) in real processes
+on the bus, the policy learning online (same PPO settings). Steps/s = env steps (summed over
+environments) between the policy's first progress report and its sys.done at
+policy.total_timesteps, so process start-up is left out; PPO updates are inside the window.
+
+Baseline: `MaskablePPO.learn()` in one process on the same env (actors.env.factory.make_env,
+train split) wrapped in DummyVecEnv + VecNormalize, same n_envs, n_steps, batch size, epochs
+and network, torch threads as policy.torch_threads, for the same number of timesteps (model
+construction left out).
+
+Also printed: learned steps/s of the pipeline (steps that went into a PPO update; the actor
+keeps serving during an update and may drop steps when the next rollout fills first, which
+plain SB3 never does) and the mean proposal latency inside the policy actor.
+Targets: pipeline >= 0.5x plain SB3 with 1 env, >= 0.8x with 8 envs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from bus.messages import Done, Progress, Stats
+from config.loader import load_config
+from tests.bench.common import print_table
+
+TARGETS = {1: 0.5, 8: 0.8}
+
+
+def ppo_settings(args: argparse.Namespace) -> dict:
+    return {
+        "policy.n_steps": args.n_steps,
+        "policy.batch_size": args.batch_size,
+        "policy.n_epochs": args.n_epochs,
+        "policy.checkpoint_every_steps": 0,
+        "policy.seed": 0,
+    }
+
+
+def total_timesteps(args: argparse.Namespace, n_envs: int) -> int:
+    return args.rollouts * args.n_steps * n_envs
+
+
+def plain_sb3_steps_per_sec(args: argparse.Namespace, n_envs: int) -> float:
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from actors.env.factory import make_env
+
+    config = load_config(None, {"env.n_envs": n_envs, **ppo_settings(args)})
+    cfg = config.policy
+    torch.set_num_threads(cfg.torch_threads)  # as the policy actor does: same compute budget
+    venv = VecNormalize(DummyVecEnv([lambda i=i: make_env(config, "train", seed=i) for i in range(n_envs)]), gamma=cfg.gamma)
+    model = MaskablePPO(
+        "MlpPolicy",
+        venv,
+        learning_rate=cfg.learning_rate,
+        n_steps=cfg.n_steps,
+        batch_size=cfg.batch_size,
+        n_epochs=cfg.n_epochs,
+        gamma=cfg.gamma,
+        gae_lambda=cfg.gae_lambda,
+        clip_range=cfg.clip_range,
+        ent_coef=cfg.ent_coef,
+        policy_kwargs={"net_arch": list(cfg.net_arch)},
+        seed=cfg.seed,
+        device="cpu",
+    )
+    steps = total_timesteps(args, n_envs)
+    started = time.perf_counter()
+    model.learn(total_timesteps=steps)
+    return steps / (time.perf_counter() - started)
+
+
+def pipeline_steps_per_sec(args: argparse.Namespace, n_envs: int) -> tuple[float, float, float]:
+    """(steps/s, learned steps/s, mean propose latency in us) of env + policy + pass-through."""
+    from runtime.testing import running_actors
+
+    overrides = {
+        "env.n_envs": n_envs,
+        "env.verdict_deadline_ms": 1000.0,
+        "policy.total_timesteps": total_timesteps(args, n_envs),
+        "policy.progress_interval_secs": 0.25,
+        "runtime.stats_interval_secs": 1.0,
+        **ppo_settings(args),
+    }
+    with running_actors(["env", "policy", "actors.policy.pass_through"], overrides=overrides) as rt:
+        rt.client.subscribe(Progress, Done, Stats)
+        first = rt.client.recv(Progress, timeout_secs=120, where=lambda m: m.actor == "policy" and m.steps > 0)
+        started, start_steps = time.perf_counter(), first.steps
+        done = rt.client.recv(Done, timeout_secs=600, where=lambda m: m.actor == "policy")
+        elapsed = time.perf_counter() - started
+        stats = rt.client.recv(Stats, timeout_secs=10, where=lambda m: m.actor == "policy")
+    steps = done.summary["num_timesteps"] - start_steps
+    learned = done.summary.get("learned_steps", 0.0) - first.figures.get("learned_steps", 0.0)
+    return steps / elapsed, learned / elapsed, stats.gauges.get("propose_mean_us", 0.0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bin/bench policy", description=__doc__.split("\n")[0])
+    parser.add_argument("--n-envs", default="1,8", help="comma-separated environment counts (default 1,8)")
+    parser.add_argument("--n-steps", type=int, default=512, help="rollout steps per env (default 512)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--n-epochs", type=int, default=10)
+    parser.add_argument("--rollouts", type=int, default=4, help="PPO rollouts per measurement (default 4)")
+    args = parser.parse_args(argv)
+
+    rows = []
+    for n_envs in (int(n) for n in args.n_envs.split(",")):
+        baseline = plain_sb3_steps_per_sec(args, n_envs)
+        project, learned, propose_us = pipeline_steps_per_sec(args, n_envs)
+        target = TARGETS.get(n_envs)
+        rows.append(
+            (
+                f"steps/s, {n_envs} env{'s' if n_envs > 1 else ''}",
+                f"{project:,.0f}",
+                f"{baseline:,.0f}",
+                f"{project / baseline:.2f}x",
+                f">= {target}x" if target else "-",
+            )
+        )
+        rows.append((f"  learned steps/s, {n_envs} env(s)", f"{learned:,.0f}", f"{baseline:,.0f}", f"{learned / baseline:.2f}x", "-"))
+        rows.append((f"  propose latency in actor, {n_envs} env(s)", f"{propose_us:,.0f} us", "-", "-", "-"))
+    print_table(
+        f"policy: actor pipeline (env + policy + pass-through, LLM off) vs plain MaskablePPO.learn(); "
+        f"n_steps={args.n_steps}, batch={args.batch_size}, epochs={args.n_epochs}, {args.rollouts} rollouts",
+        rows,
+    )
+
+
+if __name__ == "__main__":
+    main()
