@@ -107,6 +107,8 @@ class ApexAccount:
         if session != self.session:
             self.session = session
             self.daily_pnl = 0.0
+            if self.config.losing_streak_resets_daily:
+                self.consecutive_losses = 0
 
     def pay(self, dollars: float) -> None:
         """Commission and other costs that are not a closed trade's P&L."""

@@ -57,6 +57,9 @@ class AccountConfig(msgspec.Struct, **STRUCT_OPTIONS):
     flat_time_et: str = "16:59"
     """All positions are closed by this US/Eastern time every day (HH:MM)."""
     daily_loss_limit: float = 0.0
+    losing_streak_resets_daily: bool = True
+    """Start every session with a losing streak of 0, so the risk stage's streak veto pauses entries for the
+    rest of a bad day instead of for the rest of a multi-day backtest."""
     """Daily loss (dollars) after which no new entries are allowed that day; 0 = no limit (Apex evaluation has none)."""
 
     def __post_init__(self) -> None:

@@ -341,3 +341,17 @@ def test_context_names_the_market_and_the_account(synthetic_dataset):
     assert built.position == 1 and built.contracts == 1 and built.trend in ("up", "down", "sideways")
     assert built.drawdown_buffer == pytest.approx(env.equity - env.account.threshold)
     assert 0 < built.minutes_to_close <= 24 * 60
+
+
+def test_a_losing_streak_restarts_at_each_new_session_unless_configured_not_to():
+    from actors.env.account import ApexAccount as Account
+
+    for resets, expected in ((True, 0), (False, 3)):
+        account = Account(AccountConfig(losing_streak_resets_daily=resets))
+        account.new_bar(session=1)
+        for _ in range(3):
+            account.record_result(-100.0)
+        account.new_bar(session=1)
+        assert account.consecutive_losses == 3
+        account.new_bar(session=2)
+        assert account.consecutive_losses == expected
