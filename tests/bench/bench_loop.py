@@ -1,0 +1,122 @@
+"""Decision-loop benchmark (``bin/bench loop``).
+
+Project: env, policy, reasoner (always on), fusion and risk in real processes. Per decision
+latency is measured from each ``env.obs`` to its ``risk.verdict`` using the envelopes' send
+times (one monotonic clock on one host); steps/s from the observer's receive times.
+
+Baseline: the same decision logic called in one process (policy propose -> fusion ->
+risk -> env step), no bus, no LLM. The difference of the p50 latencies is the per-decision
+overhead of the process split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from bus.messages import EnvObs, MarketContext, RiskVerdict
+from config.loader import load_config
+from tests.bench.common import percentiles_us, print_table
+
+FROZEN = {"policy.learn": False, "env.mode": "train", "env.split": "train"}
+
+
+def project_loop(steps: int, n_envs: int, with_reasoner: bool) -> dict[str, float]:
+    from runtime.testing import running_actors
+
+    actors = ["env", "policy", "fusion", "risk"] + (["reasoner"] if with_reasoner else [])
+    settings = {**FROZEN, "env.n_envs": n_envs, "env.max_steps": steps + 50, "runtime.stats_interval_secs": 60.0}
+    obs_sent: dict[int, int] = {}
+    latencies: list[int] = []
+    first = last = 0.0
+    with running_actors(actors, settings) as rt:
+        rt.client.subscribe(EnvObs, RiskVerdict, settle_secs=0)
+        while len(latencies) < steps:
+            decoded = rt.client.recv_decoded(timeout_secs=30)
+            msg = decoded.msg
+            if isinstance(msg, EnvObs):
+                obs_sent[msg.step] = decoded.sent_ns
+                last = time.perf_counter()
+                first = first or last
+            elif isinstance(msg, RiskVerdict) and msg.step in obs_sent:
+                latencies.append(decoded.sent_ns - obs_sent.pop(msg.step))
+        thoughts = _reasoner_thoughts(rt) if with_reasoner else 0.0
+    p50, p99 = percentiles_us(latencies[20:])  # skip start-up
+    return {"steps_per_sec": (len(latencies) - 1) / max(last - first, 1e-9), "p50_us": p50, "p99_us": p99, "thoughts": thoughts}
+
+
+def _reasoner_thoughts(rt) -> float:
+    import json
+
+    count = 0.0
+    for line in (rt.run_dir / "logs" / "reasoner.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if "thoughts_generated" in record:
+            count = float(record["thoughts_generated"])
+    return count
+
+
+def in_process_loop(steps: int, n_envs: int) -> dict[str, float]:
+    """The same decision logic, called directly."""
+    from actors.env.batch import EnvBatch
+    from actors.env.env import FuturesTradingEnv
+    from actors.env.factory import load_dataset
+    from actors.env.instruments import resolve_instrument
+    from actors.fusion.fuser import Fuser
+    from actors.policy.learner import OnlineMaskablePPO
+    from actors.risk.actor import account_limits
+    from actors.risk.rules import RiskRules
+    from actors.risk.verdicts import VerdictBook
+
+    config = load_config(overrides={**FROZEN, "env.n_envs": n_envs})
+    dataset = load_dataset(config)
+    instrument = resolve_instrument(config.instrument)
+    envs = [FuturesTradingEnv(dataset.split("train"), instrument, config.account, config.env) for _ in range(n_envs)]
+    batch = EnvBatch(envs, mode="train", seed=0)
+    batch.reset()
+    learner = OnlineMaskablePPO(config.policy, n_envs)
+    fuser = Fuser(config.fusion)
+    book = VerdictBook(RiskRules(config.risk, account_limits(config)), config.risk.max_pending_steps)
+    decision_ns: list[int] = []
+    started = time.perf_counter()
+    for step in range(steps):
+        env_ids = batch.active_ids()
+        obs, masks = batch.observations(env_ids)
+        contexts = [MarketContext(**c) for c in batch.contexts(env_ids)]
+        t0 = time.monotonic_ns()
+        proposal = learner.propose(obs, masks, step)
+        fused = fuser.fuse(step, env_ids, batch.episode_ids(env_ids), proposal.actions, proposal.confidences, masks, contexts)
+        book.add_obs(step, env_ids, masks, contexts, None)
+        book.add_proposal(step, env_ids, proposal.actions)
+        verdict = book.add_decision(step, env_ids, fused.actions, fused.llm_query_ids)
+        decision_ns.append(time.monotonic_ns() - t0)
+        batch.step(env_ids, verdict.actions, step)
+    elapsed = time.perf_counter() - started
+    p50, p99 = percentiles_us(decision_ns[20:])
+    return {"steps_per_sec": steps / elapsed, "p50_us": p50, "p99_us": p99}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="bin/bench loop", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=2000, help="loop steps per measurement")
+    parser.add_argument("--n-envs", type=int, nargs="+", default=[1, 4], help="environment counts to measure")
+    args = parser.parse_args(argv)
+    rows = []
+    for n_envs in args.n_envs:
+        base = in_process_loop(args.steps, n_envs)
+        proj = project_loop(args.steps, n_envs, with_reasoner=True)
+        overhead = proj["p50_us"] - base["p50_us"]
+        rows += [
+            (f"{n_envs} env(s): loop steps/s", f"{proj['steps_per_sec']:,.0f}", f"{base['steps_per_sec']:,.0f} one process", f"{proj['steps_per_sec'] / base['steps_per_sec']:.2f}x", ""),
+            (f"{n_envs} env(s): obs->verdict p50 us", f"{proj['p50_us']:.0f}", f"{base['p50_us']:.0f} one process", f"{proj['p50_us'] / base['p50_us']:.2f}x", "<= 1000"),
+            (f"{n_envs} env(s): obs->verdict p99 us", f"{proj['p99_us']:.0f}", f"{base['p99_us']:.0f} one process", f"{proj['p99_us'] / base['p99_us']:.2f}x", ""),
+            (f"{n_envs} env(s): process-split overhead", f"{overhead:.0f} us/decision", "-", "-", "stated"),
+            (f"{n_envs} env(s): thoughts during run", f"{proj['thoughts']:.0f}", "-", "-", ""),
+        ]
+    print_table("decision loop: env + policy + fusion + risk, reasoner always on (frozen policy)", rows)
+
+
+if __name__ == "__main__":
+    main()
