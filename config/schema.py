@@ -46,6 +46,22 @@ class BusConfig(msgspec.Struct, **STRUCT_OPTIONS):
     def __post_init__(self) -> None:
         if self.transport not in ("ipc", "tcp"):
             raise ValueError(f"bus.transport must be 'ipc' or 'tcp', got {self.transport!r}")
+        if self.transport == "tcp" and not _is_loopback(self.host):
+            raise ValueError(
+                f"bus.host {self.host!r} is not a loopback address: a bus reachable from other hosts needs CURVE keys, "
+                "which this build does not set up yet; use 127.0.0.1"
+            )
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class RuntimeConfig(msgspec.Struct, **STRUCT_OPTIONS):

@@ -15,8 +15,10 @@ def ping(client, probe_id: int, timeout_secs: float = 10.0) -> Probe:
     return client.recv(Probe, timeout_secs=timeout_secs, where=lambda m: m.probe_id == probe_id)
 
 
-def test_a_message_crosses_two_processes_and_comes_back():
-    with running_actors(["runtime.probes:Relay1"]) as rt:
+@pytest.mark.parametrize("transport", ["ipc", "tcp"])
+def test_a_message_crosses_two_processes_and_comes_back(transport):
+    with running_actors(["runtime.probes:Relay1"], {"bus.transport": transport}) as rt:
+        assert rt.addresses.xsub.startswith(f"{transport}://")
         rt.client.subscribe("probe.0", settle_secs=0.5)
         reply = ping(rt.client, 1)
         assert reply.hop == 0 and reply.hops == 2

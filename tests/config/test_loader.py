@@ -74,3 +74,10 @@ def test_every_key_of_the_typed_config_is_in_default_toml_with_a_comment():
         if stripped and not stripped.startswith(("#", "[")) and "=" in stripped and not stripped.startswith(("'", '"', "]")):
             has_comment = "#" in line or (i > 0 and lines[i - 1].strip().startswith("#"))
             assert has_comment, f"default.toml line {i + 1} has no comment: {line}"
+
+
+def test_a_bus_reachable_from_other_hosts_is_refused_without_keys():
+    with pytest.raises(ConfigError) as info:
+        load_config(overrides={"bus.transport": "tcp", "bus.host": "0.0.0.0"})
+    assert info.value.key == "bus.host"
+    assert load_config(overrides={"bus.transport": "tcp", "bus.host": "127.0.0.2"}).bus.host == "127.0.0.2"
