@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -41,6 +43,11 @@ def test_a_short_training_run_through_real_processes_changes_the_weights_and_rep
         checkpoints = list_checkpoints(rt.run_dir / "checkpoints")
         trained = OnlineMaskablePPO.from_checkpoint_file(checkpoints[-1][1], PolicyConfig(), N_ENVS)
         tensorboard_files = list((rt.run_dir / "tensorboard").glob("events.out.tfevents.*"))
+        update_events = [
+            json.loads(line)
+            for line in (rt.run_dir / "logs" / "policy.jsonl").read_text().splitlines()
+            if '"ppo_update"' in line
+        ]
 
     untrained = OnlineMaskablePPO(load_config(None, PIPELINE).policy, N_ENVS)  # same seed: the starting weights
     assert done.reason == "timesteps_reached"
@@ -50,6 +57,8 @@ def test_a_short_training_run_through_real_processes_changes_the_weights_and_rep
     assert np.abs(trained.parameters_vector() - untrained.parameters_vector()).max() > 1e-3
     assert trained.num_timesteps >= 3000
     assert tensorboard_files
+    assert len(update_events) >= 10 and all("clip_fraction" in event for event in update_events)
+    assert max(event["approx_kl"] for event in update_events) > 1e-4
 
     answered = sorted(set(observations) & set(proposals))
     assert len(answered) >= 200  # every observation seen got its proposal, masks respected

@@ -43,3 +43,21 @@ def test_the_frozen_watch_warns_after_consecutive_tiny_kl_and_resets_on_a_real_u
 @pytest.mark.parametrize(("key", "name"), [("train/approx_kl", "approx_kl"), ("rollout/ep_rew_mean", "rollout_ep_rew_mean"), ("fps", "fps")])
 def test_sb3_keys_become_flat_figure_names(key, name):
     assert figure_name(key) == name
+
+
+def test_a_learner_whose_updates_do_not_move_the_policy_reports_itself_frozen():
+    # The seeds' 004 failure, reproduced: a learning rate so small the weights cannot move.
+    learner = OnlineMaskablePPO(
+        PolicyConfig(n_steps=8, batch_size=8, n_epochs=1, net_arch=(16,), learning_rate=1e-12, frozen_warn_updates=2), 1
+    )
+    rng = np.random.default_rng(1)
+    reports = []
+    for step in range(8 * 3 + 1):
+        proposal = learner.propose(rng.normal(size=(1, 261)).astype(np.float32), np.ones((1, 6), bool), step)
+        report = learner.update_if_ready()
+        if report is not None:
+            reports.append(report)
+        learner.record(step, proposal.actions, rng.normal(size=1).astype(np.float32), np.zeros(1, bool), np.zeros(1, bool))
+
+    assert [r.frozen for r in reports] == [False, True, True]
+    assert reports[-1].figures["approx_kl"] < 1e-6
