@@ -207,6 +207,8 @@ class PolicyActor(Actor):
         path = self._save_checkpoint()
         summary = self._summary()
         self.log.info("training_complete", checkpoint=str(path or ""), **summary)
+        # A last progress report first, so whoever shows the latest progress shows the final figures.
+        self.progress(self.learner.num_timesteps, self.config.policy.total_timesteps, 0.0, self._progress_figures())
         self.done("timesteps_reached", summary)
 
     def _summary(self) -> dict[str, float]:
@@ -214,6 +216,7 @@ class PolicyActor(Actor):
             "num_timesteps": float(self.learner.num_timesteps),
             "updates": float(self.learner.n_updates),
             "learned_steps": float(self.learner.learned_steps),
+            "stored_steps": float(self.learner.counters["transitions_stored"] * self.learner.n_envs),
             "ep_rew_mean": self.learner.episode_reward_mean,
         }
         for name in PROGRESS_FIGURES:
@@ -246,7 +249,8 @@ class PolicyActor(Actor):
             "ep_rew_mean": self.learner.episode_reward_mean,
             "updates": float(self.learner.n_updates),
             "learned_steps": float(self.learner.learned_steps),
-            "not_stored_learner_busy": float(counters["transitions_not_stored_learner_busy"]),
+            "stored_steps": float(counters["transitions_stored"] * self.learner.n_envs),
+            "not_stored_learner_busy": float(counters["transitions_not_stored_learner_busy"] * self.learner.n_envs),
             "executed_differs": float(counters["executed_differs_from_proposal"]),
         }
         for name in PROGRESS_FIGURES:

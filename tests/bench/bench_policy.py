@@ -10,9 +10,10 @@ train split) wrapped in DummyVecEnv + VecNormalize, same n_envs, n_steps, batch 
 and network, torch threads as policy.torch_threads, for the same number of timesteps (model
 construction left out).
 
-Also printed: learned steps/s of the pipeline (steps that went into a PPO update; the actor
-keeps serving during an update and may drop steps when the next rollout fills first, which
-plain SB3 never does) and the mean proposal latency inside the policy actor.
+Also printed: stored steps/s of the pipeline (steps kept in a rollout for a PPO update; the
+actor keeps serving during an update and drops steps when the next rollout fills first, which
+plain SB3 never does, so this is the like-for-like learning throughput) and the mean proposal
+latency inside the policy actor.
 Targets: pipeline >= 0.5x plain SB3 with 1 env, >= 0.8x with 8 envs.
 """
 
@@ -75,7 +76,7 @@ def plain_sb3_steps_per_sec(args: argparse.Namespace, n_envs: int) -> float:
 
 
 def pipeline_steps_per_sec(args: argparse.Namespace, n_envs: int) -> tuple[float, float, float]:
-    """(steps/s, learned steps/s, mean propose latency in us) of env + policy + pass-through."""
+    """(steps/s, stored steps/s, mean propose latency in us) of env + policy + pass-through."""
     from runtime.testing import running_actors
 
     overrides = {
@@ -94,8 +95,8 @@ def pipeline_steps_per_sec(args: argparse.Namespace, n_envs: int) -> tuple[float
         elapsed = time.perf_counter() - started
         stats = rt.client.recv(Stats, timeout_secs=10, where=lambda m: m.actor == "policy")
     steps = done.summary["num_timesteps"] - start_steps
-    learned = done.summary.get("learned_steps", 0.0) - first.figures.get("learned_steps", 0.0)
-    return steps / elapsed, learned / elapsed, stats.gauges.get("propose_mean_us", 0.0)
+    stored = done.summary.get("stored_steps", 0.0) - first.figures.get("stored_steps", 0.0)
+    return steps / elapsed, stored / elapsed, stats.gauges.get("propose_mean_us", 0.0)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for n_envs in (int(n) for n in args.n_envs.split(",")):
         baseline = plain_sb3_steps_per_sec(args, n_envs)
-        project, learned, propose_us = pipeline_steps_per_sec(args, n_envs)
+        project, stored, propose_us = pipeline_steps_per_sec(args, n_envs)
         target = TARGETS.get(n_envs)
         rows.append(
             (
@@ -121,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
                 f">= {target}x" if target else "-",
             )
         )
-        rows.append((f"  learned steps/s, {n_envs} env(s)", f"{learned:,.0f}", f"{baseline:,.0f}", f"{learned / baseline:.2f}x", "-"))
+        rows.append((f"  stored (learned-from) steps/s, {n_envs} env(s)", f"{stored:,.0f}", f"{baseline:,.0f}", f"{stored / baseline:.2f}x", "-"))
         rows.append((f"  propose latency in actor, {n_envs} env(s)", f"{propose_us:,.0f} us", "-", "-", "-"))
     print_table(
         f"policy: actor pipeline (env + policy + pass-through, LLM off) vs plain MaskablePPO.learn(); "
