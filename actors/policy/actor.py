@@ -13,6 +13,8 @@ import math
 import time
 from pathlib import Path
 
+import msgspec
+
 from actors.policy.checkpoint import checkpoint_dir, latest_checkpoint, prune_checkpoints, read_checkpoint
 from actors.policy.learner import OnlineMaskablePPO
 from bus.messages import ACTION_NAMES, N_ACTIONS, OBS_DIM, EnvEpisode, EnvObs, EnvTransition, PolicyProposal
@@ -58,6 +60,8 @@ class PolicyActor(Actor):
 
     async def on_start(self) -> None:
         cfg = self.config.policy
+        if cfg.seed < 0:
+            cfg = msgspec.structs.replace(cfg, seed=self.config.run.seed)
         start_from = resolve_start_checkpoint(cfg.resume_from, cfg.model_path, cfg.learn, self.run_dir)
         self.learner = OnlineMaskablePPO(
             cfg,

@@ -10,8 +10,8 @@ class PolicyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """True: learn online from env.transition (train); False: frozen policy (backtest, paper)."""
     total_timesteps: int = 100_000
     """Env steps (summed over environments) after which the policy reports sys.done; 0 = never."""
-    seed: int = 0
-    """Seeds torch and numpy for the network initialisation, sampling and minibatch order."""
+    seed: int = -1
+    """Seeds torch and numpy for the network initialisation, sampling and minibatch order; -1 = run.seed."""
     torch_threads: int = 1
     """torch.set_num_threads for inference and the PPO update."""
     deterministic_when_frozen: bool = True

@@ -149,6 +149,7 @@ class OnlineMaskablePPO:
         self.n_actions = n_actions
         self.hold_action = hold_action
         self.learning = config.learn
+        self.seed = max(config.seed, 0)  # the actor resolves -1 to run.seed; plain use gets 0
         self.deterministic = (not config.learn) and config.deterministic_when_frozen
         self.counters: Counter[str] = Counter()
         self.latest_figures: Figures = {}
@@ -157,7 +158,7 @@ class OnlineMaskablePPO:
 
         venv = spaces_only_vec_env(obs_dim, n_actions, n_envs)
         self.model = self._load_model(checkpoint, venv) if checkpoint else self._new_model(venv)
-        self.model.set_random_seed(config.seed)
+        self.model.set_random_seed(self.seed)
         self.model.set_logger(make_training_logger(tensorboard_dir, self._on_dump))
         self.normalizer = ObsRewardNormalizer(
             obs_dim,
@@ -215,7 +216,7 @@ class OnlineMaskablePPO:
             max_grad_norm=cfg.max_grad_norm,
             target_kl=cfg.target_kl or None,
             policy_kwargs={"net_arch": list(cfg.net_arch)},
-            seed=cfg.seed,
+            seed=self.seed,
             device="cpu",
             verbose=0,
         )
