@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter
 from typing import Iterable
@@ -50,9 +49,9 @@ class _Receiver:
 class AsyncBus(_Receiver):
     """The actor's connection: plain zmq sockets driven by the event loop.
 
-    PUB never blocks. SUB is read without zmq.asyncio's per-receive futures: the loop
-    watches the socket's file descriptor and the receiver drains every queued frame with
-    NOBLOCK before it sleeps again (ZMQ_FD is edge-triggered, so it re-checks ZMQ_EVENTS).
+    PUB never blocks. SUB is read without zmq.asyncio's per-receive futures: the actor's
+    event loop watches the socket's file descriptor and drains every queued frame with
+    NOBLOCK (ZMQ_FD is edge-triggered, so reading stops only at EAGAIN).
     """
 
     def __init__(self, addresses: BusAddresses, sender: str, *, hwm: int = 10000, max_frame_bytes: int = 64 << 20) -> None:
@@ -66,7 +65,6 @@ class AsyncBus(_Receiver):
         _configure(self.sub, hwm, linger_ms=0)
         self.sub.connect(addresses.xpub)
         self.sent = 0
-        self._readable: asyncio.Event | None = None
 
     def subscribe(self, subs: Iterable[type[Message] | str]) -> None:
         for sub in subs:
@@ -83,29 +81,12 @@ class AsyncBus(_Receiver):
         except zmq.Again:
             return None
 
-    async def wait_readable(self) -> None:
-        """Sleep until the SUB socket may have frames."""
-        if self._readable is None:
-            self._readable = asyncio.Event()
-            asyncio.get_running_loop().add_reader(self.sub.getsockopt(zmq.FD), self._readable.set)
-        self._readable.clear()
-        if self.sub.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-            return
-        await self._readable.wait()
-
-    async def recv_frames(self) -> list[bytes]:
-        while True:
-            frames = self.poll_frames()
-            if frames is not None:
-                return frames
-            await self.wait_readable()
+    @property
+    def fd(self) -> int:
+        """The SUB socket's ZMQ_FD, for the event loop's reader (edge-triggered: drain with poll_frames)."""
+        return self.sub.getsockopt(zmq.FD)
 
     def close(self) -> None:
-        if self._readable is not None:
-            try:
-                asyncio.get_running_loop().remove_reader(self.sub.getsockopt(zmq.FD))
-            except RuntimeError:
-                pass
         self.sub.close(linger=0)
         self.pub.close()
         self.context.term()

@@ -56,6 +56,7 @@ class Actor:
         self.__peers_seen: dict[str, float] = {}
         self.__peer_beat = asyncio.Event()
         self.__started = asyncio.Event()
+        self.__busy = False
 
     # ------------------------------------------------------------------ hooks
 
@@ -175,31 +176,99 @@ class Actor:
         if allowed:
             self.log.warning("frame_dropped", kind=exc.kind.value, detail=exc.detail[:200], suppressed=suppressed)
 
-    async def _receive_loop(self) -> None:
-        while True:
-            frames = await self.__bus.recv_frames()
-            decoded = self.__bus.decode(frames)
-            if decoded is None:
-                self._note_drop()
-                continue
-            msg = decoded.msg
-            if isinstance(msg, Heartbeat):
-                self.__peers_seen[msg.actor] = time.monotonic()
-                self.__peer_beat.set()
-            if isinstance(msg, Shutdown):
-                self.log.info("shutdown_received", reason=msg.reason)
-                self.request_stop(msg.reason)
-                return
-            if not isinstance(msg, self.__handled_types):
-                continue  # a topic that shares a subscribed prefix
-            if not self.__started.is_set():
-                await self.__started.wait()  # no handler runs before on_start has finished
-            try:
-                await self.on_message(msg)
-            except Exception as exc:  # noqa: BLE001 - the failure hook decides
-                await self.on_failure(exc, msg)
-                if self.stopping:
-                    return
+    # The receive path runs inside the event loop's reader callback: it drains every queued frame
+    # and runs each handler right there. A handler that finishes without suspending (the common
+    # case: decode, decide, publish) costs no task switch; one that suspends (awaits a worker, a
+    # sleep) is finished by a task, and draining resumes after it, so handlers still run one at a
+    # time in arrival order.
+
+    def _on_readable(self) -> None:
+        if not self.__busy:
+            self.__drain()
+
+    def __drain(self) -> None:
+        bus = self.__bus
+        while not self.__stopping.is_set():
+            frames = bus.poll_frames()
+            if frames is None:
+                return  # drained: ZMQ_FD (edge-triggered) fires again on the next arrival
+            msg = self.__accept(frames)
+            if msg is not None and not self.__run_handler(msg):
+                return  # a handler suspended; its task drains when it is done
+
+    def __accept(self, frames: list[bytes]) -> Message | None:
+        """Decode and handle runtime messages; the message for on_message, or None."""
+        decoded = self.__bus.decode(frames)
+        if decoded is None:
+            self._note_drop()
+            return None
+        msg = decoded.msg
+        if isinstance(msg, Heartbeat):
+            self.__peers_seen[msg.actor] = time.monotonic()
+            self.__peer_beat.set()
+        elif isinstance(msg, Shutdown):
+            self.log.info("shutdown_received", reason=msg.reason)
+            self.request_stop(msg.reason)
+            return None
+        return msg if isinstance(msg, self.__handled_types) else None
+
+    def __run_handler(self, msg: Message) -> bool:
+        """Run on_message(msg) eagerly. True when it finished; False when it suspended (a task finishes it)."""
+        try:
+            coro = self.on_message(msg)
+            if coro is None:
+                return True  # a plain (non-async) handler
+            awaited = coro.send(None)
+        except StopIteration:
+            return True
+        except Exception as exc:  # noqa: BLE001 - the failure hook decides
+            self.__pause_reading()
+            self.spawn(self.__fail(exc, msg), "on_failure")
+            return False
+        self.__pause_reading()
+        self.spawn(self.__finish_handler(coro, awaited, msg), "handler")
+        return False
+
+    def __pause_reading(self) -> None:
+        # The loop's epoll is level-triggered on ZMQ_FD: while a handler is suspended nobody reads,
+        # so stop watching the fd instead of spinning on it.
+        self.__busy = True
+        asyncio.get_running_loop().remove_reader(self.__bus.fd)
+
+    def __resume_reading(self) -> None:
+        self.__busy = False
+        if not self.__stopping.is_set():
+            asyncio.get_running_loop().add_reader(self.__bus.fd, self._on_readable)
+            self.__drain()
+
+    async def __finish_handler(self, coro, awaited, msg: Message) -> None:
+        """Drive a suspended handler to its end (what a Task would do), then resume draining."""
+        try:
+            while True:
+                if awaited is None:
+                    await asyncio.sleep(0)  # a bare yield (asyncio.sleep(0) inside the handler)
+                else:
+                    try:
+                        await awaited
+                    except asyncio.CancelledError:
+                        if self.__stopping.is_set() or asyncio.current_task().cancelling():
+                            coro.close()
+                            raise
+                    except BaseException:  # noqa: BLE001 - the handler sees it through the future's result
+                        pass
+                try:
+                    awaited = coro.send(None)
+                except StopIteration:
+                    break
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            await self.on_failure(exc, msg)
+        self.__resume_reading()
+
+    async def __fail(self, exc: Exception, msg: Message) -> None:
+        await self.on_failure(exc, msg)
+        self.__resume_reading()
 
     async def run(self) -> int:
         """Start, serve until stopped, stop. Returns the process exit code."""
@@ -208,20 +277,22 @@ class Actor:
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, self.request_stop, "sigterm")
         loop.add_signal_handler(signal.SIGINT, lambda: None)  # the supervisor stops us in order
-        receiver = self.spawn(self._receive_loop(), "receive")
         try:
             await self.on_start()
         except Exception as exc:  # noqa: BLE001
             self.log.error("start_failed", exc_info=exc)
             return 1
         self.__started.set()
+        fd = self.__bus.fd
+        loop.add_reader(fd, self._on_readable)
+        loop.call_soon(self._on_readable)  # frames that queued up during on_start
         # The first heartbeat says "started": peers may wait for it (wait_for_peers), and the
         # supervisor gives a starting actor startup_grace_secs before it expects one.
         self.spawn(self._heartbeat_loop(), "heartbeat")
         self.log.info("actor_started", pid=os.getpid(), subscriptions=[m.TOPIC for m in self.subscriptions])
         self.spawn(self._stats_loop(), "stats")
         await self.__stopping.wait()
-        receiver.cancel()
+        loop.remove_reader(fd)  # (a no-op while a suspended handler has it paused)
         await self._stop()
         return self.__exit_code
 
