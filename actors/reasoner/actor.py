@@ -6,7 +6,7 @@
   and publishes llm.thought;
 - lora.adapter: the newest adapter is loaded between two thoughts; pending observations
   stay pending meanwhile, so no decision is dropped;
-- policy.proposal: the policy's confidence, for the selective query policy.
+- policy.proposal: the policy's confidence, for the selective query policy (only then subscribed).
 """
 
 from __future__ import annotations
@@ -27,11 +27,17 @@ MAX_FAILURE_BACKOFF_SECS = 10.0
 class ReasonerActor(Actor):
     subscriptions = (EnvObs, PolicyProposal, LoraAdapter)
 
+    def __init__(self, **kwargs) -> None:
+        # Only the selective query policy reads the policy's confidence; otherwise do not
+        # decode a policy.proposal per step in the process that needs its CPU for the model.
+        if kwargs["config"].reasoner.query_policy != "selective":
+            self.subscriptions = (EnvObs, LoraAdapter)
+        super().__init__(**kwargs)
+
     async def on_start(self) -> None:
         config = self.config.reasoner
         if config.process_nice:
-            # Before the worker thread exists: on Linux niceness is per thread and inherited by new threads.
-            os.nice(config.process_nice)
+            self._lower_priority(config.process_nice)
         self._wake = asyncio.Event()
         self._failures_in_a_row = 0
         engine = await self.in_worker(build_engine, config)
@@ -46,6 +52,23 @@ class ReasonerActor(Actor):
         )
         self._thinking = self.spawn(self._think_loop(), "think")
         self.spawn(self._stats_log_loop(), "reasoner_stats")
+
+    def _lower_priority(self, nice: int) -> None:
+        """Let the decision loop win the CPU: raise this process's nice value and its autogroup's.
+
+        Called before the worker thread exists (Linux niceness is per thread and inherited by
+        new threads). The runtime starts every actor in its own session, and with autogroup
+        scheduling (the Linux default) CPU is shared between sessions first: without the
+        autogroup's nice a niced actor still gets a full share against each loop actor.
+        """
+        os.nice(nice)
+        try:
+            with open("/proc/self/autogroup", "w") as autogroup:
+                autogroup.write(str(nice))
+            applied = "process+autogroup"
+        except OSError:  # no autogroup support (not Linux, or disabled): the process nice value still applies
+            applied = "process"
+        self.log.info("priority_lowered", nice=nice, applied=applied)
 
     async def on_message(self, msg) -> None:
         match msg:
@@ -89,16 +112,24 @@ class ReasonerActor(Actor):
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            finished = self.core.from_cache(request)
-            if finished is None:
-                try:
-                    thought = await self.in_worker(self.core.think, request)
-                except EngineError as exc:
-                    await self._after_failure(exc, request.env_id)
-                    continue
-                self._failures_in_a_row = 0
-                finished = self.core.finish(request, thought)
-            self._publish(finished)
+            cached = self.core.from_cache(request)
+            if cached is not None:
+                self._publish(cached)
+                continue
+            try:
+                thought = await self.in_worker(self.core.think, request)
+            except EngineError as exc:
+                await self._after_failure(exc, request.env_id)
+                continue
+            self._failures_in_a_row = 0
+            self._publish(self.core.finish(request, thought))
+            await self._rest_after(thought.latency_ms / 1000.0)
+
+    async def _rest_after(self, busy_secs: float) -> None:
+        """Idle long enough that generating stays within max_busy_fraction of wall time."""
+        fraction = self.config.reasoner.max_busy_fraction
+        if fraction < 1.0:
+            await asyncio.sleep(busy_secs * (1.0 - fraction) / fraction)
 
     async def _after_failure(self, exc: EngineError, env_id: int) -> None:
         """Count, log, and back off (a server that is down should not be hammered)."""

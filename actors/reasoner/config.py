@@ -123,6 +123,9 @@ class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """A cached thought whose decayed confidence falls below this is dropped."""
 
     # ---- sharing the machine
+    max_busy_fraction: float = 1.0
+    """Share of wall time the reasoner may spend generating; below 1 it idles after each thought
+    (on a 2-core machine a busy reasoner costs the decision loop about 30% of its steps/s)."""
     process_nice: int = 10
     """Added to the reasoner process's nice value at start, so the decision loop wins the CPU when cores are short (0 = unchanged)."""
 
@@ -155,6 +158,7 @@ class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
         _in_range("http_timeout_secs", self.http_timeout_secs, 0.001, 3600.0)
         _in_range("cache_ttl_secs", self.cache_ttl_secs, 0.0, 1e9)
         _in_range("stats_interval_secs", self.stats_interval_secs, 0.1, 3600.0)
+        _in_range("max_busy_fraction", self.max_busy_fraction, 0.01, 1.0)
         if self.lora_version < 0:
             raise ValueError(f"reasoner.lora_version must be >= 0, got {self.lora_version}")
 
