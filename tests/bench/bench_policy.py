@@ -13,13 +13,15 @@ construction left out).
 Also printed: stored steps/s of the pipeline (steps kept in a rollout for a PPO update; the
 actor keeps serving during an update and drops steps when the next rollout fills first, which
 plain SB3 never does, so this is the like-for-like learning throughput) and the mean proposal
-latency inside the policy actor.
+latency inside the policy actor, and the loop ceiling: the same three actors with the policy
+frozen (no learning at all), i.e. what the process hops alone allow.
 Targets: pipeline >= 0.5x plain SB3 with 1 env, >= 0.8x with 8 envs.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from bus.messages import Done, Progress, Stats
@@ -99,6 +101,34 @@ def pipeline_steps_per_sec(args: argparse.Namespace, n_envs: int) -> tuple[float
     return steps / elapsed, stored / elapsed, stats.gauges.get("propose_mean_us", 0.0)
 
 
+def frozen_loop_steps_per_sec(n_envs: int, window_secs: float) -> float:
+    """Steps/s of the same three actors with the policy frozen: the bus loop's own ceiling."""
+    from runtime.testing import running_actors
+
+    overrides = {"env.n_envs": n_envs, "env.verdict_deadline_ms": 1000.0, "policy.learn": False, "policy.progress_interval_secs": 0.25}
+    with running_actors(["env", "policy", "actors.policy.pass_through"], overrides=overrides) as rt:
+        rt.client.subscribe(Progress)
+        first = rt.client.recv(Progress, timeout_secs=120, where=lambda m: m.actor == "policy" and m.steps > 0)
+        started = time.perf_counter()
+        time.sleep(window_secs)
+        last = first
+        while True:  # the newest report: drain what queued up during the window
+            try:
+                last = rt.client.recv(Progress, timeout_secs=0.3, where=lambda m: m.actor == "policy")
+            except TimeoutError:
+                break
+        elapsed = time.perf_counter() - started
+    return (last.steps - first.steps) / elapsed
+
+
+def timed(label: str, fn, *args):
+    """Run one measurement, telling stderr what ran and how long it took (the table goes to stdout)."""
+    started = time.perf_counter()
+    result = fn(*args)
+    print(f"  {label}: {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    return result
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bin/bench policy", description=__doc__.split("\n")[0])
     parser.add_argument("--n-envs", default="1,8", help="comma-separated environment counts (default 1,8)")
@@ -107,6 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n-epochs", type=int, default=10)
     parser.add_argument("--rollouts", type=int, default=4, help="PPO rollouts per measurement (default 4)")
     parser.add_argument("--repeats", type=int, default=2, help="measurements of each, best kept (default 2)")
+    parser.add_argument("--frozen-window-secs", type=float, default=6.0, help="window for the frozen-policy loop ceiling")
     args = parser.parse_args(argv)
 
     rows = []
@@ -115,8 +146,8 @@ def main(argv: list[str] | None = None) -> None:
         # someone else's load should not decide the ratio.
         baselines, pipelines = [], []
         for _ in range(args.repeats):
-            baselines.append(plain_sb3_steps_per_sec(args, n_envs))
-            pipelines.append(pipeline_steps_per_sec(args, n_envs))
+            baselines.append(timed(f"plain SB3, {n_envs} env(s)", plain_sb3_steps_per_sec, args, n_envs))
+            pipelines.append(timed(f"actor pipeline, {n_envs} env(s)", pipeline_steps_per_sec, args, n_envs))
         baseline = max(baselines)
         project, stored, propose_us = max(pipelines)
         target = TARGETS.get(n_envs)
@@ -131,6 +162,8 @@ def main(argv: list[str] | None = None) -> None:
         )
         rows.append((f"  stored (learned-from) steps/s, {n_envs} env(s)", f"{stored:,.0f}", f"{baseline:,.0f}", f"{stored / baseline:.2f}x", "-"))
         rows.append((f"  propose latency in actor, {n_envs} env(s)", f"{propose_us:,.0f} us", "-", "-", "-"))
+        ceiling = timed(f"frozen loop, {n_envs} env(s)", frozen_loop_steps_per_sec, n_envs, args.frozen_window_secs)
+        rows.append((f"  loop ceiling, policy frozen, {n_envs} env(s)", f"{ceiling:,.0f}", f"{baseline:,.0f}", f"{ceiling / baseline:.2f}x", "-"))
     print_table(
         f"policy: actor pipeline (env + policy + pass-through, LLM off) vs plain MaskablePPO.learn(); "
         f"n_steps={args.n_steps}, batch={args.batch_size}, epochs={args.n_epochs}, {args.rollouts} rollouts, "
