@@ -172,7 +172,9 @@ def mode_run(args: argparse.Namespace) -> int:
 
 
 TRAIN_SETTINGS = {"policy.learn": True, "env.mode": "train", "env.split": "train"}
-BACKTEST_SETTINGS = {"policy.learn": False, "env.mode": "backtest", "env.split": "test"}
+# One environment: one account walks through the whole test period, so the equity curve, the
+# drawdown and the Apex rules mean what they say (several envs would each take a chunk).
+BACKTEST_SETTINGS = {"policy.learn": False, "env.mode": "backtest", "env.split": "test", "env.n_envs": 1}
 SUMMARY_KEYS = (
     "num_timesteps", "updates", "approx_kl", "clip_fraction", "explained_variance", "entropy_loss",
     "mean_episode_return", "episodes", "win_rate", "trades", "net_pnl_usd", "apex_violations",
@@ -270,10 +272,14 @@ def mode_backtest(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+MAIN_TRAINING = {"policy.total_timesteps": 20480, "policy.n_steps": 512}
+"""The main job's short training: 20k env steps in rollouts of 512 x n_envs (several PPO updates in a few minutes)."""
+
+
 def mode_main(args: argparse.Namespace) -> int:
     """A short hybrid training, then a backtest of the trained policy on held-out data."""
     base_name = configure(args).run.name or "main"
-    train_config = configure(args, {**train_settings(args, f"{base_name}-train")})
+    train_config = configure(args, {**MAIN_TRAINING, **train_settings(args, f"{base_name}-train")})
     train = run_training(train_config, args)
     print(format_table(training_summary(train), "training summary"))
     checkpoint = find_checkpoint(train.run_dir.path)
