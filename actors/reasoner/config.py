@@ -125,9 +125,10 @@ class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     # ---- sharing the machine
     max_busy_fraction: float = 1.0
     """Share of wall time the reasoner may spend generating; below 1 it idles after each thought
-    (on a 2-core machine a busy reasoner costs the decision loop about 30% of its steps/s)."""
-    process_nice: int = 10
-    """Added to the reasoner process's nice value at start, so the decision loop wins the CPU when cores are short (0 = unchanged)."""
+    (on a 2-core machine a busy reasoner can cost the decision loop 10-25% of its steps/s)."""
+    process_nice: int = 19
+    """Nice value added to the reasoner process and its autogroup at start, so the decision loop
+    wins the CPU when cores are short (0 = unchanged; 19 = the LLM gets what the loop leaves)."""
 
     # ---- reporting
     stats_interval_secs: float = 5.0

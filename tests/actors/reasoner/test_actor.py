@@ -1,6 +1,8 @@
 """The reasoner in a real process on a real bus, with the real model."""
 
+import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ QUICK = {
     "reasoner.max_tokens_per_step": 24,
     "reasoner.max_decide_tokens": 16,
     "runtime.heartbeat_interval_secs": 0.25,
+    "reasoner.process_nice": 0,  # full speed on a busy test machine; the last test keeps the default
 }
 
 
@@ -90,8 +93,9 @@ def test_an_announced_adapter_swaps_in_between_thoughts_and_the_next_thought_car
     assert stats.gauges["adapter_version"] == 3.0
 
 
-def test_a_malformed_observation_is_counted_and_the_reasoner_keeps_thinking():
+def test_a_malformed_observation_is_counted_and_the_reasoner_keeps_thinking_at_a_lowered_priority():
     overrides = {**QUICK, "reasoner.mode": "single_shot", "runtime.stats_interval_secs": 0.5}
+    del overrides["reasoner.process_nice"]  # the default: nice 19 for the process and its autogroup
     with running_actors(["reasoner"], overrides=overrides) as rt:
         rt.client.subscribe(LlmThought, Stats)
         first_thought(rt, 0)
@@ -101,9 +105,15 @@ def test_a_malformed_observation_is_counted_and_the_reasoner_keeps_thinking():
 
         rt.client.publish(bad)
         rt.client.publish(env_obs(2, n_envs=2))
-        thoughts = [rt.client.recv(LlmThought, timeout_secs=30.0, where=lambda t: t.step_seen == 2) for _ in range(2)]
+        thoughts = [rt.client.recv(LlmThought, timeout_secs=60.0, where=lambda t: t.step_seen == 2) for _ in range(2)]
         stats = rt.client.recv(Stats, timeout_secs=5.0, where=lambda s: s.actor == "reasoner" and s.counters.get("bad_obs"))
+        pid = rt.pid("reasoner")
+        process_nice = os.getpriority(os.PRIO_PROCESS, pid)
+        autogroup = Path(f"/proc/{pid}/autogroup").read_text() if Path(f"/proc/{pid}/autogroup").exists() else ""
 
     assert sorted(t.env_id for t in thoughts) == [0, 1]  # both envs served
     assert stats.counters["bad_obs"] == 1
     assert stats.gauges["latency_p50_ms"] > 0 and stats.gauges["query_rate"] > 0
+    assert process_nice == 19
+    if autogroup:  # Linux with autogroup scheduling
+        assert autogroup.strip().endswith("nice 19")
