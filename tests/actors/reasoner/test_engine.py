@@ -158,3 +158,18 @@ def test_an_unreachable_server_is_an_engine_error(stub):
 
     with pytest.raises(EngineError, match="unreachable"):
         HttpChatEngine(base_url=url, timeout_secs=2.0).chat(QUESTION, max_tokens=8)
+
+
+def test_a_four_step_thought_runs_over_the_http_backend_with_the_grammar_on_the_decide_step_only(stub):
+    from actors.reasoner.prompts import SAMPLE_CONTEXT
+    from actors.reasoner.thinker import Thinker
+
+    config = ReasonerConfig(backend="http", http_base_url=stub.base_url)
+    thinker = Thinker(build_engine(config), config)
+
+    thought = thinker.think(SAMPLE_CONTEXT, [True, True, True, False, False, False])
+
+    bodies = [r["body"] for r in stub.requests]
+    assert [len(b["messages"]) for b in bodies] == [2, 4, 6, 8]
+    assert ["grammar" in b for b in bodies] == [False, False, False, True]
+    assert (thought.action, thought.confidence, thought.fallback) == (1, 0.81, False)
