@@ -109,16 +109,12 @@ def frozen_loop_steps_per_sec(n_envs: int, window_secs: float) -> float:
     with running_actors(["env", "policy", "actors.policy.pass_through"], overrides=overrides) as rt:
         rt.client.subscribe(Progress)
         first = rt.client.recv(Progress, timeout_secs=120, where=lambda m: m.actor == "policy" and m.steps > 0)
-        started = time.perf_counter()
-        time.sleep(window_secs)
+        started = last_at = time.perf_counter()
         last = first
-        while True:  # the newest report: drain what queued up during the window
-            try:
-                last = rt.client.recv(Progress, timeout_secs=0.3, where=lambda m: m.actor == "policy")
-            except TimeoutError:
-                break
-        elapsed = time.perf_counter() - started
-    return (last.steps - first.steps) / elapsed
+        while last_at - started < window_secs:  # keep receiving, so no report waits in a queue
+            last = rt.client.recv(Progress, timeout_secs=10, where=lambda m: m.actor == "policy")
+            last_at = time.perf_counter()
+    return (last.steps - first.steps) / (last_at - started)
 
 
 def timed(label: str, fn, *args):
