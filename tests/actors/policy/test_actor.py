@@ -12,7 +12,7 @@ from actors.policy.actor import resolve_start_checkpoint
 from actors.policy.checkpoint import list_checkpoints
 from actors.policy.config import PolicyConfig
 from actors.policy.learner import OnlineMaskablePPO
-from bus.messages import OBS_DIM, EnvObs, EnvTransition, PolicyProposal, Progress
+from bus.messages import OBS_DIM, EnvObs, EnvTransition, PolicyProposal
 from runtime.testing import running_actors
 
 N_ENVS = 2
@@ -72,7 +72,7 @@ def play_steps(client, first: int, count: int) -> list[PolicyProposal]:
     return proposals
 
 
-def wait_for_checkpoint(run_dir: Path, timeout_secs: float = 20.0) -> tuple[int, Path]:
+def wait_for_checkpoint(run_dir: Path, timeout_secs: float = 60.0) -> tuple[int, Path]:
     deadline = time.monotonic() + timeout_secs
     while time.monotonic() < deadline:
         found = list_checkpoints(run_dir / "checkpoints")
@@ -109,7 +109,7 @@ def test_every_env_obs_gets_exactly_one_proposal_for_its_step_and_env_ids_within
 def test_checkpoint_kill_and_restart_continue_the_step_counter_and_the_weights():
     overrides = {**SMALL_POLICY, "policy.checkpoint_every_steps": 60}
     with running_actors(["policy"], overrides=overrides) as rt:
-        rt.client.subscribe(PolicyProposal, Progress)
+        rt.client.subscribe(PolicyProposal)
         wait_until_serving(rt.client)
         play_steps(rt.client, 1, 40)  # 80 env steps: one periodic checkpoint
         saved_steps, saved_path = wait_for_checkpoint(rt.run_dir)
