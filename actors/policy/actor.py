@@ -256,6 +256,7 @@ class PolicyActor(Actor):
             "stored_steps": float(counters["transitions_stored"] * self.learner.n_envs),
             "not_stored_learner_busy": float(counters["transitions_not_stored_learner_busy"] * self.learner.n_envs),
             "executed_differs": float(counters["executed_differs_from_proposal"]),
+            "frozen_updates": float(self.learner.frozen_watch.consecutive_frozen),
         }
         for name in PROGRESS_FIGURES:
             if name in self.learner.latest_figures:
