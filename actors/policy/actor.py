@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -63,15 +64,19 @@ class PolicyActor(Actor):
         if cfg.seed < 0:
             cfg = msgspec.structs.replace(cfg, seed=self.config.run.seed)
         start_from = resolve_start_checkpoint(cfg.resume_from, cfg.model_path, cfg.learn, self.run_dir)
-        self.learner = OnlineMaskablePPO(
-            cfg,
-            self.config.env.n_envs,
-            obs_dim=OBS_DIM,
-            n_actions=N_ACTIONS,
-            hold_action=HOLD_ACTION,
-            tensorboard_dir=self.run_dir / "tensorboard" if cfg.learn else None,
-            on_figures=self._log_update,
-            checkpoint=read_checkpoint(start_from) if start_from else None,
+        # Built in the worker thread (a second or two of torch set-up) so heartbeats keep flowing.
+        self.learner = await self.in_worker(
+            partial(
+                OnlineMaskablePPO,
+                cfg,
+                self.config.env.n_envs,
+                obs_dim=OBS_DIM,
+                n_actions=N_ACTIONS,
+                hold_action=HOLD_ACTION,
+                tensorboard_dir=self.run_dir / "tensorboard" if cfg.learn else None,
+                on_figures=self._log_update,
+                checkpoint=read_checkpoint(start_from) if start_from else None,
+            )
         )
         self._checkpoints = checkpoint_dir(self.run_dir)
         self._last_checkpoint_steps = self.learner.num_timesteps
