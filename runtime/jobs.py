@@ -223,10 +223,13 @@ def run_training(config: Config, args: argparse.Namespace, run_dir: Path | None 
 
 
 def training_summary(result: JobResult) -> list[tuple[str, Any]]:
-    figures: dict[str, float] = dict(result.done["policy"].summary)
-    for actor in ("policy", "env"):  # the env's episode figures win over the policy's view of them
-        if actor in result.last_progress:
-            figures.update(result.last_progress[actor].figures)
+    figures: dict[str, float] = {}
+    if "policy" in result.last_progress:
+        figures.update(result.last_progress["policy"].figures)
+    figures.update(result.done["policy"].summary)  # final, where progress may be a second old
+    if "env" in result.last_progress:  # episodes are the env's to count
+        env = result.last_progress["env"].figures
+        figures.update({k: env[k] for k in ("mean_episode_return", "episodes") if k in env})
     rows: list[tuple[str, Any]] = [(k, figures[k]) for k in SUMMARY_KEYS if k in figures]
     rows += [("elapsed_secs", result.elapsed_secs), ("run_dir", str(result.run_dir.path))]
     checkpoint = _latest_or_none(result.run_dir.path)
