@@ -58,11 +58,22 @@ class Envelope(msgspec.Struct, frozen=True, array_like=True):
     body: msgspec.Raw
 
 
+_HEADER_CACHE: dict[bytes, tuple[np.dtype, tuple[int, ...], int]] = {}
+_PREFIX_CACHE: dict[tuple[str, tuple[int, ...]], bytes] = {}
+_HEADER_CACHE_MAX = 1024
+
+
 def _enc_hook(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
         arr = np.ascontiguousarray(obj)
-        header = msgspec.msgpack.encode((arr.dtype.str, arr.shape))
-        return msgspec.msgpack.Ext(NDARRAY_EXT, bytes((len(header),)) + header + arr.tobytes())
+        key = (arr.dtype.str, arr.shape)
+        prefix = _PREFIX_CACHE.get(key)
+        if prefix is None:
+            header = msgspec.msgpack.encode(key)
+            prefix = bytes((len(header),)) + header
+            if len(_PREFIX_CACHE) < _HEADER_CACHE_MAX:
+                _PREFIX_CACHE[key] = prefix
+        return msgspec.msgpack.Ext(NDARRAY_EXT, prefix + arr.tobytes())
     if isinstance(obj, np.generic):
         return obj.item()
     raise NotImplementedError(f"cannot encode {type(obj).__name__}")
@@ -71,23 +82,35 @@ def _enc_hook(obj: Any) -> Any:
 _HEADER_DECODER = msgspec.msgpack.Decoder(tuple[str, list[int]])
 
 
+
+
+def _parse_header(header: bytes) -> tuple[np.dtype, tuple[int, ...], int]:
+    """(dtype, shape, byte count) of an array header; validated once per distinct header (they repeat)."""
+    cached = _HEADER_CACHE.get(header)
+    if cached is not None:
+        return cached
+    dtype_str, shape = _HEADER_DECODER.decode(header)
+    if dtype_str not in ALLOWED_DTYPES:
+        raise ValueError(f"array dtype {dtype_str!r} not allowed")
+    if len(shape) > 8 or any(dim < 0 for dim in shape):
+        raise ValueError(f"bad array shape {shape}")
+    dtype = np.dtype(dtype_str)
+    parsed = (dtype, tuple(shape), int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
+    if len(_HEADER_CACHE) < _HEADER_CACHE_MAX:
+        _HEADER_CACHE[header] = parsed
+    return parsed
+
+
 def _ext_hook(code: int, data: memoryview) -> Any:
     if code != NDARRAY_EXT:
         raise ValueError(f"unknown msgpack extension type {code}")
     if len(data) < 1:
         raise ValueError("empty array extension")
     header_end = 1 + data[0]  # first byte: length of the msgpack [dtype, shape] header
-    dtype_str, shape = _HEADER_DECODER.decode(data[1:header_end])
-    if dtype_str not in ALLOWED_DTYPES:
-        raise ValueError(f"array dtype {dtype_str!r} not allowed")
-    if len(shape) > 8 or any(dim < 0 for dim in shape):
-        raise ValueError(f"bad array shape {shape}")
-    dtype = np.dtype(dtype_str)
-    payload = data[header_end:]
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if expected != len(payload):
-        raise ValueError(f"array of shape {shape} {dtype_str} needs {expected} bytes, got {len(payload)}")
-    return np.frombuffer(payload, dtype=dtype).reshape(shape)
+    dtype, shape, expected = _parse_header(bytes(data[1:header_end]))
+    if expected != len(data) - header_end:
+        raise ValueError(f"array of shape {list(shape)} {dtype.str} needs {expected} bytes, got {len(data) - header_end}")
+    return np.frombuffer(data, dtype=dtype, offset=header_end).reshape(shape)
 
 
 def _dec_hook(expected: type, obj: Any) -> Any:

@@ -34,8 +34,9 @@ STOP_TIMEOUT_SECS = 10.0
 
 
 class Actor:
-    subscriptions: ClassVar[tuple[type[Message], ...]] = ()
-    """Message types this actor handles; their topics are subscribed by prefix."""
+    subscriptions: tuple[type[Message], ...] = ()
+    """Message types this actor handles; their topics are subscribed by prefix. Subscribing happens
+    after on_start, so on_start may narrow them from the config (``self.subscriptions = (...)``)."""
     subscribe_topics: ClassVar[tuple[str, ...]] = ()
     """Narrower topic prefixes to subscribe instead of the types' own topics (e.g. ``probe.2``)."""
 
@@ -51,11 +52,10 @@ class Actor:
         self.__stopping = asyncio.Event()
         self.__stop_reason = ""
         self.__started_at = time.monotonic()
-        self.__handled_types = tuple(self.subscriptions)
+        self.__handled_types: tuple[type[Message], ...] = ()
         self.__drop_log = RateLimiter(config.logging.rate_limit_secs)
         self.__peers_seen: dict[str, float] = {}
         self.__peer_beat = asyncio.Event()
-        self.__started = asyncio.Event()
         self.__busy = False
 
     # ------------------------------------------------------------------ hooks
@@ -273,7 +273,6 @@ class Actor:
     async def run(self) -> int:
         """Start, serve until stopped, stop. Returns the process exit code."""
         self.__exit_code = 0
-        self.__bus.subscribe([*(self.subscribe_topics or self.subscriptions), Shutdown, Heartbeat])
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, self.request_stop, "sigterm")
         loop.add_signal_handler(signal.SIGINT, lambda: None)  # the supervisor stops us in order
@@ -282,7 +281,8 @@ class Actor:
         except Exception as exc:  # noqa: BLE001
             self.log.error("start_failed", exc_info=exc)
             return 1
-        self.__started.set()
+        self.__handled_types = tuple(self.subscriptions)
+        self.__bus.subscribe([*(self.subscribe_topics or self.subscriptions), Shutdown, Heartbeat])
         fd = self.__bus.fd
         loop.add_reader(fd, self._on_readable)
         loop.call_soon(self._on_readable)  # frames that queued up during on_start

@@ -90,7 +90,20 @@ def run_actor(run_dir: Path, name: str) -> int:
         finally:
             bus.close()
 
+    if short in os.environ.get("TT_PROFILE", "").split(","):
+        return _profiled(lambda: uvloop.run(main()), rd.path / f"profile-{short}.prof")
     return uvloop.run(main())
+
+
+def _profiled(fn, out: Path) -> int:
+    """Run under cProfile and write the stats (TT_PROFILE=env,policy ... names the actors to profile)."""
+    import cProfile
+
+    profiler = cProfile.Profile()
+    try:
+        return profiler.runcall(fn)
+    finally:
+        profiler.dump_stats(str(out))
 
 
 def main(argv: list[str] | None = None) -> None:

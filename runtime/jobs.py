@@ -352,7 +352,7 @@ def mode_ablation(args: argparse.Namespace) -> int:
         checkpoint = find_checkpoint(args.model)
     else:
         # Train with the neural fusion on, so its network learns from the same outcomes as the policy.
-        train_config = configure(args, {**train_settings(args), "fusion.method": "network"})
+        train_config = configure(args, {**MAIN_TRAINING, **train_settings(args, "ablation-train"), "fusion.method": "network"})
         train = run_training(train_config, args, root / "train")
         print(format_table(training_summary(train), "training summary"))
         checkpoint, trained_in = find_checkpoint(train.run_dir.path), train.run_dir.path

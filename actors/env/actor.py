@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 
 import numpy as np
 
@@ -32,6 +33,8 @@ from runtime.actor import Actor
 
 TRAIN_REPORT_DIR = "train_report"
 """Run sub-directory for the metrics of training episodes (backtests use env.report_dir)."""
+DECISION_LATENCY_WINDOW = 4096
+"""Recent decisions behind the latency percentiles."""
 START_SETTLE_SECS = 0.2
 """Pause after every peer's first heartbeat so the last subscriptions have crossed the broker."""
 
@@ -41,6 +44,9 @@ class EnvActor(Actor):
 
     async def on_start(self) -> None:
         cfg = self.config.env
+        if cfg.mode != "backtest":
+            # fusion.decision only feeds the backtest report's decision figures: training skips the wake-up.
+            self.subscriptions = (RiskVerdict,)
         dataset = await self.in_worker(load_dataset, self.config)
         instrument = resolve_instrument(self.config.instrument)
         split = dataset.split(cfg.split)
@@ -54,6 +60,8 @@ class EnvActor(Actor):
         self._awaiting: list[int] = []
         self._deadline_secs = cfg.verdict_deadline_ms / 1000.0
         self._deadline_at = float("inf")
+        self._obs_sent_ns = 0
+        self._decision_latency_ns: deque[int] = deque(maxlen=DECISION_LATENCY_WINDOW)
         self._started = time.monotonic()
         self._total_steps = self._planned_env_steps()
         self.log.info("env_ready", source=dataset.source, split=cfg.split, bars=split.n_bars, n_envs=cfg.n_envs, mode=cfg.mode,
@@ -108,6 +116,7 @@ class EnvActor(Actor):
         actions = np.array([by_env.get(env_id, 0) for env_id in self._awaiting], dtype=np.int64)
         query_ids = [query_by_env.get(env_id, "") for env_id in self._awaiting]
         self.decisions.add_verdict(verdict.vetoed)
+        self._decision_latency_ns.append(time.monotonic_ns() - self._obs_sent_ns)
         self._advance(actions, query_ids, timed_out=False)
 
     async def _watch_deadline(self) -> None:
@@ -149,6 +158,7 @@ class EnvActor(Actor):
         contexts = [MarketContext(**context) for context in self.batch.contexts(env_ids)]
         self.publish(EnvObs(env_ids=env_ids, episode_ids=self.batch.episode_ids(env_ids), step=self.step_index, obs=obs, masks=masks, contexts=contexts))
         self._awaiting = env_ids
+        self._obs_sent_ns = time.monotonic_ns()
         self._deadline_at = time.monotonic() + self._deadline_secs
 
     def _publish_step(self, result: BatchStep, timed_out: bool) -> None:
@@ -175,12 +185,19 @@ class EnvActor(Actor):
 
     # ------------------------------------------------------------------ ending
 
+    def decision_latency_us(self) -> dict[str, float]:
+        """env.obs published -> its risk.verdict received: what one decision of the loop costs in time."""
+        if not self._decision_latency_ns:
+            return {}
+        p50, p99 = np.percentile(np.asarray(self._decision_latency_ns, dtype=np.float64) / 1e3, [50, 99])
+        return {"decision_latency_p50_us": float(p50), "decision_latency_p99_us": float(p99)}
+
     def summary(self) -> dict[str, float]:
         metrics, _, _ = self.batch.run_summary()
         decisions = self.decisions.summary()
         if not self.decisions.decisions:  # no fusion actor: its figures would read as zeros, not as absent
             decisions = {key: value for key, value in decisions.items() if key == "veto_rate"}
-        return {**metrics, **decisions, "loop_steps": float(self.step_index),
+        return {**metrics, **decisions, **self.decision_latency_us(), "loop_steps": float(self.step_index),
                 "verdict_timeouts": float(self.counters["verdict_timeouts"]), "illegal_actions": float(self.counters["illegal_actions"])}
 
     async def _write_report(self, title: str, sub_dir: str) -> dict[str, float]:
@@ -236,6 +253,7 @@ class EnvActor(Actor):
             "mean_episode_return": float(np.mean(returns)) if returns else 0.0,
             "loop_step": float(self.step_index),
             "env_steps_per_sec": self.env_steps / elapsed,
+            **self.decision_latency_us(),
         }
 
 

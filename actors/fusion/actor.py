@@ -33,6 +33,9 @@ class FusionActor(Actor):
         config = self.config.fusion
         self.fuser = Fuser(config)
         self._load_network(config.model_path)
+        if self.fuser.learner is None:
+            # Executed actions and outcomes only feed the network's learning: without it, fewer wake-ups per step.
+            self.subscriptions = (EnvObs, PolicyProposal, LlmThought)
         self._obs: OrderedDict[int, EnvObs] = OrderedDict()
         self._proposals: OrderedDict[int, PolicyProposal] = OrderedDict()
         self._decided: OrderedDict[int, None] = OrderedDict()

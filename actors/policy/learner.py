@@ -46,7 +46,9 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 
 from actors.policy.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
 from actors.policy.config import PolicyConfig
+from actors.policy import serving as serving_math
 from actors.policy.normalizer import ObsRewardNormalizer
+from actors.policy.serving import NumpyPolicy, numpy_form_supported
 from actors.policy.training_log import Figures, FrozenPolicyWatch, make_training_logger
 
 # Same value sb3-contrib's MaskableCategorical puts on masked logits, so log-probabilities
@@ -178,6 +180,9 @@ class OnlineMaskablePPO:
 
         self.serving: MaskableActorCriticPolicy = copy.deepcopy(self.model.policy)
         self.serving.set_training_mode(False)
+        # The hot path runs a numpy copy of the serving weights when the architecture allows it.
+        self._serving_np = NumpyPolicy(self.serving) if numpy_form_supported(self.serving) else None
+        self._sample_rng = np.random.default_rng(self.seed)
         self.frozen_watch = FrozenPolicyWatch(config.frozen_kl_threshold, config.frozen_warn_updates)
         self._episode_returns: deque[float] = deque(maxlen=100)
         self._episode_lengths: deque[int] = deque(maxlen=100)
@@ -270,18 +275,16 @@ class OnlineMaskablePPO:
         obs = self._sanitize_obs(obs)
         masks = self._sanitize_masks(masks)
         obs_norm = self.normalizer.observe(obs) if self.learning else self.normalizer.normalize_obs(obs)
-        with torch.no_grad():
-            logits, values_t = policy_logits_and_values(self.serving, torch.as_tensor(obs_norm))
-            log_probs_all = masked_log_softmax(logits, torch.as_tensor(masks))
-            probs_t = log_probs_all.exp()
-            if self.deterministic:
-                actions_t = probs_t.argmax(dim=1)
-            else:
-                actions_t = torch.multinomial(probs_t, 1).squeeze(1)
-        actions = actions_t.numpy().astype(np.int64)
-        probs = probs_t.numpy().astype(np.float32)
-        values = values_t.numpy().astype(np.float32)
-        chosen_log_probs = log_probs_all.numpy()[self._env_arange, actions].astype(np.float32)
+        logits_np, values = self._logits_and_values(obs_norm)
+        log_probs_all = serving_math.masked_log_softmax(logits_np, masks)
+        probs = np.exp(log_probs_all).astype(np.float32)
+        if self.deterministic:
+            actions = probs.argmax(axis=1).astype(np.int64)
+        else:
+            actions = serving_math.sample(probs, self._sample_rng)
+        values = values.astype(np.float32)
+        chosen_log_probs = log_probs_all[self._env_arange, actions].astype(np.float32)
+        logits = torch.from_numpy(np.ascontiguousarray(logits_np, dtype=np.float32))
         if self.learning:
             self._finish_rollout_if_full(step, values)
             self._remember(step, _PendingStep(obs_norm, masks, logits, values, actions, self._episode_starts.copy()))
@@ -292,6 +295,13 @@ class OnlineMaskablePPO:
             values=values,
             log_probs=chosen_log_probs,
         )
+
+    def _logits_and_values(self, obs_norm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self._serving_np is not None:
+            return self._serving_np.logits_and_values(obs_norm)
+        with torch.no_grad():
+            logits, values = policy_logits_and_values(self.serving, torch.as_tensor(obs_norm))
+        return logits.numpy(), values.numpy()
 
     def _sanitize_obs(self, obs: np.ndarray) -> np.ndarray:
         obs = np.array(obs, dtype=np.float32)  # a copy: bus arrays are read-only views
@@ -505,6 +515,8 @@ class OnlineMaskablePPO:
             raise RuntimeError("finish_update() without begin_update()")
         rollout_size = self._training.buffer_size * self._training.n_envs
         self.serving.load_state_dict(self.model.policy.state_dict())
+        if self._serving_np is not None:
+            self._serving_np.load(self.serving)
         self._training.reset()
         self._spare, self._training = self._training, None
         self._take_spare_for_collecting()

@@ -1,8 +1,8 @@
 """Decision-loop benchmark (``bin/bench loop``).
 
 Project: env, policy, reasoner (always on), fusion and risk in real processes. Per decision
-latency is measured from each ``env.obs`` to its ``risk.verdict`` using the envelopes' send
-times (one monotonic clock on one host); steps/s from the observer's receive times.
+latency is what the env actor measures from publishing each ``env.obs`` to receiving its
+``risk.verdict`` (no observer on the hot topics); steps/s over the whole run, start-up included.
 
 Baseline: the same decision logic called in one process (policy propose -> fusion ->
 risk -> env step), no bus, no LLM. The difference of the p50 latencies is the per-decision
@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from bus.messages import EnvObs, MarketContext, RiskVerdict
+from bus.messages import MarketContext
 from config.loader import load_config
 from tests.bench.common import percentiles_us, print_table
 
@@ -24,38 +24,36 @@ FROZEN = {"policy.learn": False, "env.mode": "train", "env.split": "train"}
 
 
 def project_loop(steps: int, n_envs: int, with_reasoner: bool) -> dict[str, float]:
+    """Figures from the env actor itself (obs published -> verdict received), so no observer adds wake-ups."""
+    from bus.messages import Done
     from runtime.testing import running_actors
 
     actors = ["env", "policy", "fusion", "risk"] + (["reasoner"] if with_reasoner else [])
-    settings = {**FROZEN, "env.n_envs": n_envs, "env.max_steps": steps + 50, "runtime.stats_interval_secs": 60.0}
-    obs_sent: dict[int, int] = {}
-    latencies: list[int] = []
-    first = last = 0.0
-    with running_actors(actors, settings) as rt:
-        rt.client.subscribe(EnvObs, RiskVerdict, settle_secs=0)
-        while len(latencies) < steps:
-            decoded = rt.client.recv_decoded(timeout_secs=30)
-            msg = decoded.msg
-            if isinstance(msg, EnvObs):
-                obs_sent[msg.step] = decoded.sent_ns
-                last = time.perf_counter()
-                first = first or last
-            elif isinstance(msg, RiskVerdict) and msg.step in obs_sent:
-                latencies.append(decoded.sent_ns - obs_sent.pop(msg.step))
-        thoughts = _reasoner_thoughts(rt) if with_reasoner else 0.0
-    p50, p99 = percentiles_us(latencies[20:])  # skip start-up
-    return {"steps_per_sec": (len(latencies) - 1) / max(last - first, 1e-9), "p50_us": p50, "p99_us": p99, "thoughts": thoughts}
+    settings = {**FROZEN, "env.n_envs": n_envs, "env.max_steps": steps, "runtime.stats_interval_secs": 60.0}
+    with running_actors(actors, settings, keep_run_dir=True) as rt:
+        rt.client.subscribe(Done, settle_secs=0)
+        started = time.perf_counter()
+        done = rt.client.recv(Done, timeout_secs=600, where=lambda d: d.actor == "env")
+        elapsed = time.perf_counter() - started
+        rt.stop()
+        thoughts = _final_counter(rt.run_dir / "logs" / "reasoner.jsonl", "thoughts_generated") if with_reasoner else 0.0
+    summary = done.summary
+    return {
+        "steps_per_sec": summary["loop_steps"] / elapsed,
+        "p50_us": summary["decision_latency_p50_us"],
+        "p99_us": summary["decision_latency_p99_us"],
+        "thoughts": thoughts,
+    }
 
 
-def _reasoner_thoughts(rt) -> float:
+def _final_counter(log_file, key: str) -> float:
     import json
 
-    count = 0.0
-    for line in (rt.run_dir / "logs" / "reasoner.jsonl").read_text().splitlines():
+    value = 0.0
+    for line in log_file.read_text().splitlines():
         record = json.loads(line)
-        if "thoughts_generated" in record:
-            count = float(record["thoughts_generated"])
-    return count
+        value = float(record.get(key, value))
+    return value
 
 
 def in_process_loop(steps: int, n_envs: int) -> dict[str, float]:

@@ -249,3 +249,24 @@ def test_a_frozen_learner_serves_deterministically_and_stores_nothing():
     np.testing.assert_array_equal(first.actions, first.probs.argmax(axis=1))
     assert result.reason == "frozen" and learner.num_timesteps == N_ENVS
     assert learner.normalizer.obs_rms.count < 1  # statistics untouched
+
+
+def test_the_numpy_serving_copy_computes_what_the_torch_policy_computes():
+    import torch
+
+    from actors.policy.learner import policy_logits_and_values
+    from actors.policy.serving import NumpyPolicy, masked_log_softmax, sample
+
+    learner = OnlineMaskablePPO(PolicyConfig(learn=False, net_arch=(32, 16)), 3)
+    obs = np.random.default_rng(1).normal(size=(3, 261)).astype(np.float32)
+    with torch.no_grad():
+        logits_t, values_t = policy_logits_and_values(learner.serving, torch.as_tensor(obs))
+    logits, values = NumpyPolicy(learner.serving).logits_and_values(obs)
+    np.testing.assert_allclose(logits, logits_t.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(values, values_t.numpy(), rtol=1e-5, atol=1e-5)
+    masks = np.array([[1, 0, 0, 1, 0, 0], [0, 1, 1, 0, 0, 0], [1, 1, 1, 1, 1, 1]], dtype=bool)
+    log_probs = masked_log_softmax(logits, masks)
+    expected = torch.log_softmax(torch.where(torch.as_tensor(masks), logits_t, torch.tensor(-1e8)), dim=1).numpy()
+    np.testing.assert_allclose(log_probs, expected, rtol=1e-5, atol=1e-5)
+    draws = np.stack([sample(np.exp(log_probs), np.random.default_rng(i)) for i in range(300)])
+    assert masks[np.arange(3), draws].all()  # never a masked action
