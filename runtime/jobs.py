@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from bus.messages import Done, Message, Progress, Stats
+from bus.messages import Done, LlmThought, Message, Progress, Stats
 from config.loader import load_config
 from config.schema import Config
 from runtime.logs import configure_logging
@@ -40,6 +40,7 @@ class JobResult:
     """The sys.done messages received, by actor."""
     last_progress: dict[str, Progress] = field(default_factory=dict)
     last_stats: dict[str, Stats] = field(default_factory=dict)
+    last: dict[type, Message] = field(default_factory=dict)
     elapsed_secs: float = 0.0
 
 
@@ -94,8 +95,10 @@ def run_job(
     progress_actor: str | None = None,
     progress_label: str = "",
     quiet: bool = False,
+    watch: tuple[type[Message], ...] = (),
 ) -> JobResult:
-    """Start the runtime with ``config``; stop when ``done_actor`` announces sys.done (or on Ctrl-C/duration)."""
+    """Start the runtime with ``config``; stop when ``done_actor`` announces sys.done (or on Ctrl-C/duration).
+    The last message of each ``watch`` type is kept in ``JobResult.last``."""
     rd = create_run_dir(config, mode, run_dir)
     console = console_enabled(config, quiet)
     log = configure_logging(
@@ -117,10 +120,14 @@ def run_job(
             result.last_stats[msg.actor] = msg
         elif isinstance(msg, Done):
             result.done[msg.actor] = msg
+        elif isinstance(msg, watch):
+            result.last[type(msg)] = msg
 
     started = time.monotonic()
     try:
         supervisor.start()
+        if watch:
+            supervisor.client.subscribe(*watch, settle_secs=0)
         result.exit_code = supervisor.run(
             on_message=on_message,
             stop_when=(lambda m: isinstance(m, Done) and m.actor == done_actor) if done_actor else None,
@@ -251,8 +258,10 @@ def mode_train(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_backtest(config: Config, args: argparse.Namespace, run_dir: Path | None = None) -> tuple[JobResult, dict[str, float]]:
-    result = run_job(config, "backtest", run_dir=run_dir, done_actor="env", progress_actor="env", progress_label="backtest", quiet=args.quiet)
+def run_backtest(
+    config: Config, args: argparse.Namespace, run_dir: Path | None = None, label: str = "backtest", watch: tuple = ()
+) -> tuple[JobResult, dict[str, float]]:
+    result = run_job(config, "backtest", run_dir=run_dir, done_actor="env", progress_actor="env", progress_label=label, quiet=args.quiet, watch=watch)
     if "env" not in result.done:
         raise JobError(f"backtest stopped before the env finished its pass (run directory {result.run_dir.path})")
     return result, dict(result.done["env"].summary)
@@ -277,24 +286,52 @@ def mode_backtest(args: argparse.Namespace) -> int:
 
 MAIN_TRAINING = {"policy.total_timesteps": 20480, "policy.n_steps": 512}
 """The main job's short training: 20k env steps in rollouts of 512 x n_envs (several PPO updates in a few minutes)."""
+LIVE_LIKE = {"env.step_interval_ms": 1000.0, "env.max_steps": 120}
+"""The main job's last part: two minutes of test bars at a live-like pace (one decision a second), where thoughts arrive in time."""
+LLM_FIGURES = (
+    ("query_rate", "LLM query rate (decisions with a usable thought)"), ("llm_staleness_steps", "LLM staleness (steps, mean)"),
+    ("llm_confidence", "LLM confidence (mean)"), ("agreement_rate", "RL/LLM agreement"), ("llm_trust", "fusion LLM trust (mean)"),
+    ("veto_rate", "risk veto rate"), ("decision_latency_p50_us", "decision latency p50 (us)"),
+)
 
 
 def mode_main(args: argparse.Namespace) -> int:
-    """A short hybrid training, then a backtest of the trained policy on held-out data."""
+    """A short hybrid training, a backtest of the trained policy on held-out data, then a live-like session."""
     base_name = configure(args).run.name or "main"
     train_config = configure(args, {**MAIN_TRAINING, **train_settings(args, f"{base_name}-train")})
     train = run_training(train_config, args)
     print(format_table(training_summary(train), "training summary"))
     checkpoint = find_checkpoint(train.run_dir.path)
     fusion_model = train.run_dir.path / "fusion" / "fusion_network.pt"
-    settings = backtest_settings(checkpoint, args.data, f"{base_name}-backtest")
-    if fusion_model.is_file():
-        settings["fusion.model_path"] = str(fusion_model)
-    backtest_config = configure(args, settings)
+    extra = {"fusion.model_path": str(fusion_model)} if fusion_model.is_file() else {}
+    backtest_config = configure(args, {**backtest_settings(checkpoint, args.data, f"{base_name}-backtest"), **extra})
     result, metrics = run_backtest(backtest_config, args)
     print()
     print_backtest(result, metrics, backtest_config)
+    live_config = configure(args, {**backtest_settings(checkpoint, args.data, f"{base_name}-livelike"), **extra, **LIVE_LIKE})
+    live, live_metrics = run_backtest(live_config, args, label="live-like", watch=(LlmThought,))
+    print()
+    print(format_table(
+        [(label, live_metrics[key]) for key, label in LLM_FIGURES if key in live_metrics]
+        + [("full-speed query rate, for comparison", metrics.get("query_rate", 0.0)), ("run_dir", str(live.run_dir.path))],
+        f"live-like session: {live_config.env.max_steps} decisions, one every {live_config.env.step_interval_ms:g} ms",
+    ))
+    thought = live.last.get(LlmThought)
+    if thought is not None:
+        print("\n" + format_thought(thought))
     return EXIT_OK
+
+
+def format_thought(thought: LlmThought) -> str:
+    """The LLM's last chain of thought, as a person would read it."""
+    from bus.messages import ACTION_NAMES
+
+    parts = [f"last thought (env {thought.env_id}, bar {thought.step_seen}, {thought.latency_ms:.0f} ms, adapter v{thought.adapter_version}):"]
+    for title, text in (("analyse", thought.analysis), ("options", thought.options), ("risks", thought.risks), ("decide", thought.decision)):
+        if text.strip():
+            parts.append(f"  {title:>8}: {' '.join(text.split())[:300]}")
+    parts.append(f"  -> {ACTION_NAMES[thought.action]} with confidence {thought.confidence:.2f}")
+    return "\n".join(parts)
 
 
 # ---------------------------------------------------------------------------- ablation

@@ -61,6 +61,8 @@ class EnvActor(Actor):
         self._deadline_secs = cfg.verdict_deadline_ms / 1000.0
         self._deadline_at = float("inf")
         self._obs_sent_ns = 0
+        self._last_obs_at = 0.0
+        self._step_interval_secs = cfg.step_interval_ms / 1000.0
         self._decision_latency_ns: deque[int] = deque(maxlen=DECISION_LATENCY_WINDOW)
         self._started = time.monotonic()
         self._total_steps = self._planned_env_steps()
@@ -150,9 +152,14 @@ class EnvActor(Actor):
             self.finished = True
             self.spawn(self._finish("backtest_complete" if self.batch.finished else "max_steps"), "finish")
             return
-        self._publish_obs()
+        delay_secs = self._last_obs_at + self._step_interval_secs - time.monotonic()
+        if delay_secs > 0:  # paced (env.step_interval_ms): the next bar comes when it is due
+            asyncio.get_running_loop().call_later(delay_secs, self._publish_obs)
+        else:
+            self._publish_obs()
 
     def _publish_obs(self) -> None:
+        self._last_obs_at = time.monotonic()
         env_ids = self.batch.active_ids()
         obs, masks = self.batch.observations(env_ids)
         contexts = [MarketContext(**context) for context in self.batch.contexts(env_ids)]

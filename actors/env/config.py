@@ -144,6 +144,9 @@ class EnvConfig(msgspec.Struct, **STRUCT_OPTIONS):
     """Without a risk.verdict for the current step by then, every env holds (counted, timed_out)."""
     max_steps: int = 0
     """Loop steps after which the actor reports done; 0 = unlimited (train) / the pass (backtest)."""
+    step_interval_ms: float = 0.0
+    """Pace: at least this long between observations (1000 = a live-like decision per second, where
+    the LLM's thoughts are fresh); 0 = as fast as the loop answers."""
     progress_interval_secs: float = 1.0
     """How often the actor publishes sys.progress."""
     report_dir: str = "backtest"
@@ -163,4 +166,5 @@ class EnvConfig(msgspec.Struct, **STRUCT_OPTIONS):
         _require(self.drawdown_penalty >= 0, "env.drawdown_penalty", "must be >= 0")
         _require(self.verdict_deadline_ms > 0, "env.verdict_deadline_ms", "must be > 0")
         _require(self.max_steps >= 0, "env.max_steps", "must be >= 0")
+        _require(self.step_interval_ms >= 0, "env.step_interval_ms", "must be >= 0")
         _require(self.progress_interval_secs > 0, "env.progress_interval_secs", "must be > 0")

@@ -18,7 +18,7 @@ import msgspec
 
 from actors.reasoner.core import FinishedThought, ReasonerCore
 from actors.reasoner.engine import EngineError, build_engine
-from bus.messages import N_ACTIONS, EnvObs, LlmThought, LoraAdapter, PolicyProposal
+from bus.messages import ACTION_NAMES, N_ACTIONS, EnvObs, LlmThought, LoraAdapter, PolicyProposal
 from runtime.actor import Actor
 
 MAX_FAILURE_BACKOFF_SECS = 10.0
@@ -155,7 +155,11 @@ class ReasonerActor(Actor):
 
     def _publish(self, finished: FinishedThought) -> None:
         thought = finished.thought
-        self.publish(thought_message(finished))
+        message = thought_message(finished)
+        self.publish(message)
+        self.log.info("thought", env_id=message.env_id, step_seen=message.step_seen, query_id=message.query_id,
+                      action=ACTION_NAMES[message.action], confidence=round(message.confidence, 3), reason=message.reason[:120],
+                      latency_ms=round(message.latency_ms), cached=message.cached, fallback=message.fallback)
         self.counters["thoughts_cached" if thought.cached else "thoughts_generated"] += 1
         if thought.fallback:
             self.counters["parse_fallbacks"] += 1

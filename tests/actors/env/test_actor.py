@@ -86,3 +86,20 @@ def test_a_backtest_passes_over_the_test_split_writes_a_report_and_reports_done(
         report = rt.run_dir / "backtest"
         assert json.loads((report / "metrics.json").read_text())["bars"] == done.summary["bars"]
         assert (report / "equity.png").stat().st_size > 1000 and "Max drawdown" in (report / "report.md").read_text()
+
+
+def test_a_paced_env_publishes_no_faster_than_its_step_interval_and_reports_decision_latency():
+    overrides = {**SMALL, "env.step_interval_ms": 100.0, "env.max_steps": 12, "runtime.stats_interval_secs": 60.0}
+    with running_actors(["env", "actors.env.random_verdicts"], overrides=overrides) as rt:
+        rt.client.subscribe(EnvObs, Done)
+        obs_sent = []
+        done = None
+        while done is None:
+            decoded = rt.client.recv_decoded(timeout_secs=10)
+            if isinstance(decoded.msg, EnvObs):
+                obs_sent.append(decoded.sent_ns)
+            elif isinstance(decoded.msg, Done):
+                done = decoded.msg
+    gaps_ms = np.diff(obs_sent) / 1e6
+    assert len(gaps_ms) >= 5 and gaps_ms.min() >= 99.0
+    assert 0 < done.summary["decision_latency_p50_us"] < 100_000
