@@ -365,7 +365,7 @@ def ablation_markdown(rows: list[dict[str, Any]], notes: str) -> str:
 def _cell(value: float | None) -> str:
     if value is None:
         return "-"
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3f}"
+    return f"{value:,.0f}" if abs(value) >= 100 or float(value).is_integer() else f"{value:.3f}"
 
 
 def ablation_notes(config: Config, checkpoint: Path, trained_in: Path | None) -> str:
