@@ -56,7 +56,9 @@ class Actor:
         self.__drop_log = RateLimiter(config.logging.rate_limit_secs)
         self.__peers_seen: dict[str, float] = {}
         self.__peer_beat = asyncio.Event()
-        self.__busy = False
+        self.__busy = False  # a suspended handler is running: nothing else may be dispatched
+        self.__paused = False  # the actor asked not to read the bus (pause_receiving)
+        self.__reading = False  # the loop watches the SUB socket
 
     # ------------------------------------------------------------------ hooks
 
@@ -183,18 +185,18 @@ class Actor:
     # time in arrival order.
 
     def _on_readable(self) -> None:
-        if not self.__busy:
+        if self.__reading:
             self.__drain()
 
     def __drain(self) -> None:
         bus = self.__bus
-        while not self.__stopping.is_set():
+        while self.__reading:  # a handler may pause reading, or stop the actor
             frames = bus.poll_frames()
             if frames is None:
                 return  # drained: ZMQ_FD (edge-triggered) fires again on the next arrival
             msg = self.__accept(frames)
-            if msg is not None and not self.__run_handler(msg):
-                return  # a handler suspended; its task drains when it is done
+            if msg is not None:
+                self.__run_handler(msg)  # a handler that suspends turns reading off until it is done
 
     def __accept(self, frames: list[bytes]) -> Message | None:
         """Decode and handle runtime messages; the message for on_message, or None."""
@@ -222,24 +224,42 @@ class Actor:
         except StopIteration:
             return True
         except Exception as exc:  # noqa: BLE001 - the failure hook decides
-            self.__pause_reading()
+            self.__set_busy(True)
             self.spawn(self.__fail(exc, msg), "on_failure")
             return False
-        self.__pause_reading()
+        self.__set_busy(True)
         self.spawn(self.__finish_handler(coro, awaited, msg), "handler")
         return False
 
-    def __pause_reading(self) -> None:
-        # The loop's epoll is level-triggered on ZMQ_FD: while a handler is suspended nobody reads,
-        # so stop watching the fd instead of spinning on it.
-        self.__busy = True
-        asyncio.get_running_loop().remove_reader(self.__bus.fd)
+    def __set_busy(self, busy: bool) -> None:
+        self.__busy = busy
+        self.__update_reader()
 
-    def __resume_reading(self) -> None:
-        self.__busy = False
-        if not self.__stopping.is_set():
-            asyncio.get_running_loop().add_reader(self.__bus.fd, self._on_readable)
-            self.__drain()
+    def pause_receiving(self) -> None:
+        """Stop reading the bus until resume_receiving(): frames queue in ZMQ (up to bus.recv_hwm, then
+        the broker drops them, seen as sequence gaps). For an actor that only wants the newest state
+        after a long piece of work (the reasoner while it generates) and should not wake per message."""
+        self.__paused = True
+        self.__update_reader()
+
+    def resume_receiving(self) -> None:
+        """Read again; everything that queued meanwhile is handled now, in order."""
+        self.__paused = False
+        self.__update_reader()
+
+    def __update_reader(self) -> None:
+        # The loop's epoll is level-triggered on ZMQ_FD: while nobody reads (a suspended handler,
+        # a pause), stop watching the fd instead of spinning on it.
+        should_read = not (self.__busy or self.__paused or self.__stopping.is_set())
+        if should_read == self.__reading:
+            return
+        loop = asyncio.get_running_loop()
+        self.__reading = should_read
+        if should_read:
+            loop.add_reader(self.__bus.fd, self._on_readable)
+            loop.call_soon(self._on_readable)  # what queued while not reading
+        else:
+            loop.remove_reader(self.__bus.fd)
 
     async def __finish_handler(self, coro, awaited, msg: Message) -> None:
         """Drive a suspended handler to its end (what a Task would do), then resume draining."""
@@ -264,11 +284,11 @@ class Actor:
             raise
         except Exception as exc:  # noqa: BLE001
             await self.on_failure(exc, msg)
-        self.__resume_reading()
+        self.__set_busy(False)
 
     async def __fail(self, exc: Exception, msg: Message) -> None:
         await self.on_failure(exc, msg)
-        self.__resume_reading()
+        self.__set_busy(False)
 
     async def run(self) -> int:
         """Start, serve until stopped, stop. Returns the process exit code."""
@@ -283,16 +303,14 @@ class Actor:
             return 1
         self.__handled_types = tuple(self.subscriptions)
         self.__bus.subscribe([*(self.subscribe_topics or self.subscriptions), Shutdown, Heartbeat])
-        fd = self.__bus.fd
-        loop.add_reader(fd, self._on_readable)
-        loop.call_soon(self._on_readable)  # frames that queued up during on_start
+        self.__update_reader()  # start reading (and handle what queued up during on_start)
         # The first heartbeat says "started": peers may wait for it (wait_for_peers), and the
         # supervisor gives a starting actor startup_grace_secs before it expects one.
         self.spawn(self._heartbeat_loop(), "heartbeat")
         self.log.info("actor_started", pid=os.getpid(), subscriptions=[m.TOPIC for m in self.subscriptions])
         self.spawn(self._stats_loop(), "stats")
         await self.__stopping.wait()
-        loop.remove_reader(fd)  # (a no-op while a suspended handler has it paused)
+        self.__update_reader()  # stopping: no more reading
         await self._stop()
         return self.__exit_code
 

@@ -116,11 +116,16 @@ class ReasonerActor(Actor):
             if cached is not None:
                 self._publish(cached)
                 continue
+            # Do not wake for every observation while generating: they queue in ZMQ and, on resume,
+            # conflation keeps only the newest per env (it is all the next thought needs).
+            self.pause_receiving()
             try:
                 thought = await self.in_worker(self.core.think, request)
             except EngineError as exc:
+                self.resume_receiving()
                 await self._after_failure(exc, request.env_id)
                 continue
+            self.resume_receiving()
             self._failures_in_a_row = 0
             self._publish(self.core.finish(request, thought))
             await self._rest_after(thought.latency_ms / 1000.0)

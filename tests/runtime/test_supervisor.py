@@ -87,3 +87,16 @@ def test_sigint_of_bin_run_stops_every_process_with_exit_code_0(tmp_path):
     assert b"terminate called" not in err
     events = [json.loads(line)["event"] for line in (run_dir / "logs" / "supervisor.jsonl").read_text().splitlines()]
     assert events[-1] == "runtime_stopped"
+
+
+def test_a_paused_actor_reads_nothing_until_it_resumes_then_handles_what_queued_in_order():
+    with running_actors(["tests.runtime.pausing_actor"]) as rt:
+        rt.client.subscribe("probe.0", settle_secs=0.3)
+        rt.client.publish(Probe(probe_id=0, hop=1, hops=2, sent_ns=0, payload=b"pause"), "1")
+        time.sleep(0.05)
+        for probe_id in range(1, 6):
+            rt.client.publish(Probe(probe_id=probe_id, hop=1, hops=2, sent_ns=0), "1")
+        with pytest.raises(TimeoutError):
+            rt.client.recv(Probe, timeout_secs=0.3)
+        answered = [rt.client.recv(Probe, timeout_secs=5).probe_id for _ in range(5)]
+        assert answered == [1, 2, 3, 4, 5]
