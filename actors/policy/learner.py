@@ -205,26 +205,7 @@ class OnlineMaskablePPO:
     # ------------------------------------------------------------------ construction
 
     def _new_model(self, venv: DummyVecEnv) -> MaskablePPO:
-        cfg = self.config
-        return MaskablePPO(
-            "MlpPolicy",
-            venv,
-            learning_rate=cfg.learning_rate,
-            n_steps=cfg.n_steps,
-            batch_size=cfg.batch_size,
-            n_epochs=cfg.n_epochs,
-            gamma=cfg.gamma,
-            gae_lambda=cfg.gae_lambda,
-            clip_range=cfg.clip_range,
-            ent_coef=cfg.ent_coef,
-            vf_coef=cfg.vf_coef,
-            max_grad_norm=cfg.max_grad_norm,
-            target_kl=cfg.target_kl or None,
-            policy_kwargs={"net_arch": list(cfg.net_arch)},
-            seed=self.seed,
-            device="cpu",
-            verbose=0,
-        )
+        return MaskablePPO("MlpPolicy", venv, **maskable_ppo_kwargs(self.config, self.seed))
 
     @staticmethod
     def _load_model(checkpoint: Checkpoint, venv: DummyVecEnv) -> MaskablePPO:
@@ -567,6 +548,27 @@ class OnlineMaskablePPO:
     def parameters_vector(self) -> np.ndarray:
         """All serving weights as one vector (for tests and change detection)."""
         return torch.nn.utils.parameters_to_vector(self.serving.parameters()).detach().numpy().copy()
+
+
+def maskable_ppo_kwargs(cfg: PolicyConfig, seed: int) -> dict:
+    """MaskablePPO's constructor arguments from [policy] (also the plain-SB3 baseline's, so both train alike)."""
+    return dict(
+        learning_rate=cfg.learning_rate,
+        n_steps=cfg.n_steps,
+        batch_size=cfg.batch_size,
+        n_epochs=cfg.n_epochs,
+        gamma=cfg.gamma,
+        gae_lambda=cfg.gae_lambda,
+        clip_range=cfg.clip_range,
+        ent_coef=cfg.ent_coef,
+        vf_coef=cfg.vf_coef,
+        max_grad_norm=cfg.max_grad_norm,
+        target_kl=cfg.target_kl or None,
+        policy_kwargs={"net_arch": list(cfg.net_arch)},
+        seed=seed,
+        device="cpu",
+        verbose=0,
+    )
 
 
 # --------------------------------------------------------------------------- policy arithmetic

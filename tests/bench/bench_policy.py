@@ -51,26 +51,13 @@ def plain_sb3_steps_per_sec(args: argparse.Namespace, n_envs: int) -> float:
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
     from actors.env.factory import make_env
+    from actors.policy.learner import maskable_ppo_kwargs
 
     config = load_config(None, {"env.n_envs": n_envs, **ppo_settings(args)})
     cfg = config.policy
     torch.set_num_threads(cfg.torch_threads)  # as the policy actor does: same compute budget
     venv = VecNormalize(DummyVecEnv([lambda i=i: make_env(config, "train", seed=i) for i in range(n_envs)]), gamma=cfg.gamma)
-    model = MaskablePPO(
-        "MlpPolicy",
-        venv,
-        learning_rate=cfg.learning_rate,
-        n_steps=cfg.n_steps,
-        batch_size=cfg.batch_size,
-        n_epochs=cfg.n_epochs,
-        gamma=cfg.gamma,
-        gae_lambda=cfg.gae_lambda,
-        clip_range=cfg.clip_range,
-        ent_coef=cfg.ent_coef,
-        policy_kwargs={"net_arch": list(cfg.net_arch)},
-        seed=cfg.seed,
-        device="cpu",
-    )
+    model = MaskablePPO("MlpPolicy", venv, **maskable_ppo_kwargs(cfg, cfg.seed))
     steps = total_timesteps(args, n_envs)
     started = time.perf_counter()
     model.learn(total_timesteps=steps)
