@@ -23,7 +23,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Awaitable, Callable, ClassVar, TypeVar
 
-from bus.broker import BusAddresses
 from bus.client import AsyncBus
 from bus.messages import Done, Heartbeat, Message, Progress, Shutdown, Stats
 from config.schema import Config
@@ -214,22 +213,21 @@ class Actor:
             return None
         return msg if isinstance(msg, self.__handled_types) else None
 
-    def __run_handler(self, msg: Message) -> bool:
-        """Run on_message(msg) eagerly. True when it finished; False when it suspended (a task finishes it)."""
+    def __run_handler(self, msg: Message) -> None:
+        """Run on_message(msg) eagerly; if it suspends (or fails), a task finishes it while reading is off."""
         try:
             coro = self.on_message(msg)
             if coro is None:
-                return True  # a plain (non-async) handler
+                return  # a plain (non-async) handler
             awaited = coro.send(None)
         except StopIteration:
-            return True
+            return
         except Exception as exc:  # noqa: BLE001 - the failure hook decides
             self.__set_busy(True)
             self.spawn(self.__fail(exc, msg), "on_failure")
-            return False
+            return
         self.__set_busy(True)
         self.spawn(self.__finish_handler(coro, awaited, msg), "handler")
-        return False
 
     def __set_busy(self, busy: bool) -> None:
         self.__busy = busy
@@ -268,6 +266,9 @@ class Actor:
                 if awaited is None:
                     await asyncio.sleep(0)  # a bare yield (asyncio.sleep(0) inside the handler)
                 else:
+                    # The handler yielded the future it awaits, flagged as "blocking" for its Task;
+                    # we are that Task now, so take the flag over as Task.__step does.
+                    awaited._asyncio_future_blocking = False
                     try:
                         await awaited
                     except asyncio.CancelledError:

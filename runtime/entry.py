@@ -7,7 +7,6 @@ config from the run directory, configures logging, and runs on uvloop.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import ctypes
 import importlib
 import os

@@ -14,8 +14,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-
 from bus.messages import MarketContext
 from config.loader import load_config
 from tests.bench.common import percentiles_us, print_table

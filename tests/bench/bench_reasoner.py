@@ -31,7 +31,7 @@ from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.engine import LlamaEngine, default_model_path
 from actors.reasoner.prompts import SAMPLE_CONTEXT, PromptBook, prompt_fields
 from actors.reasoner.thinker import Thinker
-from bus.messages import EnvObs, FusionDecision, Heartbeat, LlmThought, MarketContext, PolicyProposal, Stats
+from bus.messages import EnvObs, FusionDecision, Heartbeat, LlmThought, MarketContext, PolicyProposal
 from config.loader import load_config
 from runtime.testing import running_actors
 from tests.bench.common import print_table

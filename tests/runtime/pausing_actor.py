@@ -19,3 +19,19 @@ class PausingRelay(Actor):
 
 
 ACTOR = PausingRelay
+
+
+class SlowRelay(Actor):
+    """Its handler suspends twice (a sleep, then the worker thread) before relaying."""
+
+    subscriptions = (Probe,)
+    subscribe_topics = ("probe.1",)
+
+    async def on_message(self, msg: Probe) -> None:
+        import time
+
+        await asyncio.sleep(0.02)
+        await self.in_worker(time.sleep, 0.01)
+        if msg.payload == b"boom":
+            raise RuntimeError("handler failed on purpose")
+        self.publish(Probe(probe_id=msg.probe_id, hop=0, hops=2, sent_ns=msg.sent_ns), "0")

@@ -50,7 +50,7 @@ def test_train_then_backtest_writes_checkpoint_and_report(tmp_path):
 
 
 def test_ablation_table_has_a_row_per_variant_and_every_column_the_issue_names():
-    from runtime.jobs import ABLATION_COLUMNS, ABLATION_VARIANTS, ablation_markdown
+    from runtime.jobs import ABLATION_VARIANTS, ablation_markdown
 
     rows = [{"variant": name, "metrics": {"win_rate": 0.5, "sharpe": 1.25, "trades": 10.0}} for name, _ in ABLATION_VARIANTS]
     table = ablation_markdown(rows, "notes on data and seeds")

@@ -4,7 +4,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -100,3 +99,26 @@ def test_a_paused_actor_reads_nothing_until_it_resumes_then_handles_what_queued_
             rt.client.recv(Probe, timeout_secs=0.3)
         answered = [rt.client.recv(Probe, timeout_secs=5).probe_id for _ in range(5)]
         assert answered == [1, 2, 3, 4, 5]
+
+
+def test_handlers_that_suspend_still_run_one_at_a_time_in_arrival_order():
+    with running_actors(["tests.runtime.pausing_actor:SlowRelay"]) as rt:
+        rt.client.subscribe("probe.0", settle_secs=0.3)
+        for probe_id in range(1, 7):
+            rt.client.publish(Probe(probe_id=probe_id, hop=1, hops=2, sent_ns=0), "1")
+        answered = [rt.client.recv(Probe, timeout_secs=5).probe_id for _ in range(6)]
+        assert answered == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_handler_that_raises_ends_the_process_and_the_supervisor_restarts_it():
+    settings = {"runtime.heartbeat_interval_secs": 0.2, "runtime.restart_backoff_secs": 0.1}
+    with running_actors(["tests.runtime.pausing_actor:SlowRelay"], settings) as rt:
+        rt.client.subscribe("probe.0", Heartbeat, settle_secs=0.3)
+        old_pid = rt.pid("slowrelay")
+        rt.client.publish(Probe(probe_id=1, hop=1, hops=2, sent_ns=0, payload=b"boom"), "1")
+        rt.client.recv(Heartbeat, timeout_secs=20, where=lambda h: h.actor == "slowrelay" and h.pid != old_pid)
+        time.sleep(0.3)
+        rt.client.publish(Probe(probe_id=2, hop=1, hops=2, sent_ns=0), "1")
+        assert rt.client.recv(Probe, timeout_secs=10, where=lambda m: m.probe_id == 2).hop == 0
+        log = (rt.run_dir / "logs" / "slowrelay.jsonl").read_text()
+        assert '"event": "handler_failed"' in log
