@@ -99,6 +99,7 @@ def run_job(
 ) -> JobResult:
     """Start the runtime with ``config``; stop when ``done_actor`` announces sys.done (or on Ctrl-C/duration).
     The last message of each ``watch`` type is kept in ``JobResult.last``."""
+    check_data_file(config)
     rd = create_run_dir(config, mode, run_dir)
     console = console_enabled(config, quiet)
     log = configure_logging(
@@ -139,6 +140,19 @@ def run_job(
     if result.exit_code != EXIT_OK:
         raise JobError(f"runtime failed: {supervisor.failure} (run directory {rd.path})")
     return result
+
+
+def check_data_file(config: Config) -> None:
+    """Read the user's bars once before any process starts, so a broken file is one clear error
+    (file, row, column) instead of an env actor that fails at start until the restart limit."""
+    if config.data.source != "file" or "env" not in config.runtime.actors:
+        return
+    from actors.env.data import DataError, load_bars
+
+    try:
+        load_bars(config.data.path, config.data.timezone, config.data.dayfirst)
+    except DataError as exc:
+        raise JobError(f"data: {exc}") from None
 
 
 def format_table(rows: list[tuple[str, Any]], title: str = "") -> str:

@@ -71,3 +71,12 @@ def test_a_thought_is_printed_as_its_four_steps_and_the_action():
                          analysis="Up  trend.", options="BUY or HOLD", risks="a reversal", decision="BUY | 0.8 | trend")
     text = format_thought(thought)
     assert "analyse: Up trend." in text and "risks: a reversal" in text and "-> BUY with confidence 0.80" in text
+
+
+def test_a_broken_data_file_stops_bin_run_before_any_process_with_file_row_and_column(tmp_path):
+    bars = tmp_path / "bars.csv"
+    bars.write_text("time,open,high,low,close,volume\n2024-01-02 09:30,1,2,0.5,1.5,10\nnot a time,x,2,1,1,1\n")
+    done = bin_run("run", "--set", "data.source='file'", "--set", f"data.path='{bars}'", "--run-dir", str(tmp_path / "r"))
+    assert done.returncode == 1
+    assert str(bars) in done.stderr and "row 2" in done.stderr and "'time'" in done.stderr
+    assert not (tmp_path / "r").exists()
