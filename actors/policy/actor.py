@@ -61,6 +61,9 @@ class PolicyActor(Actor):
 
     async def on_start(self) -> None:
         cfg = self.config.policy
+        if not cfg.learn:
+            # A frozen policy (backtest, paper) only answers observations: no wake-up per transition.
+            self.subscriptions = (EnvObs,)
         if cfg.seed < 0:
             cfg = msgspec.structs.replace(cfg, seed=self.config.run.seed)
         start_from = resolve_start_checkpoint(cfg.resume_from, cfg.model_path, cfg.learn, self.run_dir)
