@@ -334,7 +334,3 @@ ALL_MESSAGES: tuple[type[Message], ...] = (
 )
 
 MESSAGE_TYPES: dict[str, type[Message]] = {cls.__name__: cls for cls in ALL_MESSAGES}
-
-
-def topic_of(cls: type[Message]) -> str:
-    return cls.TOPIC

@@ -9,6 +9,8 @@ import re
 
 import msgspec
 
+from config.checks import require as _require
+
 STRUCT_OPTIONS = dict(frozen=True, kw_only=True, forbid_unknown_fields=True)
 
 DATA_SOURCES = ("synthetic", "file")
@@ -18,9 +20,6 @@ EPISODE_STARTS = ("random", "session_open")
 DAYFIRST_CHOICES = ("auto", "yes", "no")
 
 
-def _require(condition: bool, key: str, message: str) -> None:
-    if not condition:
-        raise ValueError(f"{key}: {message}")
 
 
 class InstrumentConfig(msgspec.Struct, **STRUCT_OPTIONS):

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import msgspec
+
+from config.checks import require
 
 FUSION_METHODS = ("rules", "network", "rl_only", "llm_only")
 NETWORK_CHOICES = ("proposals", "any")
 
 
-def _require(condition: bool, key: str, message: str) -> None:
-    if not condition:
-        raise ValueError(f"fusion.{key}: {message}")
+_require = partial(require, section="fusion")
 
 
 class FusionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

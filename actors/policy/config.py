@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
+from config.checks import require as _require
+
 
 class PolicyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     learn: bool = True
@@ -81,8 +83,3 @@ class PolicyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         _require(self.progress_interval_secs > 0, "policy.progress_interval_secs", "must be > 0")
         _require(self.checkpoint_every_steps >= 0, "policy.checkpoint_every_steps", "must be >= 0")
         _require(self.keep_checkpoints >= 1, "policy.keep_checkpoints", "must be >= 1")
-
-
-def _require(ok: bool, key: str, what: str) -> None:
-    if not ok:
-        raise ValueError(f"{key}: {what}")

@@ -3,12 +3,13 @@ limit) are read from [account], owned by the env package."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import msgspec
 
+from config.checks import require
 
-def _require(condition: bool, key: str, message: str) -> None:
-    if not condition:
-        raise ValueError(f"risk.{key}: {message}")
+_require = partial(require, section="risk")
 
 
 class RiskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
