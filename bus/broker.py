@@ -13,7 +13,9 @@ import tempfile
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
+import structlog
 import zmq
 
 ADDRESSES_FILE = "bus.json"
@@ -26,6 +28,11 @@ class BusAddresses:
     """Publishers connect here."""
     xpub: str
     """Subscribers connect here."""
+    server_key: str = ""
+    """The broker's CURVE public key (z85); empty = no CURVE. Public: safe to write down."""
+    client_key_file: str = ""
+    """The client key file (.key_secret) this runtime's processes connect with (a path, never the key);
+    the environment variable TT_CURVE_CLIENT_KEY_FILE overrides it for a tool of another user or host."""
 
     def write(self, run_dir: Path) -> None:
         tmp = run_dir / (ADDRESSES_FILE + ".tmp")
@@ -35,7 +42,19 @@ class BusAddresses:
     @classmethod
     def read(cls, run_dir: Path) -> "BusAddresses":
         data = json.loads((Path(run_dir) / ADDRESSES_FILE).read_text())
-        return cls(xsub=data["xsub"], xpub=data["xpub"])
+        return cls(xsub=data["xsub"], xpub=data["xpub"], server_key=data.get("server_key", ""),
+                   client_key_file=data.get("client_key_file", ""))
+
+    def client_keys(self):
+        """(this client's KeyPair, the server's public key) when the bus uses CURVE, else None."""
+        if not self.server_key:
+            return None
+        from bus.auth import CLIENT_KEY_FILE_ENV, load_key_pair
+
+        key_file = os.environ.get(CLIENT_KEY_FILE_ENV) or self.client_key_file
+        if not key_file:
+            raise ValueError(f"the bus uses CURVE: set {CLIENT_KEY_FILE_ENV} or bus.curve_client_secret_key_file to a client key file")
+        return load_key_pair(key_file, what="bus.curve_client_secret_key_file"), self.server_key.encode()
 
 
 def make_socket_dir(socket_dir: str = "") -> Path:
@@ -60,19 +79,48 @@ def bind_addresses(transport: str, host: str, xsub_port: int, xpub_port: int, so
     return BusAddresses(xsub=f"tcp://{host}:{xsub_port or '*'}", xpub=f"tcp://{host}:{xpub_port or '*'}")
 
 
+@dataclass(frozen=True)
+class CurveServer:
+    """What the broker needs for CURVE: its key pair, the authorised client keys, and the client key file
+    its own runtime's processes should use (written to bus.json as a path)."""
+
+    server: Any
+    """bus.auth.KeyPair (with the secret)."""
+    authorized: frozenset
+    """z85 public keys of the clients allowed in."""
+    client_key_file: str = ""
+
+    @classmethod
+    def from_files(cls, server_secret_key_file: str, authorized_clients_dir: str, client_key_file: str = "") -> "CurveServer":
+        from bus.auth import load_authorized_keys, load_key_pair
+
+        server = load_key_pair(server_secret_key_file, what="bus.curve_server_secret_key_file")
+        return cls(server, frozenset(load_authorized_keys(authorized_clients_dir)), client_key_file)
+
+
 class Broker:
-    def __init__(self, addresses: BusAddresses, hwm: int = 10000) -> None:
+    def __init__(self, addresses: BusAddresses, hwm: int = 10000, *, curve: CurveServer | None = None, log: Any = None) -> None:
         self.context = zmq.Context.instance()
+        self.zap = None
+        if curve is not None:  # the ZAP handler first: bound before any CURVE socket, or libzmq lets everyone in
+            from bus.auth import ZapHandler
+
+            self.zap = ZapHandler(self.context, set(curve.authorized), log if log is not None else structlog.get_logger("broker"))
         self.xsub = self.context.socket(zmq.XSUB)
         self.xpub = self.context.socket(zmq.XPUB)
         for sock in (self.xsub, self.xpub):
             sock.setsockopt(zmq.LINGER, 0)
             sock.setsockopt(zmq.SNDHWM, hwm)
             sock.setsockopt(zmq.RCVHWM, hwm)
+            if curve is not None:
+                from bus.auth import make_server
+
+                make_server(sock, curve.server)
         self.xsub.bind(addresses.xsub)
         self.xpub.bind(addresses.xpub)
         self.addresses = BusAddresses(
-            xsub=self.xsub.getsockopt_string(zmq.LAST_ENDPOINT), xpub=self.xpub.getsockopt_string(zmq.LAST_ENDPOINT)
+            xsub=self.xsub.getsockopt_string(zmq.LAST_ENDPOINT), xpub=self.xpub.getsockopt_string(zmq.LAST_ENDPOINT),
+            server_key=curve.server.public.decode() if curve else "", client_key_file=curve.client_key_file if curve else "",
         )
 
     def serve_until(self, stop: threading.Event) -> None:
@@ -96,6 +144,8 @@ class Broker:
     def close(self) -> None:
         self.xsub.close(linger=0)
         self.xpub.close(linger=0)
+        if self.zap is not None:
+            self.zap.close()
         for address in (self.addresses.xsub, self.addresses.xpub):
             if address.startswith("ipc://"):
                 Path(address[len("ipc://"):]).unlink(missing_ok=True)

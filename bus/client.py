@@ -17,10 +17,14 @@ def topic_bytes(sub: type[Message] | str) -> bytes:
     return (sub if isinstance(sub, str) else sub.TOPIC).encode()
 
 
-def _configure(sock: zmq.Socket, hwm: int, linger_ms: int) -> None:
+def _configure(sock: zmq.Socket, hwm: int, linger_ms: int, curve=None) -> None:
     sock.setsockopt(zmq.LINGER, linger_ms)
     sock.setsockopt(zmq.SNDHWM, hwm)
     sock.setsockopt(zmq.RCVHWM, hwm)
+    if curve is not None:  # before connect: the handshake is negotiated at connection time
+        from bus.auth import make_client
+
+        make_client(sock, *curve)
 
 
 class _Receiver:
@@ -58,11 +62,12 @@ class AsyncBus(_Receiver):
         super().__init__(max_frame_bytes)
         self.encoder = Encoder(sender)
         self.context = zmq.Context()
+        curve = addresses.client_keys()  # None unless the broker runs CURVE (bus.json says so)
         self.pub = self.context.socket(zmq.PUB)
-        _configure(self.pub, hwm, linger_ms=1000)  # let the last messages (done, stats) leave on close
+        _configure(self.pub, hwm, linger_ms=1000, curve=curve)  # let the last messages (done, stats) leave on close
         self.pub.connect(addresses.xsub)
         self.sub = self.context.socket(zmq.SUB)
-        _configure(self.sub, hwm, linger_ms=0)
+        _configure(self.sub, hwm, linger_ms=0, curve=curve)
         self.sub.connect(addresses.xpub)
         self.sent = 0
 
@@ -99,11 +104,12 @@ class SyncBus(_Receiver):
         super().__init__(max_frame_bytes)
         self.encoder = Encoder(sender)
         self.context = zmq.Context()
+        curve = addresses.client_keys()  # None unless the broker runs CURVE (bus.json says so)
         self.pub = self.context.socket(zmq.PUB)
-        _configure(self.pub, hwm, linger_ms=500)
+        _configure(self.pub, hwm, linger_ms=500, curve=curve)
         self.pub.connect(addresses.xsub)
         self.sub = self.context.socket(zmq.SUB)
-        _configure(self.sub, hwm, linger_ms=0)
+        _configure(self.sub, hwm, linger_ms=0, curve=curve)
         self.sub.connect(addresses.xpub)
         self.poller = zmq.Poller()
         self.poller.register(self.sub, zmq.POLLIN)

@@ -10,6 +10,7 @@ Decoding is defensive. Each way a frame can be bad is a ``DropKind``; ``decode``
 
 from __future__ import annotations
 
+import math
 import time
 from enum import Enum
 from typing import Any
@@ -25,6 +26,8 @@ ALLOWED_DTYPES = frozenset(
     np.dtype(t).str for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64")
 )
 DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024
+MAX_ARRAY_DIM = 1 << 32
+"""Larger dimensions are refused before their product is taken (it would overflow int64)."""
 
 
 class DropKind(str, Enum):
@@ -40,6 +43,8 @@ class DropKind(str, Enum):
     """Body does not match the struct (missing field, wrong type, bad array)."""
     TOPIC_MISMATCH = "topic_mismatch"
     """Topic frame is neither the message type's topic nor a sub-topic of it."""
+    NON_FINITE = "non_finite"
+    """NaN or infinity in a number the receiver computes with (observations, probabilities, prices)."""
 
 
 class FrameError(Exception):
@@ -81,8 +86,29 @@ def _enc_hook(obj: Any) -> Any:
 
 _HEADER_DECODER = msgspec.msgpack.Decoder(tuple[str, list[int]])
 
+# Fields that must hold finite numbers when they arrive. Checked on decode only, not in the structs'
+# __post_init__ (which also runs in the sender): a NaN from a broken producer or a forged frame is a
+# counted drop at the receiver, never a crash of the producer. FusionDecision is absent on purpose:
+# its trust scores are NaN where no thought was used.
+FINITE_FIELDS: dict[str, tuple[str, ...]] = {
+    "EnvObs": ("obs",),
+    "PolicyProposal": ("confidences", "probs", "values"),
+    "EnvTransition": ("rewards", "terminal_obs"),
+    "Bar": ("open", "high", "low", "close", "volume"),
+    "LlmThought": ("confidence",),
+}
 
 
+def first_non_finite(msg: Message, fields: tuple[str, ...]) -> str | None:
+    """The first of ``fields`` holding NaN or an infinity, or None."""
+    for field in fields:
+        value = getattr(msg, field)
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind == "f" and not np.isfinite(value).all():
+                return field
+        elif isinstance(value, float) and not math.isfinite(value):
+            return field
+    return None
 
 def _parse_header(header: bytes) -> tuple[np.dtype, tuple[int, ...], int]:
     """(dtype, shape, byte count) of an array header; validated once per distinct header (they repeat)."""
@@ -92,10 +118,10 @@ def _parse_header(header: bytes) -> tuple[np.dtype, tuple[int, ...], int]:
     dtype_str, shape = _HEADER_DECODER.decode(header)
     if dtype_str not in ALLOWED_DTYPES:
         raise ValueError(f"array dtype {dtype_str!r} not allowed")
-    if len(shape) > 8 or any(dim < 0 for dim in shape):
+    if len(shape) > 8 or any(dim < 0 or dim > MAX_ARRAY_DIM for dim in shape):
         raise ValueError(f"bad array shape {shape}")
     dtype = np.dtype(dtype_str)
-    parsed = (dtype, tuple(shape), int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
+    parsed = (dtype, tuple(shape), math.prod(shape) * dtype.itemsize)
     if len(_HEADER_CACHE) < _HEADER_CACHE_MAX:
         _HEADER_CACHE[header] = parsed
     return parsed
@@ -165,8 +191,8 @@ class Decoder:
             raise FrameError(DropKind.OVERSIZE, f"{len(payload)} bytes > {self.max_frame_bytes}")
         try:
             env = self._envelope.decode(payload)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise FrameError(DropKind.MALFORMED, str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - msgspec errors, and a UnicodeDecodeError for a non-UTF-8 string
+            raise FrameError(DropKind.MALFORMED, str(exc)[:200]) from None
         body_decoder = self._bodies.get(env.type)
         if body_decoder is None:
             raise FrameError(DropKind.UNKNOWN_TYPE, env.type[:64])
@@ -179,13 +205,21 @@ class Decoder:
             raise FrameError(DropKind.TOPIC_MISMATCH, f"{topic[:64]!r} for {env.type}")
         try:
             msg = body_decoder.decode(env.body)
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError) as exc:  # ext_hook raises ValueError
+        except Exception as exc:  # noqa: BLE001 - msgspec errors, ext_hook's ValueError, an OverflowError from absurd dims: all a bad frame
             raise FrameError(DropKind.FIELD_TYPE, f"{env.type}: {exc}") from None
+        finite_fields = FINITE_FIELDS.get(env.type)
+        if finite_fields is not None:
+            bad = first_non_finite(msg, finite_fields)
+            if bad is not None:
+                raise FrameError(DropKind.NON_FINITE, f"{env.type}.{bad}")
         return Decoded(msg, topic, env.sender, env.seq, env.sent_ns)
 
 
 class SequenceTracker:
     """Counts sequence gaps per sender and topic (messages lost under high-water marks)."""
+
+    MAX_KEYS = 4096
+    """Senders x topics remembered; beyond it the oldest is forgotten (a peer inventing senders cannot grow memory)."""
 
     def __init__(self) -> None:
         self._last: dict[tuple[str, bytes], int] = {}
@@ -194,6 +228,8 @@ class SequenceTracker:
     def observe(self, sender: str, seq: int, topic: bytes = b"") -> int:
         key = (sender, topic)
         last = self._last.get(key)
+        if last is None and len(self._last) >= self.MAX_KEYS:
+            del self._last[next(iter(self._last))]
         self._last[key] = seq
         if last is None or seq <= last:
             return 0  # first message from this sender (we may have joined late) or a restarted sender

@@ -7,23 +7,25 @@ types on decode, so a wrong field type is a counted, dropped frame, never a cras
 
 Arrays are ``numpy.ndarray`` fields; they travel as raw bytes + dtype + shape.
 Decision-loop messages are batched: one message per hop per step for every environment
-the env actor hosts, with per-env values in arrays or lists of equal length.
+the env actor hosts, with per-env values in arrays or lists of equal length. Their
+``__post_init__`` checks that (and the widths of obs, masks and probs) once, so a ragged
+batch never reaches an actor: on decode msgspec turns the ValueError into a
+ValidationError, which the codec counts as a dropped ``field_type`` frame.
 
-Action ids (DESIGN.md section 6): 0 HOLD, 1 BUY, 2 SELL, 3 MOVE_SL_TO_BE,
-4 ENABLE_TRAIL, 5 DISABLE_TRAIL.
+Action ids (DESIGN.md section 6) are defined in actors/common/actions.py: 0 HOLD, 1 BUY,
+2 SELL, 3 MOVE_SL_TO_BE, 4 ENABLE_TRAIL, 5 DISABLE_TRAIL.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sized
 from typing import ClassVar
 
 import msgspec
 import numpy as np
 
-ACTION_NAMES: tuple[str, ...] = ("HOLD", "BUY", "SELL", "MOVE_SL_TO_BE", "ENABLE_TRAIL", "DISABLE_TRAIL")
-N_ACTIONS = len(ACTION_NAMES)
-OBS_DIM = 261
-NO_ACTION = -1  # an "absent" action in arrays (no thought, no proposal)
+# Re-exported: code that builds loop messages reads the widths and the absent-action id here too.
+from actors.common.actions import ACTION_NAMES, N_ACTIONS, NO_ACTION, OBS_DIM  # noqa: F401
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True):
@@ -98,6 +100,30 @@ class Bar(Message, frozen=True, kw_only=True):
     """Where the bar came from (``replay``, ``synthetic``, ``ccxt:<exchange>``)."""
 
 
+# --------------------------------------------------------------------------- batch invariants
+
+
+def _require_array(message: str, field: str, array: np.ndarray, shape: tuple[int, ...], dtype: str | None = None) -> None:
+    """``array`` has exactly ``shape`` (and ``dtype`` when given); ValueError naming the field otherwise."""
+    if array.shape != shape:
+        raise ValueError(f"{message}.{field}: shape {array.shape}, expected {shape}")
+    if dtype is not None and array.dtype != np.dtype(dtype):
+        raise ValueError(f"{message}.{field}: dtype {array.dtype}, expected {dtype}")
+
+
+def _require_rows(message: str, n: int, optional: tuple[str, ...] = (), **per_env: Sized) -> None:
+    """Each per-env list has one entry per env id; the ``optional`` ones may also be empty (sender does not fill them)."""
+    for field, values in per_env.items():
+        rows = len(values)
+        if rows != n and not (rows == 0 and field in optional):
+            raise ValueError(f"{message}.{field}: {rows} entries for {n} env_ids")
+
+
+def _require_vectors(message: str, n: int, **per_env: np.ndarray) -> None:
+    for field, array in per_env.items():
+        _require_array(message, field, array, (n,))
+
+
 # --------------------------------------------------------------------------- decision loop
 
 
@@ -143,6 +169,8 @@ class MarketContext(msgspec.Struct, frozen=True, kw_only=True):
     daily_pnl: float
     minutes_to_close: float
     """Minutes until the forced-flat time (4:59 PM US/Eastern)."""
+    session_id: int = -1
+    """The trading day of the bar (by account.trading_day_reset_et); -1 when unknown. Halts that end with the session read it."""
 
 
 class EnvObs(Message, frozen=True, kw_only=True):
@@ -157,6 +185,12 @@ class EnvObs(Message, frozen=True, kw_only=True):
     """bool [n, 6]: True where the action is allowed."""
     contexts: list[MarketContext]
 
+    def __post_init__(self) -> None:
+        n = len(self.env_ids)
+        _require_array("EnvObs", "obs", self.obs, (n, OBS_DIM), "float32")
+        _require_array("EnvObs", "masks", self.masks, (n, N_ACTIONS), "bool")
+        _require_rows("EnvObs", n, episode_ids=self.episode_ids, contexts=self.contexts)
+
 
 class PolicyProposal(Message, frozen=True, kw_only=True):
     TOPIC: ClassVar[str] = "policy.proposal"
@@ -170,6 +204,11 @@ class PolicyProposal(Message, frozen=True, kw_only=True):
     """float32 [n, 6]: the masked action distribution."""
     values: np.ndarray
     """float32 [n]: value estimate."""
+
+    def __post_init__(self) -> None:
+        n = len(self.env_ids)
+        _require_vectors("PolicyProposal", n, actions=self.actions, confidences=self.confidences, values=self.values)
+        _require_array("PolicyProposal", "probs", self.probs, (n, N_ACTIONS))
 
 
 class LlmThought(Message, frozen=True, kw_only=True):
@@ -223,6 +262,14 @@ class FusionDecision(Message, frozen=True, kw_only=True):
     rl_trust: np.ndarray
     llm_trust: np.ndarray
 
+    def __post_init__(self) -> None:
+        n = len(self.env_ids)
+        _require_vectors("FusionDecision", n, actions=self.actions, rl_actions=self.rl_actions,
+                         rl_confidences=self.rl_confidences, llm_actions=self.llm_actions,
+                         llm_confidences=self.llm_confidences, llm_staleness=self.llm_staleness,
+                         rl_trust=self.rl_trust, llm_trust=self.llm_trust)
+        _require_rows("FusionDecision", n, rules=self.rules, llm_query_ids=self.llm_query_ids)
+
 
 class RiskVerdict(Message, frozen=True, kw_only=True):
     TOPIC: ClassVar[str] = "risk.verdict"
@@ -237,6 +284,15 @@ class RiskVerdict(Message, frozen=True, kw_only=True):
     """Per env, True when risk decided without a fusion decision (deadline passed)."""
     llm_query_ids: list[str] = []
     """Per env, the thought behind the decision ('' where none), carried to env.outcome."""
+    halts: list[str] = []
+    """Per env, the entry-veto rule in force this step ('' when none), whether or not an entry was proposed
+    (actors/risk/halts.py); empty when the sender does not track halts."""
+
+    def __post_init__(self) -> None:
+        n = len(self.env_ids)
+        _require_vectors("RiskVerdict", n, actions=self.actions)
+        _require_rows("RiskVerdict", n, optional=("llm_query_ids", "halts"), vetoed=self.vetoed, reasons=self.reasons,
+                      degraded=self.degraded, llm_query_ids=self.llm_query_ids, halts=self.halts)
 
 
 class EnvTransition(Message, frozen=True, kw_only=True):
@@ -257,6 +313,13 @@ class EnvTransition(Message, frozen=True, kw_only=True):
     the next env.obs already holds the reset observation."""
     timed_out: list[bool] = []
     """Per env, True when no verdict arrived before the deadline and HOLD was taken."""
+
+    def __post_init__(self) -> None:
+        n = len(self.env_ids)
+        _require_vectors("EnvTransition", n, actions=self.actions, rewards=self.rewards, terminated=self.terminated,
+                         truncated=self.truncated)
+        _require_array("EnvTransition", "terminal_obs", self.terminal_obs, (n, OBS_DIM))
+        _require_rows("EnvTransition", n, optional=("timed_out",), timed_out=self.timed_out)
 
 
 class EnvOutcome(Message, frozen=True, kw_only=True):
@@ -290,6 +353,37 @@ class EnvEpisode(Message, frozen=True, kw_only=True):
     episode_return: float
     metrics: dict[str, float]
     """Episode metrics (DESIGN.md section 6): win_rate, sharpe, max_drawdown, profit_factor, trades, ..."""
+
+
+class EnvHindsight(Message, frozen=True, kw_only=True):
+    """Hindsight outcomes of decision steps whose horizon has been played (actors/common/hindsight.py): for a
+    long and a short entered at the next bar's open with the ATR stop and target, which barrier was hit first
+    and the P&L after costs. One row per (env, decision step); the trainer joins a row to the thought that saw
+    that step by (env id, step seen)."""
+
+    TOPIC: ClassVar[str] = "env.hindsight"
+    env_ids: list[int]
+    episode_ids: list[int]
+    steps: list[int]
+    """The decision step of each row (the step a thought saw), not the step this message went out at."""
+    actions: np.ndarray
+    """int [n]: the label: BUY (long pays more), SELL (short pays more) or HOLD (neither pays after costs)."""
+    long_pnl_usd: np.ndarray
+    """float [n]: per contract, net of commission on both sides and slippage on both fills."""
+    short_pnl_usd: np.ndarray
+    long_exits: list[str]
+    """``stop`` | ``target`` | ``time`` (neither hit within the horizon: out at the last bar's close)."""
+    short_exits: list[str]
+    long_bars: np.ndarray
+    """int [n]: bars from entry to exit."""
+    short_bars: np.ndarray
+
+    def __post_init__(self) -> None:
+        n = len(self.env_ids)
+        _require_rows("EnvHindsight", n, episode_ids=self.episode_ids, steps=self.steps, long_exits=self.long_exits,
+                      short_exits=self.short_exits)
+        _require_vectors("EnvHindsight", n, actions=self.actions, long_pnl_usd=self.long_pnl_usd,
+                         short_pnl_usd=self.short_pnl_usd, long_bars=self.long_bars, short_bars=self.short_bars)
 
 
 class LoraAdapter(Message, frozen=True, kw_only=True):
@@ -329,6 +423,7 @@ ALL_MESSAGES: tuple[type[Message], ...] = (
     EnvTransition,
     EnvOutcome,
     EnvEpisode,
+    EnvHindsight,
     LoraAdapter,
     Probe,
 )

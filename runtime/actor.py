@@ -135,6 +135,11 @@ class Actor:
     def stopping(self) -> bool:
         return self.__stopping.is_set()
 
+    @property
+    def handling(self) -> bool:
+        """A handler that suspended is still running (the in-process test harness waits for it)."""
+        return self.__busy
+
     # ------------------------------------------------------------------ machinery
 
     def _task_ended(self, task: asyncio.Task) -> None:

@@ -44,8 +44,12 @@ def actor_log_name(name: str) -> str:
     return module_name.rsplit(".", 1)[-1]
 
 
+REBIND_ENV = "TT_BROKER_REBIND"
+"""Set by the supervisor when it restarts a dead broker: bind the addresses in bus.json again."""
+
+
 def run_broker(run_dir: Path) -> int:
-    from bus.broker import Broker, bind_addresses
+    from bus.broker import Broker, CurveServer, bind_addresses
     from runtime.logs import configure_logging
     from runtime.rundir import RunDir
 
@@ -53,10 +57,23 @@ def run_broker(run_dir: Path) -> int:
     config = rd.load_config()
     log = configure_logging(log_file=rd.log_file("broker"), level=config.logging.level, actor="broker", run=rd.run_id)
     socket_dir = Path(os.environ["TT_SOCKET_DIR"]) if config.bus.transport == "ipc" else None
-    addresses = bind_addresses(config.bus.transport, config.bus.host, config.bus.xsub_port, config.bus.xpub_port, socket_dir)
-    broker = Broker(addresses, hwm=max(config.bus.send_hwm, config.bus.recv_hwm))
+    if os.environ.get(REBIND_ENV):  # a restarted broker binds the addresses its peers already connect to
+        from bus.broker import BusAddresses
+
+        previous = BusAddresses.read(rd.path)
+        addresses = BusAddresses(xsub=previous.xsub, xpub=previous.xpub)
+    else:
+        addresses = bind_addresses(config.bus.transport, config.bus.host, config.bus.xsub_port, config.bus.xpub_port, socket_dir)
+    bus = config.bus
+    curve = None
+    if bus.curve:  # a missing or broken key file stops the broker here, naming the file, before any actor starts
+        curve = CurveServer.from_files(bus.curve_server_secret_key_file, bus.curve_authorized_clients_dir,
+                                       str(Path(bus.curve_client_secret_key_file).expanduser().resolve()))
+    broker = Broker(addresses, hwm=max(bus.send_hwm, bus.recv_hwm), curve=curve, log=log)
     broker.addresses.write(rd.path)
-    log.info("broker_started", xsub=broker.addresses.xsub, xpub=broker.addresses.xpub, pid=os.getpid())
+    log.info("broker_started", xsub=broker.addresses.xsub, xpub=broker.addresses.xpub, pid=os.getpid(),
+             curve=curve is not None, server_key=broker.addresses.server_key,
+             authorized_clients=len(curve.authorized) if curve else 0)
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

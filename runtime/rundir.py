@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bus.broker import ADDRESSES_FILE, BusAddresses
 from config.loader import dump_toml, load_resolved
 from config.schema import Config
 
 CONFIG_FILE = "config.toml"
+JOIN_ADDRESS = re.compile(r"^tcp://(?P<host>\[[^\]]+\]|[^:/\s]+):(?P<xsub>\d+),(?P<xpub>\d+)$")
+"""``tcp://HOST:XSUB_PORT,XPUB_PORT``: a remote broker named without its bus.json."""
+WILDCARD_HOSTS = ("0.0.0.0", "*", "[::]", "::")
+
+
+class JoinTargetError(ValueError):
+    """The broker to join could not be found from what was given; the message says what to give."""
 
 
 @dataclass(frozen=True)
@@ -74,3 +84,46 @@ def newest_run_dir(runs_dir: str | Path = "runs") -> Path | None:
         return None
     candidates = [p for p in root.iterdir() if (p / CONFIG_FILE).is_file()]
     return max(candidates, key=lambda p: (p / CONFIG_FILE).stat().st_mtime, default=None)
+
+
+def join_addresses(target: str, server_key: str = "") -> BusAddresses:
+    """The addresses of a broker on another host, from ``target``: its run directory's bus.json (a copy of the
+    file, or a directory holding one) or ``tcp://HOST:XSUB_PORT,XPUB_PORT``. ``server_key`` is the broker's
+    CURVE public key (z85 text or a ``server.key`` file); bus.json already carries it."""
+    match = JOIN_ADDRESS.match(target)
+    if match:
+        host = match["host"]
+        addresses = BusAddresses(xsub=f"tcp://{host}:{match['xsub']}", xpub=f"tcp://{host}:{match['xpub']}")
+    else:
+        addresses = _read_bus_json(Path(target).expanduser())
+    if server_key:
+        addresses = BusAddresses(addresses.xsub, addresses.xpub, _server_public_key(server_key), addresses.client_key_file)
+    for address in (addresses.xsub, addresses.xpub):
+        if not address.startswith("tcp://"):
+            raise JoinTargetError(f"{target}: the broker listens on {address}, which no other host can reach; "
+                                  "run it with bus.transport = \"tcp\" and bus.host = an address of its host")
+        if address[len("tcp://"):].rpartition(":")[0] in WILDCARD_HOSTS:
+            raise JoinTargetError(f"{target}: the broker is bound to all interfaces ({address}); name the host: "
+                                  "tcp://HOST:XSUB_PORT,XPUB_PORT (with --server-key), or set bus.host to the host's address")
+    return addresses
+
+
+def _read_bus_json(path: Path) -> BusAddresses:
+    file = path / ADDRESSES_FILE if path.is_dir() else path
+    try:
+        data = json.loads(file.read_text())
+        return BusAddresses(xsub=data["xsub"], xpub=data["xpub"], server_key=data.get("server_key", ""),
+                            client_key_file=data.get("client_key_file", ""))
+    except FileNotFoundError:
+        raise JoinTargetError(f"{path}: neither a bus.json, a run directory holding one, nor tcp://HOST:XSUB_PORT,XPUB_PORT") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise JoinTargetError(f"{file}: not a bus.json ({exc})") from None
+
+
+def _server_public_key(key: str) -> str:
+    """z85 text as given, or the public key of a certificate file (server.key; server.key_secret also holds it)."""
+    if len(key) == 40 and not Path(key).expanduser().exists():
+        return key
+    from bus.auth import load_key_pair
+
+    return load_key_pair(key, what="--server-key", need_secret=False).public.decode()

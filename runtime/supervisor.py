@@ -7,6 +7,10 @@
   stops the runtime with an error (exit code 1).
 - Orderly stop (SIGINT/SIGTERM, a job done, a duration): ``sys.shutdown``, wait
   ``shutdown_grace_secs``, SIGTERM, wait again, SIGKILL; then the broker. No orphans.
+- Joined host (``join=`` the addresses of a broker on another host, ``bin/run join``): no broker of
+  its own; it starts and watches only its configured actors, stops when the main runtime's
+  ``sys.shutdown`` arrives, and stops its own actors with SIGTERM (never a ``sys.shutdown`` on the
+  shared bus, which would stop every host's actors).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from bus.broker import ADDRESSES_FILE, BusAddresses, make_socket_dir
 from bus.client import SyncBus
 from bus.messages import Done, Heartbeat, Message, Progress, Shutdown, Stats
 from config.schema import Config
-from runtime.entry import actor_log_name
+from runtime.entry import REBIND_ENV, actor_log_name
 from runtime.rundir import RunDir
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -57,36 +61,63 @@ class ActorProcess:
     """When a scheduled restart is due (backoff)."""
 
 
+@dataclass(frozen=True)
+class SupervisorEvent:
+    """What the supervisor saw happen to a child, when (time.monotonic()): for chaos measurements and tests."""
+
+    at: float
+    actor: str
+    kind: str
+    """``spawned`` | ``exited`` (the process ended: noticed by poll) | ``silent`` (no heartbeat: killed)."""
+    pid: int
+
+
+MAX_EVENTS = 1000
+
+
 class Supervisor:
-    def __init__(self, config: Config, run_dir: RunDir, log: Any) -> None:
+    def __init__(self, config: Config, run_dir: RunDir, log: Any, *, join: BusAddresses | None = None) -> None:
         self.config = config
+        self.join = join
+        """The remote broker this supervisor's actors connect to (a joined host), or None: start our own."""
         self.run_dir = run_dir
         self.log = log
         self.rt = config.runtime
         self.actors = {actor_log_name(spec): ActorProcess(spec, actor_log_name(spec)) for spec in self.rt.actors}
         self.broker: subprocess.Popen | None = None
+        self._broker_restarts: list[float] = []
         self.client: SyncBus | None = None
         self.socket_dir: Path | None = None
         self._stop_reason: str | None = None
         self._failure: str | None = None
         self._lock = threading.Lock()
+        self.events: deque[SupervisorEvent] = deque(maxlen=MAX_EVENTS)
+        """Spawns, deaths and silences of the actors, oldest first (bounded)."""
 
     # ------------------------------------------------------------------ start
 
     def start(self) -> BusAddresses:
-        if self.config.bus.transport == "ipc":
-            self.socket_dir = make_socket_dir(self.config.bus.socket_dir)
-        self.broker = self._spawn(["--broker"], "broker")
-        addresses = self._wait_for_broker()
+        addresses = self._use_remote_broker(self.join) if self.join is not None else self._start_broker()
         self.client = SyncBus(addresses, sender=f"supervisor:{os.getpid()}")
-        self.client.subscribe(Heartbeat, Done, Progress, Stats, settle_secs=0)
+        self.client.subscribe(Heartbeat, Done, Progress, Stats, *([Shutdown] if self.join is not None else []), settle_secs=0)
         for actor in self.actors.values():
             self._start_actor(actor)
         self.log.info("runtime_started", run_dir=str(self.run_dir.path), actors=list(self.actors), xsub=addresses.xsub, xpub=addresses.xpub)
         return addresses
 
-    def _spawn(self, args: list[str], name: str) -> subprocess.Popen:
-        env = dict(os.environ)
+    def _start_broker(self) -> BusAddresses:
+        if self.config.bus.transport == "ipc":
+            self.socket_dir = make_socket_dir(self.config.bus.socket_dir)
+        self.broker = self._spawn(["--broker"], "broker")
+        return self._wait_for_broker()
+
+    def _use_remote_broker(self, addresses: BusAddresses) -> BusAddresses:
+        """A joined host: our actors read the remote broker's addresses from our own run directory's bus.json."""
+        addresses.write(self.run_dir.path)
+        return addresses
+
+    def _spawn(self, args: list[str], name: str, extra_env: dict[str, str] | None = None) -> subprocess.Popen:
+        env = {**os.environ, **(extra_env or {})}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH", "")]))
         if self.socket_dir is not None:
             env["TT_SOCKET_DIR"] = str(self.socket_dir)
@@ -120,6 +151,7 @@ class Supervisor:
         actor.started_at = time.monotonic()
         actor.last_beat = None
         actor.restart_at = None
+        self.events.append(SupervisorEvent(actor.started_at, actor.name, "spawned", actor.proc.pid))
         self.log.info("actor_spawned", child=actor.name, pid=actor.proc.pid)
 
     # ------------------------------------------------------------------ run
@@ -163,6 +195,11 @@ class Supervisor:
     def failure(self) -> str | None:
         return self._failure
 
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the run stopped: ``sigint`` / ``sigterm`` (the user), ``duration``, ``done``, ... (None while running)."""
+        return self._stop_reason
+
     def _pump(self, on_message, stop_when) -> None:
         """Receive bus messages for up to POLL_SECS."""
         end = time.monotonic() + POLL_SECS
@@ -179,15 +216,34 @@ class Supervisor:
                 actor = self.actors.get(msg.actor)
                 if actor is not None and actor.proc is not None and actor.proc.pid == msg.pid:
                     actor.last_beat = time.monotonic()
+            if self.join is not None and isinstance(msg, Shutdown):  # the main runtime stops: so do we
+                self.request_stop("remote_shutdown")
+                return
             if on_message is not None:
                 on_message(msg)
             if stop_when is not None and stop_when(msg):
                 self.request_stop(f"done:{msg.actor}" if isinstance(msg, Done) else "done")
                 return
 
+    def _restart_broker(self) -> None:
+        """A dead broker is started again on the same addresses: every actor's sockets reconnect on their own
+        (libzmq retries and re-sends subscriptions), so the loop pauses while it is down and resumes after.
+        More than max_restarts within restart_window_secs stops the runtime, as for an actor."""
+        now = time.monotonic()
+        code = self.broker.returncode if self.broker is not None else None
+        self._broker_restarts = [t for t in self._broker_restarts if now - t < self.rt.restart_window_secs] + [now]
+        if len(self._broker_restarts) > self.rt.max_restarts:
+            raise RuntimeFailure(f"broker exited with code {code} and was restarted more than {self.rt.max_restarts} times "
+                                 f"in {self.rt.restart_window_secs:g} s; see {self.run_dir.stderr_file('broker')}")
+        self.log.warning("broker_died", exit_code=code)
+        self.events.append(SupervisorEvent(now, "broker", "exited", self.broker.pid if self.broker is not None else -1))
+        self.broker = self._spawn(["--broker"], "broker", {REBIND_ENV: "1"})
+        self.events.append(SupervisorEvent(time.monotonic(), "broker", "spawned", self.broker.pid))
+        self.log.info("broker_restarted", pid=self.broker.pid, restarts=len(self._broker_restarts))
+
     def _check_actors(self) -> None:
         if self.broker is not None and self.broker.poll() is not None:
-            raise RuntimeFailure(f"broker exited with code {self.broker.returncode}; see {self.run_dir.stderr_file('broker')}")
+            self._restart_broker()
         now = time.monotonic()
         rt = self.rt
         for actor in self.actors.values():
@@ -196,12 +252,16 @@ class Supervisor:
                     self._start_actor(actor)
                 continue
             assert actor.proc is not None
+            # A process that ended is seen here within one POLL_SECS (waitpid through poll()), long before
+            # its heartbeats would be missed; heartbeats are for the hung ones.
             code = actor.proc.poll()
             if code is not None:
+                self.events.append(SupervisorEvent(time.monotonic(), actor.name, "exited", actor.proc.pid))
                 self._schedule_restart(actor, f"exited with code {code}")
                 continue
             since = actor.last_beat if actor.last_beat is not None else actor.started_at + rt.startup_grace_secs
             if now > since + rt.heartbeat_interval_secs * rt.heartbeat_liveness:
+                self.events.append(SupervisorEvent(now, actor.name, "silent", actor.proc.pid))
                 actor.proc.kill()
                 actor.proc.wait()
                 self._schedule_restart(actor, "silent (no heartbeat)")
@@ -224,8 +284,8 @@ class Supervisor:
     # ------------------------------------------------------------------ stop
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> int:
-        """Send ``sig`` to an actor's process (tests, chaos). Returns the pid."""
-        proc = self.actors[name].proc
+        """Send ``sig`` to an actor's process, or the broker's (``name = "broker"``; tests, chaos). Returns the pid."""
+        proc = self.broker if name == "broker" else self.actors[name].proc
         assert proc is not None
         os.kill(proc.pid, sig)
         return proc.pid
@@ -234,17 +294,18 @@ class Supervisor:
         reason = self._stop_reason or "stop"
         self.log.info("runtime_stopping", reason=reason)
         grace = self.rt.shutdown_grace_secs
+        names = {a.proc.pid: a.name for a in self.actors.values() if a.proc is not None}
         procs = [a.proc for a in self.actors.values() if a.proc is not None and a.proc.poll() is None]
-        if self.client is not None:
-            self.client.publish(Shutdown(reason=reason))
-        leftovers = _wait_all(procs, grace)
-        for proc in leftovers:
-            self.log.warning("actor_sigterm", pid=proc.pid)
+        stop_started = time.monotonic()
+        leftovers = self._ask_actors_to_stop(procs, reason, grace)
+        for proc in leftovers:  # did not stop within the grace period: an actor busy in a worker it cannot abort
+            self.log.warning("actor_sigterm", child=names.get(proc.pid), pid=proc.pid, grace_secs=grace)
             proc.terminate()
         for proc in _wait_all(leftovers, grace):
-            self.log.warning("actor_sigkill", pid=proc.pid)
+            self.log.warning("actor_sigkill", child=names.get(proc.pid), pid=proc.pid)
             proc.kill()
             proc.wait()
+        self.log.info("actors_stopped", secs=round(time.monotonic() - stop_started, 3), sigterm=len(leftovers))
         if self.client is not None:
             self.client.close()
             self.client = None
@@ -256,6 +317,17 @@ class Supervisor:
         if self.socket_dir is not None and not self.config.bus.socket_dir:
             shutil.rmtree(self.socket_dir, ignore_errors=True)
         self.log.info("runtime_stopped", reason=reason)
+
+    def _ask_actors_to_stop(self, procs: list[subprocess.Popen], reason: str, grace: float) -> list[subprocess.Popen]:
+        """``sys.shutdown``, then the grace period; returns the actors still running. A joined host sends its
+        own actors SIGTERM instead (an actor stops the same way): a ``sys.shutdown`` on the shared bus
+        would stop every host's actors."""
+        if self.join is not None:
+            for proc in procs:
+                proc.terminate()
+        elif self.client is not None:
+            self.client.publish(Shutdown(reason=reason))
+        return _wait_all(procs, grace)
 
 
 def _wait_all(procs: list[subprocess.Popen], timeout_secs: float) -> list[subprocess.Popen]:

@@ -2,9 +2,11 @@
 
 Train mode: each env plays random episodes of its split forever (reset on episode end).
 Backtest mode: the split is cut into one equal contiguous chunk per env; each env plays
-its chunk once, in order, starting a fresh account after a drawdown breach so the whole
-chunk is covered (each breach is an Apex violation in the run metrics). An env whose
-chunk is over is inactive: ``active_ids()`` leaves it out and its actions are ignored.
+its chunk once, in order, as a walk of consecutive evaluation accounts: after a pass or a
+fail a fresh account starts at the next bar, so the whole chunk is covered (each breach is
+an Apex violation in the run metrics). ``evaluations(env_id)`` lists the accounts and
+``history(env_id)`` the per-bar series (time, prices, equity, position) the report draws.
+An env whose chunk is over is inactive: ``active_ids()`` leaves it out and its actions are ignored.
 
 It also remembers, per env, which loop steps (and LLM query ids) opened, managed or
 closed the open trade, so a closed trade can name the decisions behind it.
@@ -17,7 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from actors.env.env import HOLD, OBS_DIM, FuturesTradingEnv
+from actors.common.actions import HOLD, OBS_DIM
+from actors.env.env import FuturesTradingEnv
+from actors.env.evaluation import EvaluationRecord, evaluation_summary
 from actors.env.metrics import RunMetrics
 from actors.env.trading import Trade
 
@@ -38,6 +42,23 @@ class FinishedEpisode:
     steps: int
     episode_return: float
     metrics: dict[str, float]
+
+
+@dataclass(frozen=True)
+class BarHistory:
+    """One env's backtest, bar by bar, aligned in time (index i of every array is the same bar)."""
+
+    times_ns: np.ndarray
+    """int64 [T]: bar start, UTC ns."""
+    close: np.ndarray
+    high: np.ndarray
+    low: np.ndarray
+    equity: np.ndarray
+    """float64 [T]: account equity at the bar's close (a new evaluation starts at its start balance)."""
+    position: np.ndarray
+    """int64 [T]: contracts held after the bar (+ long, - short, 0 flat)."""
+    evaluation: np.ndarray
+    """int64 [T]: index of the evaluation account (EvaluationRecord.index) the bar belongs to."""
 
 
 @dataclass
@@ -66,6 +87,10 @@ class EnvBatch:
         self.recent_returns: list[float] = []
         self._decisions: list[list[tuple[int, str]]] = [[] for _ in envs]
         self._chunk_end = [0] * len(envs)
+        self._evaluations: list[list[EvaluationRecord]] = [[] for _ in envs]
+        self._history: list[list[tuple[int, float, float, float, float, int, int]]] = [[] for _ in envs]
+        for env in envs:
+            env.end_episode_on_pass = mode == "backtest"
 
     # ------------------------------------------------------------------ episodes
 
@@ -78,6 +103,9 @@ class EnvBatch:
                     self.active[env_id] = False
                     continue
                 env.reset(seed=self.seed + env_id, options={"start": start, "n_bars": stop - start})
+                self._evaluations[env_id] = []
+                self._history[env_id] = []
+                self._record_bar(env_id, env)
             else:
                 env.reset(seed=self.seed + env_id)
             self.episode_steps[env_id] = 0
@@ -144,6 +172,8 @@ class EnvBatch:
         result.terminated[row] = terminated
         result.truncated[row] = truncated
         self.episode_steps[env_id] += 1
+        if self.mode == "backtest":
+            self._record_bar(env_id, env)
         if executed != HOLD:
             self._decisions[env_id].append((loop_step, query_id))
         for trade in info["closed_trades"]:
@@ -166,13 +196,49 @@ class EnvBatch:
         if self.mode == "train":
             env.reset()
             return
+        self._evaluations[env_id].append(env.evaluation.record())
         remaining = self._chunk_end[env_id] - env.bar
-        if remaining >= 1:  # breached before the chunk's end: a fresh account goes on from here
+        if remaining >= 1:  # passed or failed before the chunk's end: a fresh account goes on from here
             env.reset(options={"start": env.bar, "n_bars": remaining})
         else:
             self.active[env_id] = False
 
+    def _record_bar(self, env_id: int, env: FuturesTradingEnv) -> None:
+        data = env.split.dataset
+        bar = env.bar
+        position = env.position
+        held = 0 if position is None else position.side * position.contracts
+        self._history[env_id].append(
+            (int(data.start_ns[bar]), float(data.close[bar]), float(data.high[bar]), float(data.low[bar]), env.equity, held, env.evaluation.index)
+        )
+
     # ------------------------------------------------------------------ results
+
+    def evaluations(self, env_id: int) -> list[EvaluationRecord]:
+        """The evaluation accounts env ``env_id`` walked through so far (backtest mode; the running one last, open)."""
+        records = list(self._evaluations[env_id])
+        env = self.envs[env_id]
+        if self.mode == "backtest" and self.active[env_id] and env.episode_id >= 0:
+            records.append(env.evaluation.record())
+        return records
+
+    def history(self, env_id: int) -> BarHistory:
+        """Env ``env_id``'s bars so far (backtest mode; empty in training)."""
+        rows = self._history[env_id]
+        columns = list(zip(*rows)) if rows else [()] * 7
+        return BarHistory(
+            times_ns=np.array(columns[0], dtype=np.int64),
+            close=np.array(columns[1], dtype=np.float64),
+            high=np.array(columns[2], dtype=np.float64),
+            low=np.array(columns[3], dtype=np.float64),
+            equity=np.array(columns[4], dtype=np.float64),
+            position=np.array(columns[5], dtype=np.int64),
+            evaluation=np.array(columns[6], dtype=np.int64),
+        )
+
+    def evaluation_summary(self) -> dict[str, float]:
+        """evaluations, passed, failed, open, pass_rate, mean_days_to_pass over every env's walk."""
+        return evaluation_summary([record for env_id in range(len(self.envs)) for record in self.evaluations(env_id)])
 
     def run_summary(self) -> tuple[dict[str, float], list[float], list[Trade]]:
         """Run metrics over all envs (chunks stitched in env order), the run equity curve and all trades."""

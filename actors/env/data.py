@@ -27,7 +27,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-OHLCV = ("open", "high", "low", "close", "volume")
+from actors.common.bars import OHLCV_COLUMNS
+
+OHLCV = OHLCV_COLUMNS
 
 _ALIASES: dict[str, tuple[str, ...]] = {
     "timestamp": ("timestamp", "datetime", "date_time", "time", "date", "ts", "dt", "time_utc", "timestamp_utc", "bar_time", "start"),

@@ -48,6 +48,8 @@ class Dataset:
     bounds: dict[str, tuple[int, int]]
     source: str = ""
     repair: RepairReport | None = None
+    warnings: tuple[str, ...] = ()
+    """Why this data may not fit the env's rules (actors/env/datafit.py); shown in the report."""
     warmup_bars: int = WARMUP_BARS
     """Bars at the start of the data no episode starts in (indicators are still warming up)."""
     lists: dict[str, list] = field(default_factory=dict)

@@ -6,7 +6,9 @@ out (stop, target and drawdown checks on its range, forced flat and trailing at 
 close) and the next observation describes bar t+1.
 
 Episodes: ``episode_bars`` steps from a random start (or a session open) inside the
-split, truncated at the end; terminated when the Apex trailing drawdown is breached.
+split, truncated at the end; terminated when the trailing drawdown is breached. Each episode
+is one evaluation account (actors/env/evaluation.py); with ``end_episode_on_pass`` (backtests)
+the episode also ends, truncated, on the bar the evaluation passes.
 ``reset(options={"start": bar, "n_bars": n})`` plays a fixed window (backtests).
 An open position is closed at the last bar's close when an episode is truncated.
 
@@ -26,9 +28,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from actors.env.account import ApexAccount
+from actors.common.actions import BUY, DISABLE_TRAIL, ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, N_ACTIONS, OBS_DIM, SELL, legal_or_hold
+from actors.env.account import ApexAccount, trading_days
 from actors.env.config import AccountConfig, EnvConfig
 from actors.env.dataset import DataSplit
+from actors.env.evaluation import Evaluation
 from actors.env.features import (
     CLIP, N_BAR, PATTERNS, POSITION_START, RISK_END, RISK_START, STATIC_END, STATIC_START, TRENDS,
     VALIDITY_END, VOLUME_TRENDS, WINDOW, WINDOW_END,
@@ -38,9 +42,8 @@ from actors.env.metrics import episode_metrics
 from actors.env.rewards import step_reward
 from actors.env.trading import Position, Trade, bar_exit, close_position, market_fill, open_position
 
-HOLD, BUY, SELL, MOVE_SL_TO_BE, ENABLE_TRAIL, DISABLE_TRAIL = range(6)
-N_ACTIONS = 6
-OBS_DIM = RISK_END
+# The observation layout (actors/env/features.py) ends where the shared width says a row ends.
+assert RISK_END == OBS_DIM, f"features end at {RISK_END}, OBS_DIM is {OBS_DIM}"
 
 
 def _clip(value: float) -> float:
@@ -65,14 +68,12 @@ class FuturesTradingEnv(gym.Env):
         self.contracts = min(config.contracts_per_trade, account.max_contracts)
         self.illegal_actions = 0
         self.episode_id = -1
-        data = split.dataset
-        self._data = data
-        self._bar_features = data.features.bar
-        self._static_features = data.features.static
-        lists = data.lists
-        self._opens, self._highs, self._lows, self._closes = lists["open"], lists["high"], lists["low"], lists["close"]
-        self._start_ns, self._atr = lists["start_ns"], lists["atr"]
-        self._flat_at_close, self._entry_allowed, self._session = lists["flat_at_close"], lists["entry_allowed"], lists["session_id"]
+        self._bind(split)
+        self._drawdown_scale = account.trailing_drawdown if account.has_trailing_drawdown else 0.05 * account.start_balance
+        """Dollars that scale the account features of the observation (the trailing allowance, else 5 % of the start)."""
+        self.end_episode_on_pass = False
+        """End the episode when the evaluation passes (backtests walk consecutive evaluations; training plays on)."""
+        self.evaluation = Evaluation(0, 0, account.start_balance, account.profit_target)
         self._obs = np.zeros(OBS_DIM, dtype=np.float32)
         self._mask: list[bool] = [True] + [False] * (N_ACTIONS - 1)
         """The masks of the current observation (state only changes in step(), which rebuilds it)."""
@@ -85,6 +86,20 @@ class FuturesTradingEnv(gym.Env):
         self.trades: list[Trade] = []
         self.equity_curve: list[float] = []
         self.episode_return = 0.0
+
+    def _bind(self, split: DataSplit) -> None:
+        """Read bars, features and trading days from ``split`` (at start, and when a live window moves)."""
+        self.split = split
+        data = split.dataset
+        self._data = data
+        self._bar_features = data.features.bar
+        self._static_features = data.features.static
+        lists = data.lists
+        self._opens, self._highs, self._lows, self._closes = lists["open"], lists["high"], lists["low"], lists["close"]
+        self._start_ns, self._atr = lists["start_ns"], lists["atr"]
+        self._flat_at_close, self._entry_allowed = lists["flat_at_close"], lists["entry_allowed"]
+        self._session = trading_days(data.index, self.account_config.reset_minute_of_day).tolist()
+        """The trading day of each bar (by account.trading_day_reset_et): daily P&L, end-of-day trailing, halts."""
 
     # ------------------------------------------------------------------ gymnasium API
 
@@ -103,16 +118,18 @@ class FuturesTradingEnv(gym.Env):
         self.equity_curve = [self._equity]
         self.episode_return = 0.0
         self.episode_id += 1
+        self.evaluation = Evaluation(self.episode_id, self._start_ns[start], self.account_config.start_balance, self.account_config.profit_target)
         return self._observation(), {"start_bar": start, "n_bars": n_bars}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("step() after the episode ended: call reset()")
         action = int(action)
-        illegal = not (0 <= action < N_ACTIONS and self._mask[action])
+        legal = legal_or_hold(action, self._mask, fallback=HOLD)  # the env's mask always allows HOLD
+        illegal = legal != action
         if illegal:
             self.illegal_actions += 1
-            action = HOLD
+            action = legal
         t1 = self._t + 1
         self.account.new_bar(self._session[t1])
         equity_before = self._equity
@@ -124,13 +141,17 @@ class FuturesTradingEnv(gym.Env):
         if position is not None and truncated:
             closed.append(self._close(market_fill(self._closes[t1], -position.side, self.instrument), t1, "episode_end"))
         breached = self._settle(t1, breached, closed)
+        outcome = self.evaluation.on_bar(self._start_ns[t1], self._session[t1], self.account.balance, self._position is None, breached)
+        truncated = truncated or (outcome == "passed" and self.end_episode_on_pass)
+        if truncated and not breached and outcome == "open":
+            self.evaluation.end_of_data()
 
         self._t = t1
         self.equity_curve.append(self._equity)
         reward = step_reward(equity_before, self._equity, breached, self.config.reward_scale_usd, self.config.drawdown_penalty)
         self.episode_return += reward
         self._done = breached or truncated
-        info: dict[str, Any] = {"closed_trades": closed, "illegal_action": illegal, "executed_action": action}
+        info: dict[str, Any] = {"closed_trades": closed, "illegal_action": illegal, "executed_action": action, "evaluation": outcome}
         if self._done:
             info["episode_metrics"] = self.episode_metrics()
         return self._observation(), reward, breached, truncated and not breached, info
@@ -202,6 +223,10 @@ class FuturesTradingEnv(gym.Env):
         if hit is not None:
             closed.append(self._close(hit[0], t1, hit[1]))
             return hit[1] == "drawdown"
+        # Intraday trailing: the peak includes the bar's favourable extreme. The adverse side is assumed to
+        # trade first (above), so the raised threshold is tested from the close on.
+        favourable = high if position.side > 0 else low
+        self.account.mark(self.account.balance + position.unrealized_usd(favourable, self.instrument.multiplier))
         if self._flat_at_close[t1]:
             closed.append(self._close(market_fill(self._closes[t1], -position.side, self.instrument), t1, "forced_flat"))
         return False
@@ -214,7 +239,11 @@ class FuturesTradingEnv(gym.Env):
         if position is not None:
             if position.trail_on:
                 position.trail(close, self.config.trail_atr * self._atr[t1], self.instrument.tick_size)
-            self._equity = account.balance + position.unrealized_usd(close, self.instrument.multiplier)
+            unrealized = position.unrealized_usd(close, self.instrument.multiplier)
+            self._equity = account.balance + unrealized
+            if account.daily_loss_hit(unrealized):  # pauses the day; the account does not fail
+                closed.append(self._close(market_fill(close, -position.side, self.instrument), t1, "daily_loss_limit"))
+                position = None
         else:
             self._equity = account.balance
         if not breached and self._equity <= account.threshold:
@@ -274,7 +303,7 @@ class FuturesTradingEnv(gym.Env):
         mask = self._mask = self._mask_list()
         position = self._position
         account = self.account
-        drawdown_room = self.account_config.trailing_drawdown
+        drawdown_room = self._drawdown_scale
         close = self._closes[t]
         if position is None:
             obs[POSITION_START:VALIDITY_END] = (0.0, 0.0, 0.0, 0.0, 0.0, float(mask[BUY]), 0.0, 0.0)
@@ -359,4 +388,5 @@ class FuturesTradingEnv(gym.Env):
             "trailing_limit": self.account_config.trailing_drawdown,
             "daily_pnl": account.daily_pnl,
             "minutes_to_close": float(self._data.schedule.minutes_to_flat[t]),
+            "session_id": self._session[t],
         }

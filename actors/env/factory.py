@@ -6,45 +6,54 @@ the dataset (bars + features) is computed once per process and shared by every e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from actors.env.config import AccountConfig, DataConfig
 from actors.env.data import load_bars
+from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.env.instruments import resolve_instrument
 from actors.env.synthetic import generate_bars
 
+if TYPE_CHECKING:
+    from config.schema import Config
+
 _CACHE: dict[tuple, Dataset] = {}
 
 
-def _data_seed(config: Any) -> int:
+def _data_seed(config: Config) -> int:
     seed = config.data.seed
     return config.run.seed if seed < 0 and hasattr(config, "run") else max(seed, 0)
 
 
-def build_dataset(data: DataConfig, account: AccountConfig, seed: int, tick_size: float = 0.25, path: str | None = None) -> Dataset:
+def build_dataset(
+    data: DataConfig, account: AccountConfig, seed: int, tick_size: float = 0.25, path: str | None = None, symbol: str = "NQ",
+) -> Dataset:
     """A fresh (uncached) dataset from the [data] section, or from ``path`` when given."""
     flat_minute = account.flat_minute_of_day
     if path or data.source == "file":
         source = path or data.path
         frame, report = load_bars(source, timezone=data.timezone, dayfirst=data.dayfirst)
-        return Dataset.from_frame(frame, flat_minute, data.train_fraction, data.validation_fraction, source=source, repair=report)
+        fit = check_fit(frame, source=source, symbol=symbol, tick_size=tick_size, flat_minute_of_day=flat_minute)
+        dataset = Dataset.from_frame(frame, flat_minute, data.train_fraction, data.validation_fraction, source=source, repair=report)
+        dataset.warnings = fit.warnings
+        return dataset
     frame = generate_bars(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price, start_date=data.synthetic_start_date, tick_size=tick_size)
     return Dataset.from_frame(frame, flat_minute, data.train_fraction, data.validation_fraction, source=f"synthetic(seed={seed}, days={data.synthetic_days})")
 
 
-def load_dataset(config: Any, path: str | None = None) -> Dataset:
+def load_dataset(config: Config, path: str | None = None) -> Dataset:
     """The dataset the root config describes, computed once per process (``path`` overrides [data])."""
     seed = _data_seed(config)
-    tick_size = resolve_instrument(config.instrument).tick_size
-    key = (config.data, config.account.flat_time_et, seed, tick_size, path)
+    instrument = resolve_instrument(config.instrument)
+    key = (config.data, config.account.flat_time_et, seed, instrument.tick_size, path, instrument.symbol)
     if key not in _CACHE:
-        _CACHE[key] = build_dataset(config.data, config.account, seed, tick_size, path)
+        _CACHE[key] = build_dataset(config.data, config.account, seed, instrument.tick_size, path, instrument.symbol)
     return _CACHE[key]
 
 
-def make_env(config: Any, split: str = "train", seed: int = 0, path: str | None = None) -> FuturesTradingEnv:
+def make_env(config: Config, split: str = "train", seed: int = 0, path: str | None = None) -> FuturesTradingEnv:
     """A ready env over ``split`` of the configured data; ``seed`` seeds its episode starts."""
     dataset = load_dataset(config, path)
     env = FuturesTradingEnv(dataset.split(split), resolve_instrument(config.instrument), config.account, config.env)

@@ -1,4 +1,4 @@
-"""Trading metrics per episode and per run, and decision-loop figures (DESIGN.md section 6).
+"""Trading metrics per episode and per run (DESIGN.md section 6); decision-loop figures are in actors/common/decisions.py.
 
 Conventions:
 - Sharpe and Sortino use per-bar returns of mark-to-market equity (change / previous
@@ -18,6 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
+# The loop figures live with the shared vocabulary (fusion reports them too); the env's report imports them here.
+from actors.common.decisions import DecisionStats  # noqa: F401
 
 BARS_PER_YEAR = 252 * 390
 PROFIT_FACTOR_CAP = 100.0
@@ -104,44 +107,4 @@ class RunMetrics:
             "episodes": float(self.episodes),
             "mean_episode_return": float(np.mean(self.episode_returns)) if self.episode_returns else 0.0,
             "bars": float(len(self.equity_curve) - 1),
-        }
-
-
-class DecisionStats:
-    """Agreement, veto, query rate, LLM confidence and trust averages over the decisions seen."""
-
-    def __init__(self) -> None:
-        self.decisions = 0
-        self.with_thought = 0
-        self.agreements = 0
-        self.llm_confidence_sum = 0.0
-        self.staleness_sum = 0.0
-        self.rl_trust_sum = 0.0
-        self.llm_trust_sum = 0.0
-        self.verdicts = 0
-        self.vetoes = 0
-
-    def add_fusion(self, rl_actions: np.ndarray, llm_actions: np.ndarray, llm_confidences: np.ndarray, llm_staleness: np.ndarray, rl_trust: np.ndarray, llm_trust: np.ndarray) -> None:
-        has_thought = np.asarray(llm_actions) >= 0
-        self.decisions += len(has_thought)
-        self.with_thought += int(has_thought.sum())
-        self.agreements += int((has_thought & (np.asarray(rl_actions) == np.asarray(llm_actions))).sum())
-        self.llm_confidence_sum += float(np.asarray(llm_confidences, dtype=np.float64)[has_thought].sum())
-        self.staleness_sum += float(np.asarray(llm_staleness, dtype=np.float64)[has_thought].sum())
-        self.rl_trust_sum += float(np.sum(rl_trust))
-        self.llm_trust_sum += float(np.sum(llm_trust))
-
-    def add_verdict(self, vetoed: Sequence[bool]) -> None:
-        self.verdicts += len(vetoed)
-        self.vetoes += int(sum(bool(flag) for flag in vetoed))
-
-    def summary(self) -> dict[str, float]:
-        return {
-            "agreement_rate": _ratio(self.agreements, self.with_thought),
-            "query_rate": _ratio(self.with_thought, self.decisions),
-            "llm_confidence": _ratio(self.llm_confidence_sum, self.with_thought),
-            "llm_staleness_steps": _ratio(self.staleness_sum, self.with_thought),
-            "rl_trust": _ratio(self.rl_trust_sum, self.decisions),
-            "llm_trust": _ratio(self.llm_trust_sum, self.decisions),
-            "veto_rate": _ratio(self.vetoes, self.verdicts),
         }

@@ -3,19 +3,27 @@
 It never waits for the LLM: thoughts update the ThoughtBook whenever they arrive, and a
 decision uses the freshest one. With method = network it also learns: risk.verdict tells
 which action was executed, env.outcome which trades won, and periodic updates run in
-the worker thread.
+the worker thread (unless fusion.learn is false: a frozen network for backtests).
+
+Observations and proposals are joined by step (actors/common/stepjoin.py); their batch
+shapes were checked where they were decoded (bus/messages.py). Thoughts the parser could
+not read (LlmThought.fallback) are dropped and counted as fallback_thoughts: they are no
+opinion, and as a HOLD at confidence 0 they would turn RL's uncertain actions into HOLD.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from actors.fusion.actions import N_ACTIONS
+from actors.common.actions import N_ACTIONS
+from actors.common.decisions import DecisionStats
+from actors.common.stepjoin import StepJoin
 from actors.fusion.fuser import FusedBatch, Fuser
 from actors.fusion.network import MODEL_FILE_NAME, FusionLearner
 from actors.fusion.thoughts import Thought
@@ -23,6 +31,14 @@ from bus.messages import EnvObs, EnvOutcome, FusionDecision, LlmThought, PolicyP
 from runtime.actor import Actor
 
 SAVE_DIR_NAME = "fusion"
+
+
+@dataclass(slots=True)
+class _Step:
+    """What has arrived of one step: a decision needs both."""
+
+    obs: EnvObs | None = None
+    proposal: PolicyProposal | None = None
 
 
 class FusionActor(Actor):
@@ -33,16 +49,14 @@ class FusionActor(Actor):
         config = self.config.fusion
         self.fuser = Fuser(config)
         self._load_network(config.model_path)
-        if self.fuser.learner is None:
+        if not self.fuser.learns:
             # Executed actions and outcomes only feed the network's learning: without it, fewer wake-ups per step.
             self.subscriptions = (EnvObs, PolicyProposal, LlmThought)
-        self._obs: OrderedDict[int, EnvObs] = OrderedDict()
-        self._proposals: OrderedDict[int, PolicyProposal] = OrderedDict()
-        self._decided: OrderedDict[int, None] = OrderedDict()
+        self._steps: StepJoin[_Step] = StepJoin(config.max_pending_steps, _Step, self.counters)
         self._update: asyncio.Task | None = None
-        self._trust_sums = np.zeros(2)
-        self._staleness_sum = 0
-        self._latest_step = -1
+        self.decision_stats = DecisionStats()
+        self._answers: OrderedDict[int, tuple[EnvObs, FusionDecision]] = OrderedDict()
+        """Answered steps (the newest max_pending_steps) with their decision: a re-sent observation gets the same one."""
 
     def _load_network(self, model_path: str) -> None:
         """After a restart, this run's own saved network; else fusion.model_path; else a fresh one."""
@@ -64,7 +78,7 @@ class FusionActor(Actor):
             case LlmThought():
                 self._on_thought(msg)
             case RiskVerdict():
-                if self.fuser.learner is not None:
+                if self.fuser.learns:
                     self.fuser.record_executed(msg.env_ids, msg.step, msg.actions)
             case EnvOutcome():
                 self._on_outcome(msg)
@@ -72,81 +86,86 @@ class FusionActor(Actor):
     # ------------------------------------------------------------------ decision loop
 
     def _on_obs(self, obs: EnvObs) -> None:
-        n = len(obs.env_ids)
-        if obs.masks.shape != (n, N_ACTIONS) or len(obs.contexts) != n or len(obs.episode_ids) != n:
-            self.counters["bad_obs"] += 1
+        if self._steps.is_answered(obs.step) and self._answer_again(obs):
             return
-        if obs.step < self._latest_step:
-            self._env_restarted(obs.step)
-        self._latest_step = obs.step
-        self._remember(self._obs, obs.step, obs)
-        proposal = self._proposals.pop(obs.step, None)
-        if proposal is not None:
-            self._decide(obs, proposal)
+        previous_step = self._steps.latest_step
+        if self._steps.went_back(obs.step):
+            self._env_restarted(obs.step, previous_step)
+        entry = self._steps.entry(obs.step)
+        entry.obs = obs
+        if entry.proposal is not None:
+            self._decide(obs, entry.proposal)
 
-    def _env_restarted(self, step: int) -> None:
+    def _env_restarted(self, step: int, previous_step: int) -> None:
         """Steps went backwards: the env actor restarted. Its old steps and thoughts mean nothing now."""
         self.fuser.thoughts.clear()
-        self._decided.clear()
-        self._proposals = OrderedDict((s, p) for s, p in self._proposals.items() if s <= step)
-        self.counters["env_restarts"] += 1
-        self.log.warning("env_restart_seen", step=step, previous_step=self._latest_step)
+        self._steps.forget_after(step)
+        self._answers.clear()
+        self.log.warning("env_restart_seen", step=step, previous_step=previous_step)
 
     def _on_proposal(self, proposal: PolicyProposal) -> None:
-        if proposal.step in self._decided:
+        if self._steps.is_answered(proposal.step):
             self.counters["late_proposals"] += 1
             return
-        obs = self._obs.get(proposal.step)
-        if obs is None:
-            self._remember(self._proposals, proposal.step, proposal)
-            return
-        self._decide(obs, proposal)
+        entry = self._steps.entry(proposal.step)
+        entry.proposal = proposal
+        if entry.obs is not None:
+            self._decide(entry.obs, proposal)
 
     def _decide(self, obs: EnvObs, proposal: PolicyProposal) -> None:
         if not self._proposal_fits(obs, proposal):
             self.counters["bad_proposals"] += 1
+            self._steps.entry(obs.step).proposal = None  # the observation waits on for a proposal that fits
             return
-        self._obs.pop(obs.step, None)
-        self._remember(self._decided, obs.step, None)
+        self._steps.answer(obs.step)
         batch = self.fuser.fuse(obs.step, obs.env_ids, obs.episode_ids, proposal.actions, proposal.confidences,
                                 obs.masks, obs.contexts)
-        self.publish(decision_message(batch))
+        decision = decision_message(batch)
+        self.publish(decision)
+        self._answers[obs.step] = (obs, decision)
+        while len(self._answers) > self.config.fusion.max_pending_steps:
+            self._answers.popitem(last=False)
         self._count(batch)
+
+    def _answer_again(self, obs: EnvObs) -> bool:
+        """The env re-sent an answered step (a peer restarted and lost it): the same decision again, not a new
+        one (no second count, no second learning sample). False when the step is new (the env started over)."""
+        answered = self._answers.get(obs.step)
+        if answered is None:
+            return False
+        first, decision = answered
+        if list(first.env_ids) != list(obs.env_ids) or list(first.episode_ids) != list(obs.episode_ids) or not bool((first.obs == obs.obs).all()):
+            return False
+        self.publish(decision)
+        self.counters["resent_obs_answered"] += 1
+        return True
 
     @staticmethod
     def _proposal_fits(obs: EnvObs, proposal: PolicyProposal) -> bool:
-        n = len(obs.env_ids)
-        return (list(proposal.env_ids) == list(obs.env_ids) and proposal.actions.shape == (n,)
-                and proposal.confidences.shape == (n,)
+        """Both batches are well formed (checked on decode); they must be for the same envs, with sane values."""
+        return (list(proposal.env_ids) == list(obs.env_ids)
                 and bool(np.all((proposal.actions >= 0) & (proposal.actions < N_ACTIONS)))
                 and bool(np.all((proposal.confidences >= 0) & (proposal.confidences <= 1))))  # NaN fails too
 
-    def _remember(self, book: OrderedDict, step: int, value) -> None:
-        book[step] = value
-        while len(book) > self.config.fusion.max_pending_steps:
-            book.popitem(last=False)
-            if book is not self._decided:
-                self.counters["evicted_steps"] += 1
-
     def _count(self, batch: FusedBatch) -> None:
-        has_thought = batch.llm_actions >= 0
+        self.decision_stats.add_fusion(batch.rl_actions, batch.llm_actions, batch.llm_confidences, batch.llm_staleness,
+                              batch.rl_trust, batch.llm_trust)
         self.counters["decisions"] += 1
         self.counters["env_decisions"] += len(batch.env_ids)
-        self.counters["with_thought"] += int(has_thought.sum())
-        self.counters["agreements"] += int(np.sum(has_thought & (batch.llm_actions == batch.rl_actions)))
         self.counters["changed_rl_action"] += int(np.sum(batch.actions != batch.rl_actions))
-        self._staleness_sum += int(batch.llm_staleness[has_thought].sum())
-        self._trust_sums += (float(batch.rl_trust.sum()), float(batch.llm_trust.sum()))
         for rule in batch.rules:
             self.counters[f"rule_{rule}"] += 1
 
     # ------------------------------------------------------------------ thoughts and learning
 
     def _on_thought(self, msg: LlmThought) -> None:
+        if msg.fallback:
+            self.counters["fallback_thoughts"] += 1
+            return
         if not (0 <= msg.action < N_ACTIONS) or not (0.0 <= msg.confidence <= 1.0):
             self.counters["bad_thoughts"] += 1
             return
-        if 0 <= self._latest_step < msg.step_seen - self.config.fusion.max_pending_steps:
+        if 0 <= self._steps.latest_step < msg.step_seen - self.config.fusion.max_pending_steps:
             # About a step far beyond any observation: left over from before an env restart.
             self.counters["thoughts_from_the_future"] += 1
             return
@@ -156,7 +175,7 @@ class FusionActor(Actor):
 
     def _on_outcome(self, outcome: EnvOutcome) -> None:
         learner = self.fuser.learner
-        if learner is None:
+        if learner is None or not self.fuser.learns:
             return
         experiences = self.fuser.learn_from_outcome(outcome.env_id, outcome.decision_steps, outcome.pnl_usd)
         self.counters["experiences"] += len(experiences)
@@ -180,14 +199,13 @@ class FusionActor(Actor):
             self.log.info("fusion_network_saved", path=str(path), updates=learner.updates_done)
 
     def gauges(self) -> dict[str, float]:
-        env_decisions = max(self.counters["env_decisions"], 1)
-        with_thought = max(self.counters["with_thought"], 1)
+        summary = self.decision_stats.summary()
         figures = {
-            "query_rate": self.counters["with_thought"] / env_decisions,
-            "agreement_rate": self.counters["agreements"] / with_thought,
-            "mean_staleness_steps": self._staleness_sum / with_thought,
-            "mean_rl_trust": self._trust_sums[0] / env_decisions,
-            "mean_llm_trust": self._trust_sums[1] / env_decisions,
+            "query_rate": summary["query_rate"],
+            "agreement_rate": summary["agreement_rate"],
+            "mean_staleness_steps": summary["llm_staleness_steps"],
+            "mean_rl_trust": summary["rl_trust"],
+            "mean_llm_trust": summary["llm_trust"],
         }
         learner = self.fuser.learner
         if learner is not None:

@@ -6,7 +6,7 @@ from functools import partial
 
 import msgspec
 
-from config.checks import require
+from config.checks import Count, Fraction, Positive, PositiveCount, check_bounds, require
 
 FUSION_METHODS = ("rules", "network", "rl_only", "llm_only")
 NETWORK_CHOICES = ("proposals", "any")
@@ -18,66 +18,58 @@ _require = partial(require, section="fusion")
 class FusionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     method: str = "rules"
     """rules | network | rl_only | llm_only: who decides between the policy and the LLM."""
-    llm_weight: float = 0.3
+    llm_weight: Fraction = 0.3
     """Weight of the LLM in the confidence-weighted rule (0 = RL only, 1 = LLM only)."""
-    override_confidence: float = 0.9
+    override_confidence: Fraction = 0.9
     """A side above this confidence overrides the other ..."""
-    override_other_below: float = 0.6
+    override_other_below: Fraction = 0.6
     """... when the other side is below this confidence."""
-    uncertain_below: float = 0.5
+    uncertain_below: Fraction = 0.5
     """Both sides below this confidence -> HOLD."""
-    max_staleness_steps: int = 10
+    max_staleness_steps: Count = 10
     """K: a thought seen more than K loop steps ago counts as no thought."""
-    llm_confidence_decay_per_step: float = 0.05
+    llm_confidence_decay_per_step: Fraction = 0.05
     """A thought's confidence is multiplied by (1 - this) for every step of age."""
-    max_pending_steps: int = 64
+    max_pending_steps: PositiveCount = 64
     """Observations / proposals kept while waiting for their partner; older ones are dropped (counted)."""
-    hidden_dims: tuple[int, ...] = (128, 64, 32)
+    hidden_dims: tuple[PositiveCount, ...] = (128, 64, 32)
     """Hidden layer sizes of the fusion network."""
-    dropout: float = 0.2
+    dropout: Fraction = 0.2
     """Dropout between the fusion network's hidden layers (training only)."""
-    learning_rate: float = 3e-4
+    learning_rate: Positive = 3e-4
     """Adam learning rate of the fusion network."""
-    batch_size: int = 256
+    batch_size: PositiveCount = 256
     """Experiences per gradient step."""
-    gradient_steps_per_update: int = 50
+    gradient_steps_per_update: PositiveCount = 50
     """Gradient steps in one periodic update (run in the worker thread)."""
-    min_experiences: int = 256
+    min_experiences: PositiveCount = 256
     """Experiences needed before the first update; until then the network method fuses by the rules."""
-    update_every_experiences: int = 64
+    update_every_experiences: PositiveCount = 64
     """A new update starts once this many experiences arrived since the last one."""
-    max_experiences: int = 20000
+    max_experiences: PositiveCount = 20000
     """Size of the experience buffer (oldest dropped first)."""
     network_choices: str = "proposals"
     """proposals: the network chooses among RL's action, the LLM's action and HOLD (it decides whom to
     trust) | any: any legal action. Trades teach it only about steps that traded, so left free it
     invents entries neither side proposed."""
-    explore_rate: float = 0.1
+    explore_rate: Fraction = 0.1
     """With method = network, the share of decisions still made by the rules, so that outcomes of
     both sides keep arriving (a network that only ever holds would never learn again)."""
-    pnl_scale_usd: float = 500.0
+    pnl_scale_usd: Positive = 500.0
     """A trade's weight in training is min(|pnl| / this, 1)."""
-    max_remembered_decisions: int = 50000
+    max_remembered_decisions: PositiveCount = 50000
     """Decisions remembered (per env and step) to be matched with env.outcome; oldest dropped first."""
     model_path: str = ""
     """A saved fusion network (fusion_network.pt) to start from; '' = fresh network."""
     seed: int = 0
     """Seed of the fusion network's initial weights and sampling."""
+    learn: bool = True
+    """With method = network, train on env.outcome; false freezes the network (backtests: no learning on test data)."""
 
     def __post_init__(self) -> None:
+        check_bounds(self, "fusion")
         _require(self.method in FUSION_METHODS, "method", f"must be one of {FUSION_METHODS}, got {self.method!r}")
         _require(self.network_choices in NETWORK_CHOICES, "network_choices",
                  f"must be one of {NETWORK_CHOICES}, got {self.network_choices!r}")
-        for key in ("llm_weight", "override_confidence", "override_other_below", "uncertain_below",
-                    "llm_confidence_decay_per_step", "dropout", "explore_rate"):
-            value = getattr(self, key)
-            _require(0.0 <= value <= 1.0, key, f"must be within [0, 1], got {value}")
-        _require(self.max_staleness_steps >= 0, "max_staleness_steps", "must be >= 0")
-        _require(self.max_pending_steps >= 1, "max_pending_steps", "must be >= 1")
         _require(len(self.hidden_dims) >= 1 and all(d > 0 for d in self.hidden_dims),
                  "hidden_dims", f"must be one or more positive sizes, got {self.hidden_dims}")
-        _require(self.learning_rate > 0, "learning_rate", "must be > 0")
-        for key in ("batch_size", "gradient_steps_per_update", "min_experiences", "update_every_experiences",
-                    "max_experiences", "max_remembered_decisions"):
-            _require(getattr(self, key) >= 1, key, "must be >= 1")
-        _require(self.pnl_scale_usd > 0, "pnl_scale_usd", "must be > 0")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from actors.fusion.actions import HOLD, NO_ACTION
+from actors.common.actions import HOLD, NO_ACTION
 from actors.fusion.config import FusionConfig
 from actors.fusion.network import AccountContext, DecisionRecord, Experience, FusionLearner, fusion_input, label_decision
 from actors.fusion.rules import Fused, fuse_llm_only, fuse_rl_only, fuse_rules, make_legal
@@ -76,6 +76,8 @@ class Fuser:
         self.method = config.method
         self.thoughts = ThoughtBook(config.max_staleness_steps, config.llm_confidence_decay_per_step)
         self.learner = learner if learner is not None else (FusionLearner(config) if config.method == "network" else None)
+        self.learns = self.learner is not None and config.learn
+        """False: the network (if any) decides but never trains (fusion.learn = false: frozen for a backtest)."""
         self.memory = DecisionMemory(config.max_remembered_decisions)
         self._explore_rng = np.random.default_rng(config.seed)
 
@@ -94,7 +96,7 @@ class Fuser:
             if n else np.zeros((0, 20), dtype=np.float32)
         fused = self._decide(rl_actions, rl_confidences, masks, thoughts, inputs)
         fused = [make_legal(f, masks[i], int(rl_actions[i])) for i, f in enumerate(fused)]
-        for i, f in enumerate(fused if self.learner is not None else ()):
+        for i, f in enumerate(fused if self.learns else ()):
             self.memory.remember(env_ids[i], step, DecisionRecord(inputs[i], int(rl_actions[i]), thoughts[i].action,
                                                                   masks[i].copy(), f.action))
         return FusedBatch(
@@ -149,14 +151,11 @@ class Fuser:
             self.memory.set_executed(env_id, step, int(action))
 
     def learn_from_outcome(self, env_id: int, decision_steps: Sequence[int], pnl_usd: float) -> list[Experience]:
-        """Turn a closed trade into labelled experiences (added to the learner when there is one)."""
+        """Turn a closed trade into labelled experiences (added to the learner when it learns)."""
+        if not self.learns:
+            return []
         records = self.memory.take(env_id, decision_steps)
         experiences = [e for r in records if (e := label_decision(r, pnl_usd, self.config.pnl_scale_usd)) is not None]
         if self.learner is not None:
             self.learner.add(experiences)
         return experiences
-
-
-def usable_thought_count(batch: FusedBatch) -> int:
-    """Decisions of the batch that had a thought at most K steps old (the query-rate numerator)."""
-    return int(np.sum(batch.llm_actions != NO_ACTION))

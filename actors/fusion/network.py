@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from actors.fusion.actions import HOLD, N_ACTIONS, NO_ACTION
+from actors.common.actions import HOLD, N_ACTIONS, NO_ACTION
 from actors.fusion.config import FusionConfig
 
 INPUT_DIM = 20

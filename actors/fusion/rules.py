@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from actors.fusion.actions import HOLD, NO_ACTION
+from actors.common.actions import HOLD, NO_ACTION, legal_or_hold
 from actors.fusion.config import FusionConfig
 from actors.fusion.thoughts import UsableThought
 
@@ -27,13 +27,9 @@ class Fused:
 
 
 def legal_action(preferred: int, mask: np.ndarray, rl_action: int) -> int:
-    """``preferred`` if the mask allows it, else the RL action, else HOLD, else the first legal action."""
-    for candidate in (preferred, rl_action, HOLD):
-        if 0 <= candidate < len(mask) and mask[candidate]:
-            return candidate
-    legal = np.flatnonzero(mask)
-    # An env that allows nothing is broken; RL's action is the least surprising answer.
-    return int(legal[0]) if legal.size else rl_action
+    """``preferred`` if the mask allows it, else the RL action, else HOLD, else the first legal action;
+    RL's action when the mask allows nothing (actors/common/actions.py legal_or_hold with RL as the fallback)."""
+    return legal_or_hold(preferred, mask, fallback=rl_action)
 
 
 def make_legal(fused: Fused, mask: np.ndarray, rl_action: int) -> Fused:

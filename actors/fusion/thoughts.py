@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from actors.fusion.actions import NO_ACTION
+from actors.common.actions import NO_ACTION
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,4 +8,29 @@
 - config.py       the [policy] section
 - actor.py        the thin actor shell (ACTOR = PolicyActor)
 - pass_through.py a stand-in for fusion + risk (proposal -> verdict), for tests and benchmarks
+
+What a job needs from this package (no torch import): ``find_checkpoint`` and ``latest_checkpoint``.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from actors.policy.checkpoint import latest_checkpoint
+
+__all__ = ["CheckpointNotFound", "find_checkpoint", "latest_checkpoint"]
+
+
+class CheckpointNotFound(FileNotFoundError):
+    """No policy checkpoint where the user pointed (--model, --resume)."""
+
+
+def find_checkpoint(location: Path | str) -> Path:
+    """The checkpoint file ``location`` names, or the newest one of a run directory; else CheckpointNotFound."""
+    location = Path(location)
+    if not location.exists():
+        raise CheckpointNotFound(f"no such checkpoint or run directory: {location}")
+    found = latest_checkpoint(location)
+    if found is None:
+        raise CheckpointNotFound(f"no policy checkpoint in {location} (looked in {location}/checkpoints)")
+    return found

@@ -18,7 +18,7 @@ import msgspec
 
 from actors.policy.checkpoint import checkpoint_dir, latest_checkpoint, prune_checkpoints, read_checkpoint
 from actors.policy.learner import OnlineMaskablePPO
-from bus.messages import ACTION_NAMES, N_ACTIONS, OBS_DIM, EnvEpisode, EnvObs, EnvTransition, PolicyProposal
+from bus.messages import EnvEpisode, EnvObs, EnvTransition, PolicyProposal
 from runtime.actor import Actor
 
 PROGRESS_FIGURES = (
@@ -30,7 +30,6 @@ PROGRESS_FIGURES = (
     "policy_gradient_loss",
 )
 STOP_WAIT_FOR_UPDATE_SECS = 20.0
-HOLD_ACTION = ACTION_NAMES.index("HOLD")
 
 
 def resolve_start_checkpoint(resume_from: str, model_path: str, learn: bool, own_run_dir: Path) -> Path | None:
@@ -73,9 +72,6 @@ class PolicyActor(Actor):
                 OnlineMaskablePPO,
                 cfg,
                 self.config.env.n_envs,
-                obs_dim=OBS_DIM,
-                n_actions=N_ACTIONS,
-                hold_action=HOLD_ACTION,
                 tensorboard_dir=self.run_dir / "tensorboard" if cfg.learn else None,
                 on_figures=self._log_update,
                 checkpoint=read_checkpoint(start_from) if start_from else None,
@@ -87,6 +83,8 @@ class PolicyActor(Actor):
         self._training_done = False
         self._bad_input_logged: set[str] = set()
         self._propose_secs_total = 0.0
+        self._last_answer: tuple[EnvObs, PolicyProposal] | None = None
+        """The last observation answered and its proposal: the same step re-sent (a peer restarted) gets the same answer."""
         self.spawn(self._progress_loop(), "progress")
         self.log.info(
             "policy_ready",
@@ -108,26 +106,39 @@ class PolicyActor(Actor):
                 self.learner.note_episode(msg.episode_return, msg.steps)
 
     def _on_obs(self, msg: EnvObs) -> None:
+        if self._is_resent(msg):
+            # Proposing again would store a second pending step (and resample): the rollout keeps one per step.
+            self.publish(self._last_answer[1])
+            self.counters["resent_obs_answered"] += 1
+            return
         started = time.perf_counter()
         try:
             proposal = self.learner.propose(msg.obs, msg.masks, msg.step)
         except ValueError as error:
             self._bad_input("bad_obs", error, step=msg.step)
             return
-        self.publish(
-            PolicyProposal(
-                env_ids=msg.env_ids,
-                step=msg.step,
-                actions=proposal.actions,
-                confidences=proposal.confidences,
-                probs=proposal.probs,
-                values=proposal.values,
-            )
+        answer = PolicyProposal(
+            env_ids=msg.env_ids,
+            step=msg.step,
+            actions=proposal.actions,
+            confidences=proposal.confidences,
+            probs=proposal.probs,
+            values=proposal.values,
         )
+        self.publish(answer)
+        self._last_answer = (msg, answer)
         self.counters["proposals"] += 1
         self._propose_secs_total += time.perf_counter() - started
         if self.learner.update_ready and not self._training_done:
             self._start_update()
+
+    def _is_resent(self, msg: EnvObs) -> bool:
+        """The observation just answered, again: same step, envs and episodes (an env restarted from step 0 differs)."""
+        if self._last_answer is None:
+            return False
+        last = self._last_answer[0]
+        return (last.step == msg.step and list(last.env_ids) == list(msg.env_ids) and list(last.episode_ids) == list(msg.episode_ids)
+                and bool((last.obs == msg.obs).all()))
 
     def _on_transition(self, msg: EnvTransition) -> None:
         try:

@@ -22,7 +22,8 @@ policy, so PPO's ratio stays correct), into the next rollout. The decision loop 
 never waits for training. Only if that next rollout fills up before the update ends are
 further steps served but not stored (counted as `transitions_not_stored_learner_busy`); the
 cut is made exact by bootstrapping the last stored reward with V(next state) and starting a
-new GAE chain, the same treatment SB3 gives a time-limit truncation.
+new GAE chain, the same treatment SB3 gives a time-limit truncation. That pairing of served
+steps with transitions, and the rotation of rollout buffers, is actors/policy/rollout.py.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from __future__ import annotations
 import copy
 import io
 import time
-from collections import Counter, OrderedDict, deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -40,21 +41,19 @@ import gymnasium as gym
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
-from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.vec_env import DummyVecEnv
 
+from actors.common.actions import HOLD, N_ACTIONS, OBS_DIM
 from actors.policy.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
 from actors.policy.config import PolicyConfig
-from actors.policy import serving as serving_math
+from actors.policy.masking import masked_log_softmax
 from actors.policy.normalizer import ObsRewardNormalizer
-from actors.policy.serving import NumpyPolicy, numpy_form_supported
+from actors.policy.rollout import RecordResult, RolloutChain
+from actors.policy.serving import NumpyPolicy, numpy_form_supported, sample
 from actors.policy.training_log import Figures, FrozenPolicyWatch, make_training_logger
 
-# Same value sb3-contrib's MaskableCategorical puts on masked logits, so log-probabilities
-# computed here match `policy.evaluate_actions` in the PPO update.
-MASKED_LOGIT = -1e8
-_MAX_PENDING_STEPS = 16
+__all__ = ["OnlineMaskablePPO", "Proposal", "RecordResult", "UpdateReport", "maskable_ppo_kwargs", "policy_logits_and_values"]
 
 
 # --------------------------------------------------------------------------- spaces-only env
@@ -96,32 +95,11 @@ class Proposal:
 
 
 @dataclass(frozen=True, slots=True)
-class RecordResult:
-    stored: bool
-    reason: str
-    """'' when stored; otherwise why not (no_proposal, learner_busy, timed_out, frozen, ...)."""
-    n_differs: int = 0
-    """Environments whose executed action differed from the proposal."""
-
-
-@dataclass(frozen=True, slots=True)
 class UpdateReport:
     figures: Figures
     frozen: bool
     """True when approx_kl stayed below the threshold for the configured number of updates."""
     consecutive_frozen: int
-
-
-@dataclass(slots=True)
-class _PendingStep:
-    """What the policy computed for one env.obs step, kept until its transition arrives."""
-
-    obs_norm: np.ndarray
-    masks: np.ndarray
-    logits: torch.Tensor
-    values: np.ndarray
-    actions: np.ndarray
-    episode_starts: np.ndarray
 
 
 # --------------------------------------------------------------------------- the learner
@@ -135,9 +113,8 @@ class OnlineMaskablePPO:
         config: PolicyConfig,
         n_envs: int,
         *,
-        obs_dim: int = 261,
-        n_actions: int = 6,
-        hold_action: int = 0,
+        obs_dim: int = OBS_DIM,
+        n_actions: int = N_ACTIONS,
         tensorboard_dir: Path | None = None,
         on_figures: Callable[[Figures], None] | None = None,
         checkpoint: Checkpoint | None = None,
@@ -149,7 +126,6 @@ class OnlineMaskablePPO:
         self.n_envs = n_envs
         self.obs_dim = obs_dim
         self.n_actions = n_actions
-        self.hold_action = hold_action
         self.learning = config.learn
         self.seed = max(config.seed, 0)  # the actor resolves -1 to run.seed; plain use gets 0
         self.deterministic = (not config.learn) and config.deterministic_when_frozen
@@ -159,7 +135,7 @@ class OnlineMaskablePPO:
         self._env_arange = np.arange(n_envs)
 
         venv = spaces_only_vec_env(obs_dim, n_actions, n_envs)
-        self.model = self._load_model(checkpoint, venv) if checkpoint else self._new_model(venv)
+        self.model = self._load_model(checkpoint, venv, config) if checkpoint else self._new_model(venv)
         self.model.set_random_seed(self.seed)
         self.model.set_logger(make_training_logger(tensorboard_dir, self._on_dump))
         self.normalizer = ObsRewardNormalizer(
@@ -186,17 +162,11 @@ class OnlineMaskablePPO:
         self.frozen_watch = FrozenPolicyWatch(config.frozen_kl_threshold, config.frozen_warn_updates)
         self._episode_returns: deque[float] = deque(maxlen=100)
         self._episode_lengths: deque[int] = deque(maxlen=100)
-        self._pending: OrderedDict[int, _PendingStep] = OrderedDict()
-        self._episode_starts = np.ones(n_envs, dtype=bool)
         self._update_started_at = 0.0
-
-        # Rollout buffers rotate between: collecting -> ready (full, returns computed) -> training -> spare.
-        self._collecting: MaskableRolloutBuffer | None = self._new_buffer() if self.learning else None
-        self._spare: MaskableRolloutBuffer | None = self._new_buffer() if self.learning else None
-        self._ready: MaskableRolloutBuffer | None = None
-        self._training: MaskableRolloutBuffer | None = None
-        self._last_stored_step: int | None = None
-        self._chain_broken = False
+        self.rollout: RolloutChain | None = (
+            RolloutChain(self.model, n_envs, self.counters, self._terminal_values) if self.learning else None
+        )
+        """Pairs served steps with their transitions into rollouts; None for a frozen policy."""
 
     @classmethod
     def from_checkpoint_file(cls, path: Path, config: PolicyConfig, n_envs: int, **kwargs) -> OnlineMaskablePPO:
@@ -208,21 +178,13 @@ class OnlineMaskablePPO:
         return MaskablePPO("MlpPolicy", venv, **maskable_ppo_kwargs(self.config, self.seed))
 
     @staticmethod
-    def _load_model(checkpoint: Checkpoint, venv: DummyVecEnv) -> MaskablePPO:
+    def _load_model(checkpoint: Checkpoint, venv: DummyVecEnv, cfg: PolicyConfig) -> MaskablePPO:
         # SB3's load restores weights, optimizer state, hyperparameters and num_timesteps;
-        # giving it the spaces-only env also checks the spaces and sets n_envs.
-        return MaskablePPO.load(io.BytesIO(checkpoint.model_bytes), env=venv, device="cpu")
-
-    def _new_buffer(self) -> MaskableRolloutBuffer:
-        return MaskableRolloutBuffer(
-            self.model.n_steps,
-            self.model.observation_space,
-            self.model.action_space,
-            device="cpu",
-            gamma=self.model.gamma,
-            gae_lambda=self.model.gae_lambda,
-            n_envs=self.n_envs,
-        )
+        # giving it the spaces-only env also checks the spaces and sets n_envs. With
+        # rollout_from_checkpoint off, the rollout size and minibatching come from the config, so a
+        # resumed phase can update at its own pace (the main job's lockstep phase).
+        rollout = {} if cfg.rollout_from_checkpoint else {"n_steps": cfg.n_steps, "batch_size": cfg.batch_size, "n_epochs": cfg.n_epochs}
+        return MaskablePPO.load(io.BytesIO(checkpoint.model_bytes), env=venv, device="cpu", **rollout)
 
     # ------------------------------------------------------------------ properties
 
@@ -234,16 +196,16 @@ class OnlineMaskablePPO:
     @property
     def update_ready(self) -> bool:
         """A full rollout with its returns computed waits, and no update is running."""
-        return self._ready is not None and self._training is None
+        return self.rollout is not None and self.rollout.update_ready
 
     @property
     def update_running(self) -> bool:
-        return self._training is not None
+        return self.rollout is not None and self.rollout.training is not None
 
     @property
     def rollout_fill(self) -> int:
         """Steps stored in the rollout being collected (0 when none is collecting)."""
-        return self._collecting.pos if self._collecting is not None else 0
+        return self.rollout.fill if self.rollout is not None else 0
 
     @property
     def episode_reward_mean(self) -> float:
@@ -257,18 +219,16 @@ class OnlineMaskablePPO:
         masks = self._sanitize_masks(masks)
         obs_norm = self.normalizer.observe(obs) if self.learning else self.normalizer.normalize_obs(obs)
         logits_np, values = self._logits_and_values(obs_norm)
-        log_probs_all = serving_math.masked_log_softmax(logits_np, masks)
+        log_probs_all = masked_log_softmax(logits_np, masks)
         probs = np.exp(log_probs_all).astype(np.float32)
         if self.deterministic:
             actions = probs.argmax(axis=1).astype(np.int64)
         else:
-            actions = serving_math.sample(probs, self._sample_rng)
+            actions = sample(probs, self._sample_rng)
         values = values.astype(np.float32)
         chosen_log_probs = log_probs_all[self._env_arange, actions].astype(np.float32)
-        logits = torch.from_numpy(np.ascontiguousarray(logits_np, dtype=np.float32))
-        if self.learning:
-            self._finish_rollout_if_full(step, values)
-            self._remember(step, _PendingStep(obs_norm, masks, logits, values, actions, self._episode_starts.copy()))
+        if self.rollout is not None:
+            self.rollout.serve(step, obs_norm, masks, np.asarray(logits_np, dtype=np.float32), values, actions)
         return Proposal(
             actions=actions,
             confidences=probs[self._env_arange, actions],
@@ -285,9 +245,13 @@ class OnlineMaskablePPO:
         return logits.numpy(), values.numpy()
 
     def _sanitize_obs(self, obs: np.ndarray) -> np.ndarray:
+        # EnvObs checks its own widths on decode; only the env count is this learner's to know.
+        if len(obs) != self.n_envs:
+            raise ValueError(f"obs shape {np.shape(obs)}: {len(obs)} rows for {self.n_envs} envs")
+        return self._finite(obs)
+
+    def _finite(self, obs: np.ndarray) -> np.ndarray:
         obs = np.array(obs, dtype=np.float32)  # a copy: bus arrays are read-only views
-        if obs.shape != (self.n_envs, self.obs_dim):
-            raise ValueError(f"obs shape {obs.shape} != ({self.n_envs}, {self.obs_dim})")
         if not np.isfinite(obs).all():
             # One NaN would poison the running mean forever; count it and feed zeros instead.
             self.counters["non_finite_obs"] += 1
@@ -296,22 +260,21 @@ class OnlineMaskablePPO:
 
     def _sanitize_masks(self, masks: np.ndarray) -> np.ndarray:
         masks = np.array(masks, dtype=bool)  # a copy: bus arrays are read-only views
-        if masks.shape != (self.n_envs, self.n_actions):
-            raise ValueError(f"masks shape {masks.shape} != ({self.n_envs}, {self.n_actions})")
+        if len(masks) != self.n_envs:
+            raise ValueError(f"masks shape {masks.shape}: {len(masks)} rows for {self.n_envs} envs")
         empty_rows = ~masks.any(axis=1)
         if empty_rows.any():
             # Nothing allowed is a broken mask; HOLD is the one action that cannot hurt.
             self.counters["empty_mask_rows"] += int(empty_rows.sum())
-            masks = masks.copy()
-            masks[empty_rows, self.hold_action] = True
+            masks[empty_rows, HOLD] = True
         return masks
 
-    def _remember(self, step: int, pending: _PendingStep) -> None:
-        self._pending[step] = pending
-        self._pending.move_to_end(step)
-        while len(self._pending) > _MAX_PENDING_STEPS:
-            self._pending.popitem(last=False)
-            self.counters["proposals_never_executed"] += 1
+    def _terminal_values(self, terminal_obs: np.ndarray) -> np.ndarray:
+        """The serving policy's values of raw terminal observations (the rollout bootstraps truncations with them)."""
+        obs = self.normalizer.normalize_obs(self._finite(terminal_obs))
+        with torch.no_grad():
+            _, values = policy_logits_and_values(self.serving, torch.as_tensor(obs))
+        return values.numpy()
 
     # ------------------------------------------------------------------ learning from transitions
 
@@ -341,127 +304,8 @@ class OnlineMaskablePPO:
             self.counters["non_finite_rewards"] += 1
             rewards = np.nan_to_num(rewards, nan=0.0, posinf=0.0, neginf=0.0)
         scaled_rewards = self.normalizer.observe_rewards(rewards, dones)
-        pending = self._pending.pop(step, None)
-        try:
-            reason = self._why_not_storable(pending, executed, timed_out)
-            if reason:
-                self.counters[f"transitions_not_stored_{reason}"] += 1
-                self._cut_chain_before(step, pending)
-                return RecordResult(stored=False, reason=reason)
-            assert pending is not None and self._collecting is not None
-            n_differs = self._store(step, pending, executed, scaled_rewards, terminated, truncated, terminal_obs)
-            return RecordResult(stored=True, reason="", n_differs=n_differs)
-        finally:
-            self._episode_starts = dones
-
-    def _why_not_storable(self, pending: _PendingStep | None, executed: np.ndarray, timed_out) -> str:
-        if pending is None:
-            return "no_proposal"
-        if timed_out is not None and np.asarray(timed_out, dtype=bool).any():
-            # The env took HOLD because no verdict arrived in time: not a decision of this policy.
-            return "timed_out"
-        if ((executed < 0) | (executed >= self.n_actions)).any():
-            return "bad_action"
-        if self._collecting is None:
-            return "learner_busy"
-        if self._collecting.full:
-            return "rollout_full"
-        return ""
-
-    def _store(
-        self,
-        step: int,
-        pending: _PendingStep,
-        executed: np.ndarray,
-        scaled_rewards: np.ndarray,
-        terminated: np.ndarray,
-        truncated: np.ndarray,
-        terminal_obs: np.ndarray | None,
-    ) -> int:
-        buffer = self._collecting
-        assert buffer is not None
-        if buffer.pos > 0 and self._last_stored_step != step - 1 and not self._chain_broken:
-            # A step went missing without a value to bootstrap from: this rollout cannot be linked up.
-            self.counters["rollouts_discarded_gap"] += 1
-            buffer.reset()
-        masks = pending.masks.copy()
-        outside = ~masks[self._env_arange, executed]
-        if outside.any():
-            # The env executed something the proposal mask forbade (its own override). Widen the
-            # stored mask so old and new log-probabilities are finite and computed alike.
-            self.counters["executed_outside_mask"] += int(outside.sum())
-            masks[self._env_arange[outside], executed[outside]] = True
-        with torch.no_grad():
-            log_probs = masked_log_softmax(pending.logits, torch.as_tensor(masks))[
-                torch.as_tensor(self._env_arange), torch.as_tensor(executed)
-            ]
-        buffer_rewards = scaled_rewards.copy()
-        self._bootstrap_truncated(buffer_rewards, terminated, truncated, terminal_obs)
-        episode_starts = np.ones(self.n_envs, dtype=bool) if self._chain_broken else pending.episode_starts
-        buffer.add(
-            pending.obs_norm,
-            executed.reshape(-1, 1),
-            buffer_rewards,
-            episode_starts.astype(np.float32),
-            torch.as_tensor(pending.values),
-            log_probs,
-            action_masks=masks,
-        )
-        self._last_stored_step = step
-        self._chain_broken = False
-        n_differs = int((executed != pending.actions).sum())
-        self.counters["transitions_stored"] += 1
-        self.counters["executed_differs_from_proposal"] += n_differs
-        return n_differs
-
-    def _bootstrap_truncated(self, rewards: np.ndarray, terminated, truncated, terminal_obs) -> None:
-        """SB3's time-limit handling: reward += gamma * V(terminal obs) where the episode was cut, not ended."""
-        cut = truncated & ~terminated
-        if not cut.any():
-            return
-        if terminal_obs is None or np.asarray(terminal_obs).shape != (self.n_envs, self.obs_dim):
-            self.counters["truncated_without_terminal_obs"] += int(cut.sum())
-            return
-        final = self._sanitize_obs(np.asarray(terminal_obs, dtype=np.float32))[cut]
-        with torch.no_grad():
-            _, values = policy_logits_and_values(self.serving, torch.as_tensor(self.normalizer.normalize_obs(final)))
-        rewards[cut] += self.model.gamma * values.numpy()
-
-    def _cut_chain_before(self, step: int, pending: _PendingStep | None) -> None:
-        """Step `step` will not be stored: end the GAE chain of the collecting rollout exactly there."""
-        buffer = self._collecting
-        if buffer is None or buffer.pos == 0 or self._chain_broken:
-            self._chain_broken = True
-            return
-        if pending is not None and self._last_stored_step == step - 1 and not buffer.full:
-            # The last stored step led to this step's observation: bootstrap with its value,
-            # as SB3 does for a truncation, unless that observation began a new episode.
-            continuing = ~pending.episode_starts
-            buffer.rewards[buffer.pos - 1] += self.model.gamma * pending.values * continuing
-        elif not buffer.full:
-            self.counters["rollouts_discarded_gap"] += 1
-            buffer.reset()
-        self._chain_broken = True
-
-    def _finish_rollout_if_full(self, step: int, values: np.ndarray) -> None:
-        """At the env.obs after the last stored step: GAE with the last values, then the rollout is ready."""
-        buffer = self._collecting
-        if buffer is None or not buffer.full:
-            return
-        if self._last_stored_step != step - 1:
-            self.counters["rollouts_discarded_gap"] += 1
-            buffer.reset()
-            return
-        buffer.compute_returns_and_advantage(last_values=torch.as_tensor(values), dones=self._episode_starts)
-        self._ready, self._collecting = buffer, None
-        self._take_spare_for_collecting()
-
-    def _take_spare_for_collecting(self) -> None:
-        if self._collecting is None and self._spare is not None:
-            self._collecting, self._spare = self._spare, None
-            self._collecting.reset()
-            self._last_stored_step = None
-            self._chain_broken = False
+        assert self.rollout is not None
+        return self.rollout.record(step, executed, scaled_rewards, terminated, truncated, terminal_obs, timed_out)
 
     def note_episode(self, episode_return: float, length: int) -> None:
         """A finished episode (env.episode), for ep_rew_mean in logs and progress."""
@@ -472,10 +316,8 @@ class OnlineMaskablePPO:
 
     def begin_update(self) -> bool:
         """Hand the ready rollout to training. Call on the serving thread; False when nothing to do."""
-        if not self.update_ready:
+        if self.rollout is None or self.rollout.begin_training() is None:
             return False
-        self._training, self._ready = self._ready, None
-        self._take_spare_for_collecting()
         self._update_started_at = time.monotonic()
         return True
 
@@ -485,22 +327,20 @@ class OnlineMaskablePPO:
         Touches only `model` (its policy, optimizer and logger) and the training rollout, never
         what propose()/record() use, so serving continues meanwhile.
         """
-        if self._training is None:
+        if self.rollout is None or self.rollout.training is None:
             raise RuntimeError("run_update() without begin_update()")
-        self.model.rollout_buffer = self._training
+        self.model.rollout_buffer = self.rollout.training
         self.model.train()
 
     def finish_update(self) -> UpdateReport:
         """Publish the new weights to the serving policy and log the update. Call on the serving thread."""
-        if self._training is None:
+        if not self.update_running:
             raise RuntimeError("finish_update() without begin_update()")
-        rollout_size = self._training.buffer_size * self._training.n_envs
+        assert self.rollout is not None
         self.serving.load_state_dict(self.model.policy.state_dict())
         if self._serving_np is not None:
             self._serving_np.load(self.serving)
-        self._training.reset()
-        self._spare, self._training = self._training, None
-        self._take_spare_for_collecting()
+        rollout_size = self.rollout.end_training()
         self.n_updates += 1
         self.learned_steps += rollout_size
         logger = self.model.logger
@@ -584,9 +424,3 @@ def policy_logits_and_values(policy: MaskableActorCriticPolicy, obs: torch.Tenso
         latent_pi = policy.mlp_extractor.forward_actor(pi_features)
         latent_vf = policy.mlp_extractor.forward_critic(vf_features)
     return policy.action_net(latent_pi), policy.value_net(latent_vf).flatten()
-
-
-def masked_log_softmax(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
-    """Log-probabilities of MaskableCategorical: masked logits set to -1e8, then normalised."""
-    masked = torch.where(masks, logits, torch.tensor(MASKED_LOGIT, dtype=logits.dtype))
-    return torch.log_softmax(masked, dim=1)

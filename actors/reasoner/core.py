@@ -9,6 +9,7 @@ an adapter swap always falls between two thoughts.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -63,9 +64,11 @@ class ReasonerCore:
             else None
         )
         self.stats = ReasonerStats(window=config.latency_window, clock=clock)
+        self.max_batch = config.max_batch_sequences
         self._clock = clock
         self._query_ids = (f"{query_id_prefix}-{n}" for n in itertools.count(1))
         self._adapter_request: AdapterRequest | None = None
+        self._aborted = threading.Event()
         self.skipped_by_policy = 0
 
     @property
@@ -104,6 +107,13 @@ class ReasonerCore:
 
     def next_request(self) -> ThoughtRequest | None:
         return self.pending.pop_next()
+
+    def next_requests(self) -> list[ThoughtRequest]:
+        """The newest request of every env waiting (round robin, at most max_batch_sequences)."""
+        requests = []
+        while len(requests) < self.max_batch and (request := self.pending.pop_next()) is not None:
+            requests.append(request)
+        return requests
 
     def from_cache(self, request: ThoughtRequest) -> FinishedThought | None:
         """A reused thought for this state (confidence decayed), or None: the model must think."""
@@ -148,8 +158,23 @@ class ReasonerCore:
     def think(self, request: ThoughtRequest) -> Thought:
         return self.thinker.think(request.context, request.mask)
 
+    def think_many(self, requests: list[ThoughtRequest]) -> list[Thought]:
+        """One thought per request, all envs' steps served together where the engine can; [] once aborted."""
+        if self._aborted.is_set():
+            return []
+        return self.thinker.think_many([(request.context, request.mask) for request in requests])
+
     def swap_adapter(self, request: AdapterRequest) -> None:
-        self.engine.load_adapter(request.path, request.version)
+        if not self._aborted.is_set():
+            self.engine.load_adapter(request.path, request.version)
+
+    def abort(self) -> None:
+        """Stop thinking now (any thread): a generation in flight ends after its current token and
+        yields no thought, later calls return at once. The shutdown's first move."""
+        self._aborted.set()
+        abort_engine = getattr(self.engine, "abort", None)  # a ChatEngine without it just finishes its call
+        if abort_engine is not None:
+            abort_engine()
 
     def close(self) -> None:
         self.engine.close()

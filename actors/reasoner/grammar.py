@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from actors.reasoner.actions import ACTION_NAMES, allowed_actions
+from actors.common.actions import ACTION_NAMES, HOLD, allowed_actions
 
 MAX_REASON_CHARS = 120
 
@@ -20,16 +20,29 @@ def decision_grammar(mask: Sequence[bool]) -> str:
     A mask that allows nothing still yields a valid grammar (HOLD only): the decide step
     must always produce an answer, and risk/env treat HOLD as the safe no-op.
     """
-    names = [ACTION_NAMES[action] for action in allowed_actions(mask)] or [ACTION_NAMES[0]]
+    names = [ACTION_NAMES[action] for action in allowed_actions(mask)] or [ACTION_NAMES[HOLD]]
     action_rule = " | ".join(f'"{name}"' for name in names)
     return "\n".join(
         [
-            'root ::= action " | " confidence " | " reason',
+            # The separator before the reason ends at "|": the space belongs to the reason's first
+            # token, as in the model's vocabulary (" Strong" is one token). Forcing "| " then a
+            # letter made the model continue with a mid-word piece ("inance", "ipsilon").
+            'root ::= action " | " confidence " |" reason',
             f"action ::= {action_rule}",
             # Two decimals, 0.00 .. 1.00: nothing outside [0, 1] is expressible.
             'confidence ::= "0." [0-9] [0-9] | "1.00"',
-            # One line of text starting with a letter (a tiny model otherwise babbles digits).
-            f"reason ::= [a-zA-Z] [^|\\n]{{0,{MAX_REASON_CHARS - 1}}}",
+            # One line of text starting with a space-prefixed word (a tiny model otherwise babbles
+            # digits); the parser strips the space.
+            f'reason ::= " " [a-zA-Z] [^|\\n]{{0,{MAX_REASON_CHARS - 2}}}',
             "",
         ]
     )
+
+
+def at_reason_start(generated: str) -> bool:
+    """True when a decision generated so far has just ended its separator before the reason.
+
+    The engines forbid whitespace-only tokens at this point: the model, steered away from
+    the digits it would babble, otherwise picks a lone " " and continues mid-word.
+    """
+    return generated.endswith("|") and generated.count("|") == 2

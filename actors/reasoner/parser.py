@@ -14,7 +14,20 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from actors.reasoner.actions import ACTION_ALIASES, HOLD, allowed_actions
+from actors.common.actions import HOLD, Action, allowed_actions
+
+# Every action's own name, and other spellings a model (or the seeds' prompts) may use for it.
+ACTION_ALIASES: dict[str, Action] = {
+    **{action.name: action for action in Action},
+    "MOVE_TO_BE": Action.MOVE_SL_TO_BE,
+    "MOVE_SL_TO_BREAKEVEN": Action.MOVE_SL_TO_BE,
+    "BREAKEVEN": Action.MOVE_SL_TO_BE,
+    "BREAK_EVEN": Action.MOVE_SL_TO_BE,
+    "TRAIL": Action.ENABLE_TRAIL,
+    "WAIT": Action.HOLD,
+    "LONG": Action.BUY,
+    "SHORT": Action.SELL,
+}
 
 # Seed 000 used 0.5 when an action was given without a confidence.
 MISSING_CONFIDENCE = 0.5
@@ -27,12 +40,12 @@ _REASON_FIELD = re.compile(r"reason(?:ing)?\s*[:=\-]\s*(.+)", re.IGNORECASE | re
 
 # Free-text spellings per action id (word-bounded, case-insensitive).
 _MENTIONS: dict[int, re.Pattern[str]] = {
-    0: re.compile(r"\b(?:HOLD|WAIT)\b", re.IGNORECASE),
-    1: re.compile(r"\b(?:BUY|LONG)\b", re.IGNORECASE),
-    2: re.compile(r"\b(?:SELL|SHORT)\b", re.IGNORECASE),
-    3: re.compile(r"\bMOVE[ _-]*(?:SL[ _-]*|STOP[ _-]*)?TO[ _-]*(?:BE|BREAK[ _-]*EVEN)\b|\bBREAK[ _-]*EVEN\b", re.IGNORECASE),
-    4: re.compile(r"\bENABLE[ _-]*TRAIL(?:ING)?\b", re.IGNORECASE),
-    5: re.compile(r"\bDISABLE[ _-]*TRAIL(?:ING)?\b", re.IGNORECASE),
+    Action.HOLD: re.compile(r"\b(?:HOLD|WAIT)\b", re.IGNORECASE),
+    Action.BUY: re.compile(r"\b(?:BUY|LONG)\b", re.IGNORECASE),
+    Action.SELL: re.compile(r"\b(?:SELL|SHORT)\b", re.IGNORECASE),
+    Action.MOVE_SL_TO_BE: re.compile(r"\bMOVE[ _-]*(?:SL[ _-]*|STOP[ _-]*)?TO[ _-]*(?:BE|BREAK[ _-]*EVEN)\b|\bBREAK[ _-]*EVEN\b", re.IGNORECASE),
+    Action.ENABLE_TRAIL: re.compile(r"\bENABLE[ _-]*TRAIL(?:ING)?\b", re.IGNORECASE),
+    Action.DISABLE_TRAIL: re.compile(r"\bDISABLE[ _-]*TRAIL(?:ING)?\b", re.IGNORECASE),
 }
 
 
@@ -112,7 +125,8 @@ def _fallback(how: str) -> ParsedDecision:
 
 def _action_of(word: str) -> int | None:
     key = re.sub(r"[\s-]+", "_", word.strip().strip("*").upper())
-    return ACTION_ALIASES.get(key)
+    action = ACTION_ALIASES.get(key)
+    return None if action is None else int(action)
 
 
 def _confidence_in(text: str) -> float | None:

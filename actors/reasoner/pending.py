@@ -8,7 +8,7 @@ round robin, so one busy env cannot starve the others.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,3 @@ class PendingObservations:
             if request is not None:
                 return request
         return None
-
-    def envs_waiting(self) -> Sequence[int]:
-        return list(self._by_env)

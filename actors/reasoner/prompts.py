@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from actors.reasoner.actions import allowed_names
+from actors.common.actions import ACTION_NAMES, allowed_actions
 from actors.reasoner.config import ReasonerConfig
 
 FOUR_STEPS: tuple[str, ...] = ("analyse", "options", "risks", "decide")
@@ -47,6 +47,7 @@ SAMPLE_CONTEXT: dict[str, Any] = {
     "trailing_limit": 2500.0,
     "daily_pnl": 0.0,
     "minutes_to_close": 388.0,
+    "session_id": 19723,
 }
 
 Message = dict[str, str]
@@ -59,6 +60,7 @@ _TEMPLATE_KEYS: dict[str, str] = {
     "risks": "risks_prompt",
     "decide": "decide_prompt",
     "single_shot": "single_shot_prompt",
+    "single_shot_context": "single_shot_context_template",
 }
 
 
@@ -75,7 +77,7 @@ def prompt_fields(context: Mapping[str, Any], mask: Sequence[bool]) -> dict[str,
         fields["position_text"] = "flat"
     fields["trail_text"] = "on" if fields.get("trail_on") else "off"
     fields["break_even_text"] = "yes" if fields.get("stop_at_break_even") else "no"
-    fields["allowed_actions"] = ", ".join(allowed_names(mask))
+    fields["allowed_actions"] = ", ".join(ACTION_NAMES[action] for action in allowed_actions(mask))
     return fields
 
 
@@ -84,15 +86,22 @@ class PromptBook:
 
     def __init__(self, config: ReasonerConfig) -> None:
         self.system_prompt = config.system_prompt
+        self.single_shot_system_prompt = config.single_shot_system_prompt
         self._templates = {name: getattr(config, key) for name, key in _TEMPLATE_KEYS.items()}
         self._check_templates()
 
     def opening(self, fields: Mapping[str, Any], first_step: str) -> list[Message]:
-        """System prompt + one user turn: the market context followed by the first task."""
-        context_text = self._render("context", fields)
+        """System prompt + one user turn: the market context followed by the first task.
+
+        The single shot has its own system prompt and compact context: in lockstep the loop runs
+        at its pace, and the per-thought part of the prompt is what it pays for."""
+        if first_step == "single_shot":
+            system_prompt, context_text = self.single_shot_system_prompt, self._render("single_shot_context", fields)
+        else:
+            system_prompt, context_text = self.system_prompt, self._render("context", fields)
         task_text = self._render(first_step, fields)
         return [
-            {"role": "system", "content": self.system_prompt},
+            {"role": "system", "content": system_prompt},
             {"role": "user", "content": f"{context_text}\n\n{task_text}"},
         ]
 

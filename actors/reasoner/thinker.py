@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.engine import ChatEngine, Completion
+from actors.reasoner.engine import ChatEngine, Completion, GenerationAborted
 from actors.reasoner.grammar import decision_grammar
 from actors.reasoner.parser import DecisionParser, ParsedDecision
 from actors.reasoner.prompts import FOUR_STEPS, Message, PromptBook, prompt_fields
@@ -58,46 +58,80 @@ class Thinker:
         self._max_decide_tokens = config.max_decide_tokens
 
     def think(self, context: Mapping[str, Any], mask: Sequence[bool]) -> Thought:
+        return self.think_many([(context, mask)])[0]
+
+    def think_many(self, states: Sequence[tuple[Mapping[str, Any], Sequence[bool]]]) -> list[Thought]:
+        """One thought per (context, mask), in order; none at all when the engine was aborted (shutdown):
+        a thought cut short is no thought, and the ones finished before it are dropped with it."""
+        try:
+            return self._think_many(states)
+        except GenerationAborted:
+            return []
+
+    def _think_many(self, states: Sequence[tuple[Mapping[str, Any], Sequence[bool]]]) -> list[Thought]:
+        """An engine that serves several conversations at once (batched llama.cpp, concurrent
+        HTTP) gets each step of all of them in one call; a one-at-a-time engine gets one
+        whole thought after the other, which keeps its single KV cache on one conversation.
+        """
+        if len(states) > 1 and not getattr(self.engine, "serves_many_at_once", False):
+            return [thought for state in states for thought in self._think_many([state])]
+        most = getattr(self.engine, "max_sequences", len(states))
+        if len(states) > most:
+            return [t for start in range(0, len(states), most) for t in self._think_many(states[start : start + most])]
         started = time.perf_counter()
-        fields = prompt_fields(context, mask)
-        grammar = decision_grammar(mask) if self._use_grammar else None
+        # Swaps fall between thoughts (the same worker thread runs both): this is the version used throughout.
+        adapter_version = self.engine.adapter_version
+        fields = [prompt_fields(context, mask) for context, mask in states]
+        grammars = [decision_grammar(mask) if self._use_grammar else None for _, mask in states]
         if self._mode == "single_shot":
-            texts, completions = self._single_shot(fields, grammar)
+            texts, completions = self._single_shot(fields, grammars)
         else:
-            texts, completions = self._four_steps(fields, grammar)
-        parsed = self.parser.parse(texts["decide"], mask)
-        return self._thought(texts, completions, parsed, time.perf_counter() - started)
+            texts, completions = self._four_steps(fields, grammars)
+        elapsed_secs = time.perf_counter() - started
+        return [
+            self._thought(text, done, self.parser.parse(text["decide"], mask), elapsed_secs, adapter_version)
+            for text, done, (_, mask) in zip(texts, completions, states)
+        ]
 
-    def _single_shot(self, fields: Mapping[str, Any], grammar: str | None) -> tuple[dict[str, str], list[Completion]]:
-        messages = self._prompts.opening(fields, "single_shot")
-        completion = self._complete(messages, self._max_decide_tokens, grammar)
-        return {"decide": completion.text.strip()}, [completion]
+    def _single_shot(self, fields: list[Mapping[str, Any]], grammars: list[str | None]):
+        conversations = [self._prompts.opening(f, "single_shot") for f in fields]
+        answers = self._complete(conversations, self._max_decide_tokens, grammars)
+        return [{"decide": a.text.strip()} for a in answers], [[a] for a in answers]
 
-    def _four_steps(self, fields: Mapping[str, Any], grammar: str | None) -> tuple[dict[str, str], list[Completion]]:
-        conversation: list[Message] = self._prompts.opening(fields, FOUR_STEPS[0])
-        texts: dict[str, str] = {}
-        completions: list[Completion] = []
+    def _four_steps(self, fields: list[Mapping[str, Any]], grammars: list[str | None]):
+        conversations: list[list[Message]] = [self._prompts.opening(f, FOUR_STEPS[0]) for f in fields]
+        texts: list[dict[str, str]] = [{} for _ in fields]
+        completions: list[list[Completion]] = [[] for _ in fields]
         for index, step in enumerate(FOUR_STEPS):
             if index > 0:
-                conversation.append(self._prompts.step(step, fields))
+                for conversation, f in zip(conversations, fields):
+                    conversation.append(self._prompts.step(step, f))
             is_decide = step == "decide"
-            completion = self._complete(
-                conversation,
+            answers = self._complete(
+                conversations,
                 self._max_decide_tokens if is_decide else self._max_step_tokens,
-                grammar if is_decide else None,
+                grammars if is_decide else [None] * len(fields),
             )
-            texts[step] = completion.text.strip()
-            completions.append(completion)
-            conversation.append({"role": "assistant", "content": texts[step]})
+            for i, answer in enumerate(answers):
+                texts[i][step] = answer.text.strip()
+                completions[i].append(answer)
+                conversations[i].append({"role": "assistant", "content": texts[i][step]})
         return texts, completions
 
-    def _complete(self, messages: list[Message], max_tokens: int, grammar: str | None) -> Completion:
+    def _complete(self, conversations: list[list[Message]], max_tokens: int, grammars: list[str | None]) -> list[Completion]:
         if not self._reuse_prefix:
             self.engine.forget_context()
-        return self.engine.chat(messages, max_tokens=max_tokens, grammar=grammar)
+        if len(conversations) == 1:  # any ChatEngine, including ones without chat_many
+            return [self.engine.chat(conversations[0], max_tokens=max_tokens, grammar=grammars[0])]
+        return self.engine.chat_many(conversations, max_tokens=max_tokens, grammars=grammars)
 
     def _thought(
-        self, texts: dict[str, str], completions: list[Completion], parsed: ParsedDecision, elapsed_secs: float
+        self,
+        texts: dict[str, str],
+        completions: list[Completion],
+        parsed: ParsedDecision,
+        elapsed_secs: float,
+        adapter_version: int,
     ) -> Thought:
         return Thought(
             action=parsed.action,
@@ -115,5 +149,5 @@ class Thinker:
             reused_prompt_tokens=sum(c.prompt_tokens - c.evaluated_prompt_tokens for c in completions),
             generated_tokens=sum(c.generated_tokens for c in completions),
             generation_secs=sum(c.generation_secs for c in completions),
-            adapter_version=self.engine.adapter_version,
+            adapter_version=adapter_version,
         )

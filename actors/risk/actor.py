@@ -1,7 +1,9 @@
 """The risk actor: exactly one risk.verdict per env.obs step.
 
 env.outcome is read only to count each env's closed trades per episode (the win-rate
-rule waits for risk.min_trades_for_win_rate of them).
+rule waits for risk.min_trades_for_win_rate of them; halts re-arm on a new trade).
+Entry vetoes are halts that end (actors/risk/halts.py), updated once per env per step;
+the rule in force goes out in RiskVerdict.halts.
 
 The verdict comes from the step's fusion.decision through the risk rules; if no decision
 arrived within risk.fusion_deadline_ms of the observation, from the RL proposal alone
@@ -12,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 
-from actors.env.instruments import resolve_instrument
-from actors.risk.actions import N_ACTIONS
+from actors.common.instruments import resolve_instrument
+from actors.risk.halts import Halts
 from actors.risk.rules import AccountLimits, EpisodeTrades, RiskRules
 from actors.risk.verdicts import Verdict, VerdictBook
 from bus.messages import EnvObs, EnvOutcome, FusionDecision, PolicyProposal, RiskVerdict
+from config.schema import Config
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
 
@@ -26,12 +29,12 @@ class RiskActor(Actor):
 
     async def on_start(self) -> None:
         limits = account_limits(self.config)
-        self.book = VerdictBook(RiskRules(self.config.risk, limits), self.config.risk.max_pending_steps,
-                                counts=self.counters)
+        rules = RiskRules(self.config.risk, limits)
+        self.book = VerdictBook(rules, self.config.risk.max_pending_steps, counts=self.counters)
+        self.halts = Halts(self.config.risk, rules)
         self._deadline_secs = self.config.risk.fusion_deadline_ms / 1000.0
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self.trades = EpisodeTrades()
-        self._latest_step = -1
         self._deadline_log = RateLimiter(self.config.logging.rate_limit_secs)
         self.log.info("risk_limits", **{k: getattr(limits, k) for k in limits.__slots__})
 
@@ -39,34 +42,27 @@ class RiskActor(Actor):
         match msg:
             case EnvObs():
                 self._on_obs(msg)
+            # Batch shapes were checked where the messages were decoded (bus/messages.py).
             case PolicyProposal():
-                if msg.actions.shape == (len(msg.env_ids),):
-                    self.book.add_proposal(msg.step, msg.env_ids, msg.actions)
-                else:
-                    self.counters["bad_proposals"] += 1
+                self.book.add_proposal(msg.step, msg.env_ids, msg.actions)
             case FusionDecision():
-                n = len(msg.env_ids)
-                if msg.actions.shape != (n,):
-                    self.counters["bad_decisions"] += 1
-                    return
                 self._publish(self.book.add_decision(msg.step, msg.env_ids, msg.actions, msg.llm_query_ids))
             case EnvOutcome():
                 # The env publishes a step's outcomes before the next env.obs, so counts are current.
                 self.trades.record(msg.env_id, msg.episode_id)
 
     def _on_obs(self, obs: EnvObs) -> None:
-        n = len(obs.env_ids)
-        if obs.masks.shape != (n, N_ACTIONS) or len(obs.contexts) != n:
-            self.counters["bad_obs"] += 1
-            return
-        if obs.step < self._latest_step:
+        if self.book.env_restarted(obs.step):
             # Steps went backwards: the env actor restarted, its episodes count from 0 again.
             self.trades = EpisodeTrades()
-            self.counters["env_restarts"] += 1
-        self._latest_step = obs.step
-        trades = [self.trades.count(e, p) for e, p in zip(obs.env_ids, obs.episode_ids, strict=True)] \
-            if len(obs.episode_ids) == n else None
-        verdict = self.book.add_obs(obs.step, obs.env_ids, obs.masks, obs.contexts, trades)
+            self.halts.reset()
+        trades = [self.trades.count(e, p) for e, p in zip(obs.env_ids, obs.episode_ids, strict=True)]
+        halts = [self.halts.update(env_id, obs.step, context, episode, trades[row])
+                 for row, (env_id, context, episode) in enumerate(zip(obs.env_ids, obs.contexts, obs.episode_ids, strict=True))]
+        for rule in halts:
+            if rule:
+                self.counters[f"halted_{rule}"] += 1
+        verdict = self.book.add_obs(obs.step, obs.env_ids, obs.masks, obs.contexts, trades, halts)
         if verdict is not None:
             self._publish(verdict)
             return
@@ -88,7 +84,7 @@ class RiskActor(Actor):
         self._cancel_timer(verdict.step)
         self.publish(RiskVerdict(env_ids=verdict.env_ids, step=verdict.step, actions=verdict.actions,
                                  vetoed=verdict.vetoed, reasons=verdict.reasons, degraded=verdict.degraded,
-                                 llm_query_ids=verdict.llm_query_ids))
+                                 llm_query_ids=verdict.llm_query_ids, halts=verdict.halts))
         for env_id, reason in zip(verdict.env_ids, verdict.reasons, strict=True):
             if reason:
                 self.log.debug("veto", rule=reason, env_id=env_id, step=verdict.step)
@@ -114,7 +110,7 @@ class RiskActor(Actor):
         return figures
 
 
-def account_limits(config) -> AccountLimits:
+def account_limits(config: Config) -> AccountLimits:
     """The guard's numbers from the root config's [account], [instrument] and [env] sections."""
     instrument = resolve_instrument(config.instrument)
     return AccountLimits(

@@ -3,41 +3,42 @@ limit) are read from [account], owned by the env package."""
 
 from __future__ import annotations
 
-from functools import partial
-
 import msgspec
 
-from config.checks import require
-
-_require = partial(require, section="risk")
+from config.checks import Count, Fraction, NonNegative, Positive, PositiveCount, check_bounds
 
 
 class RiskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     veto_enabled: bool = True
     """Apply seed 002's veto rules (consecutive losses, drawdown buffer, win rate); false for the ablation."""
-    max_consecutive_losses: int = 3
-    """Entries are vetoed once this many trades in a row were lost."""
-    min_drawdown_buffer_fraction: float = 0.2
-    """Entries are vetoed while the drawdown buffer is below this share of the trailing limit."""
-    min_win_rate: float = 0.4
+    max_consecutive_losses: PositiveCount = 3
+    """Entries are vetoed once this many trades in a row were lost ..."""
+    consecutive_losses_cooldown_bars: PositiveCount = 30
+    """... for this many steps; then the rule re-arms only on a new loss (actors/risk/halts.py)."""
+    min_drawdown_buffer_fraction: Fraction = 0.2
+    """Entries are vetoed when the drawdown buffer is below this share of the trailing limit, until the end of
+    the trading day; then the rule re-arms only when a new trade closes."""
+    min_win_rate: Fraction = 0.4
     """Entries are vetoed while the win rate of the last 10 trades is below this ..."""
-    min_trades_for_win_rate: int = 5
+    min_trades_for_win_rate: Count = 5
     """... once the episode has closed at least this many trades (0 = always, as seed 002; with fewer
-    trades one early loss would halt the rest of the episode)."""
+    trades one early loss would halt the rest of the episode) ..."""
+    win_rate_cooldown_bars: PositiveCount = 390
+    """... for this many steps (390 = one RTH session of 1-minute bars); then the rule re-arms only when a new
+    trade closes (while flat the win rate cannot change, so without this the halt would never end)."""
+    session_halt_fallback_bars: PositiveCount = 390
+    """Halts that end with the trading day last this many steps when the context has no session id."""
+    max_halt_spells_kept: Count = 10_000
+    """Finished halts remembered for reports (the oldest are dropped)."""
     account_guard_enabled: bool = True
-    """Flatten (the closing action; else tighten the stop) and halt entries before an Apex breach is possible on the next bar."""
-    guard_bar_move_atr: float = 2.0
+    """Flatten (the closing action; else tighten the stop) and halt entries before an Apex breach is possible on the
+    next bar; the entry halt ends with the trading day and re-arms when a new trade closes."""
+    guard_bar_move_atr: NonNegative = 2.0
     """The adverse move, in ATRs, the guard assumes one bar can make."""
-    fusion_deadline_ms: float = 250.0
+    fusion_deadline_ms: Positive = 250.0
     """Without a fusion.decision this long after env.obs, risk decides from the RL proposal (or HOLD): degraded."""
-    max_pending_steps: int = 64
+    max_pending_steps: PositiveCount = 64
     """Steps kept while waiting for their messages; older ones are dropped (counted)."""
 
     def __post_init__(self) -> None:
-        _require(self.max_consecutive_losses >= 1, "max_consecutive_losses", "must be >= 1")
-        _require(0.0 <= self.min_drawdown_buffer_fraction <= 1.0, "min_drawdown_buffer_fraction", "must be within [0, 1]")
-        _require(0.0 <= self.min_win_rate <= 1.0, "min_win_rate", "must be within [0, 1]")
-        _require(self.min_trades_for_win_rate >= 0, "min_trades_for_win_rate", "must be >= 0")
-        _require(self.guard_bar_move_atr >= 0.0, "guard_bar_move_atr", "must be >= 0")
-        _require(self.fusion_deadline_ms > 0.0, "fusion_deadline_ms", "must be > 0")
-        _require(self.max_pending_steps >= 1, "max_pending_steps", "must be >= 1")
+        check_bounds(self, "risk")

@@ -15,6 +15,10 @@ DISABLE_TRAIL and exits (the opposite of BUY/SELL while in a position) pass.
 
 The guard flattens with the closing action when the env's mask allows it; when it does
 not, it tightens the stop (MOVE_SL_TO_BE, else ENABLE_TRAIL) and blocks everything else.
+
+With halts (actors/risk/halts.py) the entry rules become halts that end: the caller passes
+the rule in force (``halt``) and it replaces both the guard's entry check and the vetoes,
+which then only say when a halt starts (``entry_conditions``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Protocol
 
 import numpy as np
 
-from actors.risk.actions import ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, closing_action, is_entry
+from actors.common.actions import ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, closing_action, is_entry, legal_or_hold
 from actors.risk.config import RiskConfig
 
 TIGHTENING_ACTIONS = (MOVE_SL_TO_BE, ENABLE_TRAIL)
@@ -71,12 +75,10 @@ class Review:
         return self.reason != ""
 
 
-def nearest_legal(action: int, mask: np.ndarray) -> int:
-    """HOLD if allowed, else the first allowed action; ``action`` itself if the mask allows nothing."""
-    if mask[HOLD]:
-        return HOLD
-    legal = np.flatnonzero(mask)
-    return int(legal[0]) if legal.size else action
+def refused(mask: np.ndarray) -> int:
+    """What replaces a vetoed action: HOLD if allowed, else the lowest allowed id (HOLD if none is;
+    actors/common/actions.py legal_or_hold is the one rule)."""
+    return legal_or_hold(HOLD, mask)
 
 
 class RiskRules:
@@ -103,28 +105,39 @@ class RiskRules:
     def entry_veto(self, context: RiskContext, episode_trades: int | None = None) -> str:
         """The first rule that forbids entries now, or ''. ``episode_trades``: trades the env closed this
         episode (None = unknown: the win-rate rule applies as in seed 002)."""
+        return next(iter(self._veto_conditions(context, episode_trades)), "")
+
+    def entry_conditions(self, context: RiskContext, episode_trades: int | None = None) -> list[str]:
+        """Every entry rule whose condition holds now, in precedence order (the guard's entry check first)."""
+        guard = ["account_guard"] if self.config.account_guard_enabled and self.breach_possible_on_entry(context) else []
+        return guard + self._veto_conditions(context, episode_trades)
+
+    def _veto_conditions(self, context: RiskContext, episode_trades: int | None) -> list[str]:
+        reasons = []
         limit = self.limits.daily_loss_limit_usd
         if limit > 0 and context.daily_pnl <= -limit:
-            return "daily_loss_limit"
+            reasons.append("daily_loss_limit")
         if not self.config.veto_enabled:
-            return ""
+            return reasons
         if context.consecutive_losses >= self.config.max_consecutive_losses:
-            return "consecutive_losses"
+            reasons.append("consecutive_losses")
         if context.trailing_limit > 0 and \
                 context.drawdown_buffer / context.trailing_limit < self.config.min_drawdown_buffer_fraction:
-            return "drawdown_buffer"
+            reasons.append("drawdown_buffer")
         enough_trades = episode_trades is None or episode_trades >= self.config.min_trades_for_win_rate
         if enough_trades and context.win_rate < self.config.min_win_rate:
-            return "win_rate"
-        return ""
+            reasons.append("win_rate")
+        return reasons
 
-    def _guard(self, action: int, mask: np.ndarray, context: RiskContext) -> Review | None:
+    def _guard(self, action: int, mask: np.ndarray, context: RiskContext, halts_decide_entries: bool = False) -> Review | None:
         if not self.config.account_guard_enabled:
             return None
         if context.position != 0 and self.breach_possible_in_position(context):
             return Review(*self._protect(action, mask, context))
+        if halts_decide_entries:
+            return None
         if context.position == 0 and is_entry(action, 0) and self.breach_possible_on_entry(context):
-            return Review(nearest_legal(action, mask), "account_guard")
+            return Review(refused(mask), "account_guard")
         return None
 
     @staticmethod
@@ -137,26 +150,29 @@ class RiskRules:
             return action, ""
         already = {MOVE_SL_TO_BE: context.stop_at_break_even, ENABLE_TRAIL: context.trail_on}
         tighten = next((a for a in TIGHTENING_ACTIONS if mask[a] and not already[a]), HOLD)
-        tighten = tighten if mask[tighten] else nearest_legal(action, mask)
+        tighten = tighten if mask[tighten] else refused(mask)
         return tighten, "account_guard" if tighten != action else ""
 
-    def review(self, action: int, mask: np.ndarray, context: RiskContext, episode_trades: int | None = None) -> Review:
-        """The action the env may execute, and why it was changed ('' when it was not)."""
+    def review(self, action: int, mask: np.ndarray, context: RiskContext, episode_trades: int | None = None,
+               halt: str | None = None) -> Review:
+        """The action the env may execute, and why it was changed ('' when it was not). ``halt``: the entry
+        rule in force from actors/risk/halts.py ('' = none); None = decide entries from the context alone."""
         if not (0 <= action < len(mask)) or not mask[action]:
-            return Review(nearest_legal(action, mask), "masked_action")
-        guarded = self._guard(action, mask, context)
+            return Review(legal_or_hold(action, mask), "masked_action")
+        guarded = self._guard(action, mask, context, halts_decide_entries=halt is not None)
         if guarded is not None:
             return guarded
         if is_entry(action, context.position):
-            reason = self.entry_veto(context, episode_trades)
+            reason = self.entry_veto(context, episode_trades) if halt is None else halt
             if reason:
-                return Review(nearest_legal(action, mask), reason)
+                return Review(refused(mask), reason)
         return Review(action, "")
 
     def review_batch(self, actions: np.ndarray, masks: np.ndarray, contexts: list[RiskContext],
-                     episode_trades: list[int | None] | None = None) -> list[Review]:
+                     episode_trades: list[int | None] | None = None, halts: list[str] | None = None) -> list[Review]:
         trades = episode_trades if episode_trades is not None else [None] * len(actions)
-        return [self.review(int(a), masks[i], contexts[i], trades[i]) for i, a in enumerate(actions)]
+        in_force = halts if halts is not None else [None] * len(actions)
+        return [self.review(int(a), masks[i], contexts[i], trades[i], in_force[i]) for i, a in enumerate(actions)]
 
 
 class EpisodeTrades:

@@ -4,18 +4,19 @@ The VerdictBook pairs each step's observation (masks and contexts) with the fusi
 decision for it. It holds no clock: the actor calls ``deadline(step)`` when the step's
 fusion deadline has passed. A step is answered exactly once; a decision for an answered
 step is late (counted, ignored). Bookkeeping is bounded: the oldest unanswered steps are
-dropped (counted) when more than ``max_pending_steps`` wait.
+dropped (counted) when more than ``max_pending_steps`` wait (actors/common/stepjoin.py).
 """
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from actors.risk.actions import HOLD
+from actors.common.actions import HOLD
+from actors.common.stepjoin import StepJoin
 from actors.risk.rules import RiskContext, RiskRules
 
 
@@ -30,6 +31,8 @@ class Verdict:
     llm_query_ids: list[str]
     source: str
     """fusion | rl (deadline passed, RL proposal used) | hold (deadline passed, nothing upstream)."""
+    halts: list[str] = field(default_factory=list)
+    """Per env, the entry-veto rule in force (actors/risk/halts.py; '' none); empty when halts are not tracked."""
 
 
 @dataclass(slots=True)
@@ -38,6 +41,7 @@ class _Step:
     masks: np.ndarray | None = None
     contexts: Sequence[RiskContext] = ()
     episode_trades: list[int | None] | None = None
+    halts: list[str] | None = None
     rl_actions: np.ndarray | None = None
     decision_actions: np.ndarray | None = None
     llm_query_ids: list[str] = field(default_factory=list)
@@ -51,31 +55,31 @@ class VerdictBook:
     def __init__(self, rules: RiskRules, max_pending_steps: int, counts: Counter[str] | None = None) -> None:
         self.rules = rules
         self.max_pending_steps = max_pending_steps
-        self._pending: OrderedDict[int, _Step] = OrderedDict()
-        self._answered: OrderedDict[int, None] = OrderedDict()
         self.counts: Counter[str] = counts if counts is not None else Counter()
+        self._steps: StepJoin[_Step] = StepJoin(max_pending_steps, _Step, self.counts)
         """verdicts, env_decisions, degraded_verdicts, hold_without_input, late_decisions, mismatched_batches, evicted_steps,
         vetoes, veto_<reason>."""
 
     # ------------------------------------------------------------------ inputs
 
     def add_obs(self, step: int, env_ids: Sequence[int], masks: np.ndarray, contexts: Sequence[RiskContext],
-                episode_trades: list[int | None] | None = None) -> Verdict | None:
-        """A step's observation (and each env's closed trades this episode, when known);
+                episode_trades: list[int | None] | None = None, halts: list[str] | None = None) -> Verdict | None:
+        """A step's observation (and each env's closed trades this episode, and the halt in force, when known);
         answers at once when its fusion decision came first."""
-        self._answered.pop(step, None)  # the same step again means the env started over
-        entry = self._entry(step)
+        self._steps.reopen(step)  # the same step again means the env started over
+        entry = self._steps.entry(step)
         entry.env_ids, entry.masks, entry.contexts = list(env_ids), np.asarray(masks, dtype=bool), contexts
         entry.episode_trades = episode_trades
+        entry.halts = halts
         if entry.decision_actions is not None:
             return self._answer(step, degraded=False)
         return None
 
     def add_proposal(self, step: int, env_ids: Sequence[int], actions: np.ndarray) -> None:
         """The RL proposal: the fallback if fusion does not answer in time."""
-        if step in self._answered:
+        if self._steps.is_answered(step):
             return
-        entry = self._entry(step)
+        entry = self._steps.entry(step)
         if entry.has_obs and list(env_ids) != entry.env_ids:
             self.counts["mismatched_batches"] += 1
             return
@@ -84,10 +88,10 @@ class VerdictBook:
     def add_decision(self, step: int, env_ids: Sequence[int], actions: np.ndarray,
                      llm_query_ids: Sequence[str]) -> Verdict | None:
         """The fusion decision; answers unless the step was answered already (late) or its obs is missing."""
-        if step in self._answered:
+        if self._steps.is_answered(step):
             self.counts["late_decisions"] += 1
             return None
-        entry = self._entry(step)
+        entry = self._steps.entry(step)
         if entry.has_obs and list(env_ids) != entry.env_ids:
             self.counts["mismatched_batches"] += 1
             return None
@@ -95,29 +99,21 @@ class VerdictBook:
         entry.llm_query_ids = list(llm_query_ids) if len(llm_query_ids) == len(env_ids) else [""] * len(env_ids)
         return self._answer(step, degraded=False) if entry.has_obs else None
 
+    def env_restarted(self, step: int) -> bool:
+        """Record an observation's step: True (counted as env_restarts) when steps went backwards."""
+        return self._steps.went_back(step)
+
     def deadline(self, step: int) -> Verdict | None:
         """The fusion deadline of ``step`` passed: answer from RL alone, or HOLD (None when already answered)."""
-        entry = self._pending.get(step)
-        if step in self._answered or entry is None or not entry.has_obs:
+        entry = self._steps.get(step)
+        if self._steps.is_answered(step) or entry is None or not entry.has_obs:
             return None
         return self._answer(step, degraded=True)
 
     # ------------------------------------------------------------------ verdicts
 
-    def _entry(self, step: int) -> _Step:
-        entry = self._pending.get(step)
-        if entry is None:
-            entry = self._pending[step] = _Step()
-            while len(self._pending) > self.max_pending_steps:
-                self._pending.popitem(last=False)
-                self.counts["evicted_steps"] += 1
-        return entry
-
     def _answer(self, step: int, degraded: bool) -> Verdict:
-        entry = self._pending.pop(step)
-        self._answered[step] = None
-        while len(self._answered) > self.max_pending_steps:
-            self._answered.popitem(last=False)
+        entry = self._steps.answer(step)
         assert entry.env_ids is not None and entry.masks is not None
         n = len(entry.env_ids)
         if not degraded:
@@ -127,7 +123,7 @@ class VerdictBook:
         else:
             proposed, query_ids, source = np.full(n, HOLD, dtype=np.int64), [""] * n, "hold"
             self.counts["hold_without_input"] += 1
-        reviews = self.rules.review_batch(proposed, entry.masks, list(entry.contexts), entry.episode_trades)
+        reviews = self.rules.review_batch(proposed, entry.masks, list(entry.contexts), entry.episode_trades, entry.halts)
         self.counts["verdicts"] += 1
         self.counts["env_decisions"] += n
         self.counts["degraded_verdicts"] += int(degraded)
@@ -138,4 +134,5 @@ class VerdictBook:
         return Verdict(step=step, env_ids=list(entry.env_ids),
                        actions=np.array([r.action for r in reviews], dtype=np.int64),
                        vetoed=[r.vetoed for r in reviews], reasons=[r.reason for r in reviews],
-                       degraded=[degraded] * n, llm_query_ids=list(query_ids), source=source)
+                       degraded=[degraded] * n, llm_query_ids=list(query_ids), source=source,
+                       halts=list(entry.halts) if entry.halts is not None else [])

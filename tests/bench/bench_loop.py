@@ -19,6 +19,7 @@ from config.loader import load_config
 from tests.bench.common import percentiles_us, print_table
 
 FROZEN = {"policy.learn": False, "env.mode": "train", "env.split": "train"}
+EXTRA: dict = {}
 
 
 def project_loop(steps: int, n_envs: int, with_reasoner: bool) -> dict[str, float]:
@@ -27,7 +28,7 @@ def project_loop(steps: int, n_envs: int, with_reasoner: bool) -> dict[str, floa
     from runtime.testing import running_actors
 
     actors = ["env", "policy", "fusion", "risk"] + (["reasoner"] if with_reasoner else [])
-    settings = {**FROZEN, "env.n_envs": n_envs, "env.max_steps": steps, "runtime.stats_interval_secs": 60.0}
+    settings = {**FROZEN, "env.n_envs": n_envs, "env.max_steps": steps, "runtime.stats_interval_secs": 60.0, **EXTRA}
     with running_actors(actors, settings, keep_run_dir=True) as rt:
         rt.client.subscribe(Done, settle_secs=0)
         started = time.perf_counter()

@@ -5,6 +5,9 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
+from actors.common.actions import N_ACTIONS, OBS_DIM
+from bus.codec import _enc_hook
+
 
 def sample_value(t: msgspec.inspect.Type):
     I = msgspec.inspect
@@ -25,10 +28,28 @@ def sample_value(t: msgspec.inspect.Type):
     if isinstance(t, I.StructType):
         return sample_struct(t.cls)
     if isinstance(t, I.CustomType) and t.cls is np.ndarray:
-        return np.arange(12, dtype=np.float32).reshape(2, 6)
+        return np.arange(2, dtype=np.float32)  # one value per env of the two-env batches lists make
     raise NotImplementedError(f"no sample for {t}")
+
+
+# Arrays whose shape or dtype a loop message's __post_init__ fixes (bus/messages.py); two envs.
+SHAPED_ARRAYS = {
+    "obs": lambda: np.arange(2 * OBS_DIM, dtype=np.float32).reshape(2, OBS_DIM),
+    "terminal_obs": lambda: np.zeros((2, OBS_DIM), dtype=np.float32),
+    "masks": lambda: np.arange(2 * N_ACTIONS).reshape(2, N_ACTIONS) % 2 == 0,
+    "probs": lambda: np.full((2, N_ACTIONS), 1 / N_ACTIONS, dtype=np.float32),
+}
+
+
+def ragged_frames(msg, **changes) -> list[bytes]:
+    """The bus frames of ``msg`` with ``changes`` made to its body, bypassing __post_init__ as a buggy sender
+    would: for tests that a ragged batch is dropped (counted as dropped_field_type) before any actor sees it."""
+    body = msgspec.structs.asdict(msg) | changes
+    payload = msgspec.msgpack.encode(body, enc_hook=_enc_hook)
+    envelope = msgspec.msgpack.encode([type(msg).__name__, msg.SCHEMA_VERSION, "test", 1, 0, msgspec.Raw(payload)])
+    return [msg.TOPIC.encode(), envelope]
 
 
 def sample_struct(cls):
     info = msgspec.inspect.type_info(cls)
-    return cls(**{f.name: sample_value(f.type) for f in info.fields})
+    return cls(**{f.name: SHAPED_ARRAYS[f.name]() if f.name in SHAPED_ARRAYS else sample_value(f.type) for f in info.fields})

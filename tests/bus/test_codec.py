@@ -2,9 +2,10 @@ import msgspec
 import numpy as np
 import pytest
 
+from bus.client import _Receiver
 from bus.codec import Decoder, DropKind, Encoder, FrameError, SequenceTracker
-from bus.messages import ALL_MESSAGES, EnvObs, PolicyProposal, Probe
-from tests.bus.samples import sample_struct
+from bus.messages import ALL_MESSAGES, EnvObs, EnvTransition, FusionDecision, PolicyProposal, Probe, RiskVerdict
+from tests.bus.samples import ragged_frames, sample_struct
 
 
 def assert_same(a, b):
@@ -29,11 +30,11 @@ def test_every_message_type_round_trips(cls):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "uint8"])
 def test_arrays_keep_dtype_and_shape(dtype):
-    arr = (np.arange(24) % 3).astype(dtype).reshape(2, 3, 4)
-    msg = PolicyProposal(env_ids=[0, 1], step=1, actions=arr, confidences=arr[:, 0, 0], probs=np.zeros((0, 6)), values=arr.T)
+    arr = (np.arange(12) % 3).astype(dtype).reshape(2, 6)
+    msg = PolicyProposal(env_ids=[0, 1], step=1, actions=arr[:, 0], confidences=arr[:, 1], probs=arr, values=arr.T[2])
     out = Decoder().decode(list(Encoder("s").encode(msg))).msg
-    assert out.actions.dtype == np.dtype(dtype) and out.actions.shape == (2, 3, 4)
-    assert np.array_equal(out.values, arr.T) and out.probs.shape == (0, 6)
+    assert out.probs.dtype == np.dtype(dtype) and out.probs.shape == (2, 6) and np.array_equal(out.probs, arr)
+    assert out.actions.dtype == np.dtype(dtype) and np.array_equal(out.values, arr.T[2])
 
 
 def good_frames(**kw):
@@ -110,3 +111,49 @@ def test_decoded_arrays_are_read_only_views_of_the_frame():
     msg = EnvObs(env_ids=[0, 1], episode_ids=[0, 0], step=3, obs=obs, masks=np.ones((2, 6), bool), contexts=msg.contexts)
     out = Decoder().decode(list(Encoder("s").encode(msg))).msg
     assert out.obs.shape == (2, 261) and not out.obs.flags.writeable
+
+
+def ragged(cls, **changes):
+    return ragged_frames(sample_struct(cls), **changes)
+
+
+RAGGED_BATCHES = {
+    "EnvObs obs width": (EnvObs, {"obs": np.zeros((2, 260), np.float32)}),
+    "EnvObs obs dtype": (EnvObs, {"obs": np.zeros((2, 261), np.float64)}),
+    "EnvObs masks width": (EnvObs, {"masks": np.ones((2, 5), bool)}),
+    "EnvObs masks dtype": (EnvObs, {"masks": np.ones((2, 6), np.int8)}),
+    "EnvObs episode_ids": (EnvObs, {"episode_ids": [0]}),
+    "EnvObs contexts": (EnvObs, {"contexts": []}),
+    "PolicyProposal actions": (PolicyProposal, {"actions": np.zeros(3, np.int64)}),
+    "PolicyProposal probs": (PolicyProposal, {"probs": np.zeros((2, 5), np.float32)}),
+    "FusionDecision llm_actions": (FusionDecision, {"llm_actions": np.zeros(1, np.int64)}),
+    "FusionDecision rules": (FusionDecision, {"rules": ["agreement"]}),
+    "RiskVerdict actions": (RiskVerdict, {"actions": np.zeros((2, 1), np.int64)}),
+    "RiskVerdict reasons": (RiskVerdict, {"reasons": [""]}),
+    "RiskVerdict halts": (RiskVerdict, {"halts": [""] * 3}),
+    "EnvTransition rewards": (EnvTransition, {"rewards": np.zeros(1, np.float32)}),
+    "EnvTransition terminal_obs": (EnvTransition, {"terminal_obs": np.zeros((2, 6), np.float32)}),
+    "EnvTransition timed_out": (EnvTransition, {"timed_out": [True]}),
+}
+
+
+@pytest.mark.parametrize("case", list(RAGGED_BATCHES))
+def test_a_ragged_batch_is_a_dropped_and_counted_frame(case):
+    cls, changes = RAGGED_BATCHES[case]
+    receiver = _Receiver(max_frame_bytes=1 << 20)
+    assert receiver.decode(ragged(cls, **changes)) is None
+    assert receiver.dropped == {"field_type": 1}
+    field = next(iter(changes))
+    assert f"{cls.__name__}.{field}" in receiver.last_error.detail
+
+
+def test_optional_per_env_lists_may_be_empty():
+    frames = ragged(RiskVerdict, llm_query_ids=[], halts=[])
+    assert Decoder().decode(frames).msg.halts == []
+    assert Decoder().decode(ragged(EnvTransition, timed_out=[])).msg.timed_out == []
+
+
+def test_a_ragged_batch_cannot_be_built():
+    with pytest.raises(ValueError, match="PolicyProposal.values: shape"):
+        PolicyProposal(env_ids=[0, 1], step=1, actions=np.zeros(2), confidences=np.zeros(2), probs=np.zeros((2, 6)),
+                       values=np.zeros(1))

@@ -1,16 +1,23 @@
 import pytest
 
 from config.loader import ConfigError, DEFAULT_CONFIG_PATH, dump_toml, load_config, load_resolved
-from config.schema import SECTIONS, EmptySection, section_struct
+from config.schema import SECTIONS, Config
 
 
 def test_default_config_loads_and_every_section_is_a_real_struct():
     config = load_config()
-    for name, spec in SECTIONS.items():
-        if spec.startswith(("actors.lora", "actors.feed")):
-            continue  # later issues
-        assert section_struct(spec) is not EmptySection, f"section [{name}] has no config struct ({spec})"
+    for name in SECTIONS:
+        section = getattr(config, name)
+        assert section.__struct_fields__, f"section [{name}] has no keys"
     assert config.runtime.heartbeat_liveness >= 1
+
+
+def test_default_toml_lists_the_sections_of_the_typed_config_in_its_order():
+    import tomllib
+
+    tree = tomllib.loads(DEFAULT_CONFIG_PATH.read_text())
+
+    assert tuple(tree) == SECTIONS == Config.__struct_fields__
 
 
 def test_unknown_key_in_a_file_names_the_key_and_the_file(tmp_path):
@@ -81,3 +88,25 @@ def test_a_bus_reachable_from_other_hosts_is_refused_without_keys():
         load_config(overrides={"bus.transport": "tcp", "bus.host": "0.0.0.0"})
     assert info.value.key == "bus.host"
     assert load_config(overrides={"bus.transport": "tcp", "bus.host": "127.0.0.2"}).bus.host == "127.0.0.2"
+
+
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("bus.xsub_port=70000", "bus.xsub_port"),
+        ("runtime.heartbeat_liveness=0", "runtime.heartbeat_liveness"),
+        ("run.duration_secs=-1", "run.duration_secs"),
+        ("env.n_envs=0", "env.n_envs"),
+        ("policy.gamma=1.5", "policy.gamma"),
+        ("fusion.llm_weight=-0.1", "fusion.llm_weight"),
+        ("risk.min_win_rate=1.2", "risk.min_win_rate"),
+        ("reasoner.max_tokens_per_step=0", "reasoner.max_tokens_per_step"),
+        ("data.train_fraction=2.0", "data.train_fraction"),
+        ("lora.held_out_fraction=1.5", "lora.held_out_fraction"),
+    ],
+)
+def test_an_out_of_bounds_value_is_an_error_naming_the_key(override, key):
+    with pytest.raises(ConfigError) as info:
+        load_config(overrides=[override])
+
+    assert info.value.key == key and "--set" in str(info.value)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from actors.common.actions import BUY, HOLD, SELL
 from actors.env.batch import EnvBatch
 from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
-from actors.env.env import BUY, HOLD, SELL, FuturesTradingEnv
+from actors.env.env import FuturesTradingEnv
 from actors.env.instruments import resolve_instrument
 from actors.env.random_verdicts import random_legal_actions
 

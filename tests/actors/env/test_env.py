@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from actors.common.actions import BUY, DISABLE_TRAIL, ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, SELL
 from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
-from actors.env.env import BUY, DISABLE_TRAIL, ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, SELL, FuturesTradingEnv
+from actors.env.env import FuturesTradingEnv
 from actors.env.features import POSITION_START, RISK_START, VALIDITY_START
 from actors.env.instruments import resolve_instrument
 
@@ -243,13 +244,14 @@ def test_trailing_drawdown_breach_ends_the_episode_on_the_bar_that_touches_it(en
     env = env_over(make_bars(falling_after_entry(12, 30.0)), **WIDE)
     results = [env.step(BUY)] + [env.step(HOLD) for _ in range(3)]
     assert not any(terminated for _, _, terminated, _, _ in results)
-    # entry 20000.25, balance 49,997.50 after commission, threshold 47,500: equity touches it at 19875.375,
-    # first tradable price 19875.25. Bar 4's low is 19878, bar 5's is 19848: the breach is on bar 5.
+    # entry 20000.25, balance 49,997.50 after commission; the entry bar's high 20002 marks the intraday peak
+    # at 50,032.50, threshold 47,532.50: equity touches it at 19877.00, the stop fills a tick of slippage
+    # lower. Bar 4's low is 19878, bar 5's is 19848: the breach is on bar 5.
     _, reward, terminated, truncated, info = env.step(HOLD)
     assert (terminated, truncated) == (True, False)
     (trade,) = info["closed_trades"]
-    assert (trade.exit_reason, trade.exit_price, trade.exit_bar) == ("drawdown", 19875.0, 5)
-    assert trade.pnl_usd == pytest.approx((19875.0 - 20000.25) * 20 - 5.0)
+    assert (trade.exit_reason, trade.exit_price, trade.exit_bar) == ("drawdown", 19876.75, 5)
+    assert trade.pnl_usd == pytest.approx((19876.75 - 20000.25) * 20 - 5.0)
     assert info["episode_metrics"]["apex_violations"] == 1
     assert reward < -10.0  # the loss of the bar plus the breach penalty
 
@@ -261,7 +263,8 @@ def test_the_drawdown_threshold_trails_the_equity_peak(env_over, make_bars):
     env.step(BUY)
     for _ in range(4):
         env.step(HOLD)
-    assert env.account.peak == pytest.approx(env.equity)
+    # intraday trailing: the peak is the last bar's high (the favourable extreme of a long), not its close
+    assert env.account.peak == pytest.approx(env.equity + 5 * 20)
     assert env.account.threshold == pytest.approx(env.account.peak - 2500.0)
     threshold = env.account.threshold
     while True:

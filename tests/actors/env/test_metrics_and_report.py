@@ -1,4 +1,4 @@
-"""Metrics arithmetic, the report files, instruments and config validation."""
+"""Metrics arithmetic, the report files (and the env actor's backtest report), instruments and config validation."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ import pytest
 from actors.env.account import APEX_ACCOUNTS, apex_account
 from actors.env.config import AccountConfig, DataConfig, EnvConfig, InstrumentConfig
 from actors.env.instruments import resolve_instrument
-from actors.env.metrics import BARS_PER_YEAR, PROFIT_FACTOR_CAP, DecisionStats, RunMetrics, equity_metrics, trade_metrics
+from actors.env.metrics import BARS_PER_YEAR, PROFIT_FACTOR_CAP, RunMetrics, equity_metrics, trade_metrics
+from actors.env.random_verdicts import random_legal_actions
 from actors.env.report import format_metrics_table, write_report
+from bus.messages import Done, EnvObs, FusionDecision, LlmThought, RiskVerdict
+from runtime.testing import actor_harness
 
 
 def trade(pnl: float, bars: int = 3, reason: str = "target", trade_id: int = 0):
@@ -51,16 +54,6 @@ def test_run_metrics_chain_episodes_into_one_equity_curve():
     assert run.equity_curve == [1000.0, 1010.0, 1020.0, 1010.0]
     summary = run.summary()
     assert summary["episodes"] == 2 and summary["apex_violations"] == 1 and summary["net_pnl_usd"] == 10.0
-
-
-def test_decision_stats_give_agreement_query_rate_and_veto_rate():
-    stats = DecisionStats()
-    stats.add_fusion(np.array([1, 2, 0, 1]), np.array([1, 0, -1, -1]), np.array([0.8, 0.6, 0.0, 0.0]), np.array([1, 3, -1, -1]), np.full(4, 0.7), np.full(4, 0.3))
-    stats.add_verdict([True, False, False, False])
-    summary = stats.summary()
-    assert summary["query_rate"] == 0.5 and summary["agreement_rate"] == 0.5
-    assert summary["llm_confidence"] == pytest.approx(0.7) and summary["llm_staleness_steps"] == 2
-    assert summary["veto_rate"] == 0.25 and summary["rl_trust"] == pytest.approx(0.7)
 
 
 def test_write_report_writes_metrics_markdown_and_a_png(tmp_path):
@@ -110,3 +103,52 @@ def test_apex_presets_give_other_account_sizes():
     assert set(APEX_ACCOUNTS) >= {"apex_25k", "apex_50k", "apex_100k", "apex_150k"}
     account = apex_account("apex_100k")
     assert (account.start_balance, account.trailing_drawdown, account.max_contracts, account.drawdown_lock_balance) == (100_000.0, 3_000.0, 14, 100_100.0)
+
+
+# ---------------------------------------------------------------------- the env actor's backtest report
+
+HALT_RULE = "cooldown"
+
+
+def fused_messages(obs, rng) -> tuple[list, FusionDecision, RiskVerdict]:
+    """What reasoner, fusion and risk would send for one env.obs: RL and the thought agree on a random legal action;
+    risk halts env 0's entries on even steps."""
+    n = len(obs.env_ids)
+    actions = random_legal_actions(obs.masks, rng)
+    query_ids = [f"q-{obs.step}-{env_id}" for env_id in obs.env_ids]
+    thoughts = [LlmThought(env_id=env_id, episode_id=0, step_seen=obs.step, query_id=query_id, action=int(action), confidence=0.8,
+                           mode="four_step", reason=f"reason of {query_id}") for env_id, query_id, action in zip(obs.env_ids, query_ids, actions)]
+    decision = FusionDecision(
+        env_ids=list(obs.env_ids), step=obs.step, actions=actions, method="rules", rules=["agreement"] * n, rl_actions=actions,
+        rl_confidences=np.full(n, 0.6), llm_actions=actions, llm_confidences=np.full(n, 0.8), llm_staleness=np.ones(n, dtype=np.int64),
+        llm_query_ids=query_ids, rl_trust=np.full(n, 0.7), llm_trust=np.full(n, 0.3),
+    )
+    halts = [HALT_RULE if env_id == 0 and obs.step % 2 == 0 else "" for env_id in obs.env_ids]
+    final = np.array([0 if halt and action in (1, 2) else action for halt, action in zip(halts, actions.tolist())], dtype=np.int64)
+    vetoed = [bool(final[row] != actions[row]) for row in range(n)]
+    verdict = RiskVerdict(env_ids=list(obs.env_ids), step=obs.step, actions=final, vetoed=vetoed, reasons=[HALT_RULE if flag else "" for flag in vetoed],
+                          degraded=[False] * n, llm_query_ids=query_ids, halts=halts)
+    return thoughts, decision, verdict
+
+
+async def test_a_backtest_report_explains_each_trade_counts_halted_bars_and_where_entries_went(tmp_path):
+    overrides = {"data.synthetic_days": 6, "env.n_envs": 2, "env.mode": "backtest", "env.split": "test", "env.verdict_deadline_ms": 2000}
+    rng = np.random.default_rng(0)
+    async with actor_harness("env", overrides, run_dir=tmp_path) as h:
+        while not isinstance(obs := await h.recv((EnvObs, Done), timeout_secs=30), Done):
+            thoughts, decision, verdict = fused_messages(obs, rng)
+            for message in (*thoughts, decision, verdict):
+                await h.deliver(message)
+        summary = obs.summary
+    report = tmp_path / "backtest"
+    document = json.loads((report / "metrics.json").read_text())
+    assert summary["halted_bars_cooldown"] > 0 and document["halted_bars_cooldown"] == summary["halted_bars_cooldown"]
+    assert summary["entries_vetoed_cooldown"] > 0 and summary["entries_executed"] > 0
+    assert summary["entries_proposed"] == summary["entries_executed"] + summary["entries_vetoed_cooldown"]
+    assert document["trade_list"] and len(document["trade_list"]) == summary["trades"]
+    page = (report / "report.html").read_text()
+    for row in document["trade_list"]:
+        entry = row["entry_decision"]
+        assert entry["thought"]["reason"] == f"reason of {entry['thought']['query_id']}" and entry["thought"]["reason"] in page
+        assert entry["fusion_method"] == "rules" and entry["final_action"] == row["side"].replace("long", "BUY").replace("short", "SELL")
+    assert "Sharpe and Sortino come from daily (session) returns" in (report / "report.md").read_text()

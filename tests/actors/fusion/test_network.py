@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from actors.fusion.actions import BUY, HOLD, NO_ACTION, SELL
+from actors.common.actions import BUY, HOLD, NO_ACTION, SELL
 from actors.fusion.config import FusionConfig
 from actors.fusion.fuser import Fuser
 from actors.fusion.network import INPUT_DIM, DecisionRecord, FusionLearner, fusion_input, label_decision
@@ -174,3 +174,15 @@ def test_fuser_reports_staleness_query_ids_and_no_thought_per_env():
     assert batch.llm_staleness.tolist() == [2, -1]
     assert batch.llm_query_ids == ["a", ""]
     assert batch.llm_actions.tolist() == [BUY, NO_ACTION]
+
+
+def test_a_frozen_network_decides_but_never_learns_from_outcomes():
+    fuser = Fuser(small_network_config(learn=False, min_experiences=1, update_every_experiences=1))
+    before = {k: v.clone() for k, v in fuser.learner._serving.state_dict().items()}
+    for step in range(20):
+        fuser.fuse(step, [0], [0], np.array([BUY]), np.array([0.7]), ALL_LEGAL[None, :], [Context()])
+        experiences = fuser.learn_from_outcome(0, [step], pnl_usd=-300.0)
+        assert experiences == []
+    assert not fuser.learns and fuser.learner.experience_count == 0 and not fuser.learner.update_due()
+    after = fuser.learner._serving.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)

@@ -1,24 +1,16 @@
 import numpy as np
 import pytest
 
-from actors.fusion import actions
-from actors.fusion.actions import BUY, ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, NO_ACTION, SELL
+from actors.common.actions import BUY, ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, NO_ACTION, SELL
 from actors.fusion.config import FusionConfig
 from actors.fusion.rules import fuse_llm_only, fuse_rl_only, fuse_rules, legal_action, make_legal
 from actors.fusion.thoughts import NO_THOUGHT, UsableThought
-from bus import messages
 
 CONFIG = FusionConfig()  # llm_weight 0.3, override 0.9 / 0.6, uncertain 0.5
 
 
 def thought(action: int, confidence: float) -> UsableThought:
     return UsableThought(action=action, confidence=confidence, staleness_steps=1, query_id="q1")
-
-
-def test_domain_action_ids_match_the_bus_contract():
-    assert (actions.HOLD, actions.BUY, actions.SELL, actions.MOVE_SL_TO_BE, actions.ENABLE_TRAIL,
-            actions.DISABLE_TRAIL) == tuple(messages.ACTION_NAMES.index(name) for name in messages.ACTION_NAMES)
-    assert actions.N_ACTIONS == messages.N_ACTIONS and actions.NO_ACTION == messages.NO_ACTION
 
 
 def test_agreement_takes_the_shared_action_even_when_both_are_unsure():

@@ -1,6 +1,6 @@
 import pytest
 
-from actors.fusion.actions import BUY, SELL
+from actors.common.actions import BUY, SELL
 from actors.fusion.thoughts import NO_THOUGHT, Thought, ThoughtBook
 
 

@@ -1,4 +1,4 @@
-"""The policy actor in real processes, driven by a test client that plays the env."""
+"""The policy actor driven by a test that plays the env: in-process on the harness, and in real processes for restarts."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import pytest
 from actors.policy.actor import resolve_start_checkpoint
 from actors.policy.checkpoint import list_checkpoints
 from actors.policy.config import PolicyConfig
+from actors.common.actions import OBS_DIM
 from actors.policy.learner import OnlineMaskablePPO
-from bus.messages import OBS_DIM, EnvObs, EnvTransition, PolicyProposal
-from runtime.testing import running_actors
+from bus.messages import EnvObs, EnvTransition, PolicyProposal
+from runtime.testing import actor_harness, running_actors
+from tests.actors.risk.risk_inputs import context
 
 N_ENVS = 2
 SMALL_POLICY = {
@@ -34,7 +36,7 @@ def env_obs(step: int, masks: np.ndarray | None = None) -> EnvObs:
         step=step,
         obs=rng.normal(size=(N_ENVS, OBS_DIM)).astype(np.float32),
         masks=np.ones((N_ENVS, 6), bool) if masks is None else masks,
-        contexts=[],
+        contexts=[context(), context()],
     )
 
 
@@ -82,21 +84,19 @@ def wait_for_checkpoint(run_dir: Path, timeout_secs: float = 60.0) -> tuple[int,
     raise TimeoutError("no checkpoint written")
 
 
-@pytest.mark.slow
-def test_every_env_obs_gets_exactly_one_proposal_for_its_step_and_env_ids_within_the_mask():
+async def test_every_env_obs_gets_exactly_one_proposal_for_its_step_and_env_ids_within_the_mask():
     masks = np.zeros((N_ENVS, 6), bool)
     masks[:, [0, 3]] = True
-    with running_actors(["policy"], overrides=SMALL_POLICY) as rt:
-        rt.client.subscribe(PolicyProposal)
-        wait_until_serving(rt.client)
+    async with actor_harness("policy", SMALL_POLICY) as h:
         received = []
         for step in range(1, 41):
-            rt.client.publish(env_obs(step, masks))
-            proposal = rt.client.recv(PolicyProposal, timeout_secs=10, where=lambda m: m.step >= 1)
+            await h.deliver(env_obs(step, masks))
+            proposal = await h.recv(PolicyProposal, where=lambda m: m.step >= 1)
             received.append(proposal)
-            rt.client.publish(transition(step, proposal.actions))
+            await h.deliver(transition(step, proposal.actions))
+        await h.settle()
         with pytest.raises(TimeoutError):  # nothing beyond one proposal per obs
-            received.append(rt.client.recv(PolicyProposal, timeout_secs=0.5, where=lambda m: m.step >= 1))
+            received.append(await h.recv(PolicyProposal, timeout_secs=0.2, where=lambda m: m.step >= 1))
 
     assert [p.step for p in received] == list(range(1, 41))
     for proposal in received:

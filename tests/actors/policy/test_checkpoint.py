@@ -93,3 +93,15 @@ def test_a_file_that_is_not_a_checkpoint_is_refused_with_its_name(tmp_path):
         pass
     with pytest.raises(ValueError, match="not a policy checkpoint"):
         read_checkpoint(empty_zip)
+
+
+def test_a_resumed_phase_can_take_its_rollout_size_from_the_config(tmp_path):
+    learner = trained_learner()
+    path = learner.save_checkpoint(checkpoint_dir(tmp_path))
+
+    config = PolicyConfig(rollout_from_checkpoint=False, n_steps=4, batch_size=4, n_epochs=1)
+    restored = OnlineMaskablePPO.from_checkpoint_file(path, config, N_ENVS)
+
+    assert (restored.model.n_steps, restored.model.batch_size, restored.model.n_epochs) == (4, 4, 1)
+    assert restored.num_timesteps == learner.num_timesteps
+    assert restored.model.rollout_buffer.buffer_size == 4

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from actors.policy.config import PolicyConfig
+from actors.common.actions import OBS_DIM
 from actors.policy.learner import OnlineMaskablePPO, policy_logits_and_values
 
 N_ENVS = 2
-OBS_DIM = 261
 
 
 def small_config(**overrides) -> PolicyConfig:
@@ -80,7 +80,7 @@ def test_a_transition_whose_executed_action_differs_is_stored_with_that_action_a
 
     result = learner.record(0, executed, np.ones(N_ENVS, np.float32), *no_dones())
 
-    buffer = learner._collecting
+    buffer = learner.rollout.collecting
     assert result.stored and result.n_differs == N_ENVS
     assert buffer.pos == 1
     np.testing.assert_array_equal(buffer.actions[0, :, 0], executed)
@@ -97,7 +97,7 @@ def test_an_executed_action_outside_the_mask_is_stored_with_a_widened_mask_and_a
 
     learner.record(0, np.array([0, 0]), np.zeros(N_ENVS, np.float32), *no_dones())
 
-    buffer = learner._collecting
+    buffer = learner.rollout.collecting
     assert buffer.action_masks[0, :, 0].all()  # HOLD now allowed in the stored mask
     assert np.isfinite(buffer.log_probs[0]).all() and (buffer.log_probs[0] > -50).all()
     assert learner.counters["executed_outside_mask"] == N_ENVS
@@ -113,7 +113,7 @@ def test_stored_log_probabilities_are_those_the_sb3_update_computes_before_any_s
         executed = np.where(rng.random(N_ENVS) < 0.5, proposal.actions, 0)
         learner.record(step, executed, rng.normal(size=N_ENVS).astype(np.float32), *no_dones())
 
-    buffer, pos = learner._collecting, learner._collecting.pos
+    buffer, pos = learner.rollout.collecting, learner.rollout.collecting.pos
     obs = torch.as_tensor(buffer.observations[:pos].reshape(-1, OBS_DIM))
     actions = torch.as_tensor(buffer.actions[:pos].reshape(-1))
     masks = torch.as_tensor(buffer.action_masks[:pos].reshape(-1, 6))
@@ -137,7 +137,7 @@ def test_a_truncated_episode_is_bootstrapped_with_the_value_of_its_terminal_obse
         _, terminal_values = policy_logits_and_values(
             learner.serving, torch.as_tensor(learner.normalizer.normalize_obs(terminal_obs))
         )
-    stored = learner._collecting.rewards[0]
+    stored = learner.rollout.collecting.rewards[0]
     assert stored[0] == pytest.approx(1.0 + learner.model.gamma * float(terminal_values[0]), abs=1e-5)
     assert stored[1] == pytest.approx(1.0)  # terminated: no bootstrap
 
@@ -161,7 +161,7 @@ def test_a_timed_out_step_is_not_stored_and_the_chain_is_cut_with_a_bootstrapped
     third = learner.propose(random_obs(rng), masks, 2)
     learner.record(2, third.actions, np.zeros(N_ENVS, np.float32), *no_dones())
 
-    buffer = learner._collecting
+    buffer = learner.rollout.collecting
     assert not result.stored and result.reason == "timed_out"
     assert buffer.pos == 2
     np.testing.assert_allclose(buffer.rewards[0], learner.model.gamma * skipped.values, atol=1e-5)
@@ -255,7 +255,8 @@ def test_the_numpy_serving_copy_computes_what_the_torch_policy_computes():
     import torch
 
     from actors.policy.learner import policy_logits_and_values
-    from actors.policy.serving import NumpyPolicy, masked_log_softmax, sample
+    from actors.policy.masking import masked_log_softmax
+    from actors.policy.serving import NumpyPolicy, sample
 
     learner = OnlineMaskablePPO(PolicyConfig(learn=False, net_arch=(32, 16)), 3)
     obs = np.random.default_rng(1).normal(size=(3, 261)).astype(np.float32)

@@ -1,14 +1,9 @@
 import msgspec
 import pytest
 
-from actors.reasoner import actions
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.prompts import SAMPLE_CONTEXT, PromptBook, prompt_fields
 from bus import messages
-
-
-def test_action_names_match_the_bus_contract():
-    assert actions.ACTION_NAMES == messages.ACTION_NAMES
 
 
 def test_the_sample_context_has_exactly_the_market_context_fields():
@@ -40,6 +35,24 @@ def test_a_template_with_an_unknown_field_is_rejected_naming_its_key():
         PromptBook(ReasonerConfig(risks_prompt="What about {no_such_field}?"))
 
 
-def test_a_mask_of_the_wrong_length_is_rejected():
-    with pytest.raises(ValueError, match="6 entries"):
-        actions.allowed_actions([True, False])
+
+def test_the_single_shot_opening_is_its_own_system_prompt_and_a_compact_context_with_what_the_decision_needs():
+    config = ReasonerConfig()
+    book = PromptBook(config)
+    fields = prompt_fields(dict(SAMPLE_CONTEXT, position=1, contracts=1, drawdown_buffer=812.0), [True, False, False, True, True, False])
+
+    system, user = book.opening(fields, "single_shot")
+    _, four_step_user = book.opening(fields, "analyse")
+
+    assert system == {"role": "system", "content": config.single_shot_system_prompt}
+    assert "ACTION | confidence | reason" in system["content"] and "HOLD | 0.45 |" in system["content"]  # format and examples: cached
+    for needed in ("vs VWAP", "trend up", "RSI 62", "ATR 12.5", "momentum +0.8", "Position long 1",
+                   "drawdown buffer $812", "388 min to close", "HOLD, MOVE_SL_TO_BE, ENABLE_TRAIL"):
+        assert needed in user["content"], needed
+    assert len(user["content"]) < len(four_step_user["content"]) / 2.5
+    assert "BUY" not in user["content"]
+
+
+def test_the_compact_single_shot_template_is_checked_at_start_naming_its_key():
+    with pytest.raises(ValueError, match="reasoner.single_shot_context_template"):
+        PromptBook(ReasonerConfig(single_shot_context_template="{symbol} {no_such_field}"))

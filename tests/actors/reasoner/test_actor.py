@@ -1,6 +1,8 @@
 """The reasoner in a real process on a real bus, with the real model."""
 
+import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -11,7 +13,9 @@ from actors.lora.gguf_adapter import random_lora_adapter
 from actors.reasoner.engine import default_model_path
 from actors.reasoner.prompts import SAMPLE_CONTEXT
 from bus.messages import EnvObs, Heartbeat, LlmThought, LoraAdapter, MarketContext, Stats
+from runtime.rundir import RunDir
 from runtime.testing import running_actors
+from tests.bus.samples import ragged_frames
 
 pytestmark = pytest.mark.slow
 
@@ -25,10 +29,13 @@ QUICK = {
 }
 
 
-def env_obs(step, *, n_envs=1, mask=FLAT_MASK):
-    rng = np.random.default_rng(step)
-    contexts = [MarketContext(**dict(SAMPLE_CONTEXT, price=18000.0 + step, rsi=float(rng.uniform(20, 80))))
+def env_obs(step, *, n_envs=1, mask=FLAT_MASK, market_seed=None):
+    """Env observations of ``step``; the market context depends on ``market_seed`` (default: the step)."""
+    rng = np.random.default_rng(step if market_seed is None else market_seed)
+    price = 18000.0 + (step if market_seed is None else market_seed)
+    contexts = [MarketContext(**dict(SAMPLE_CONTEXT, price=price, rsi=float(rng.uniform(20, 80))))
                 for _ in range(n_envs)]
+    rng = np.random.default_rng(step)
     return EnvObs(env_ids=list(range(n_envs)), episode_ids=[0] * n_envs, step=step,
                   obs=rng.normal(size=(n_envs, 261)).astype(np.float32),
                   masks=np.array([mask] * n_envs, dtype=bool), contexts=contexts)
@@ -71,26 +78,69 @@ def test_while_busy_thinking_observations_keep_flowing_and_only_the_newest_is_th
     assert FLAT_MASK[after.action] and after.analysis and after.options and after.risks and after.decision
 
 
+def log_events(run_dir: Path, actor: str) -> list[dict]:
+    return [json.loads(line) for line in RunDir(run_dir).log_file(actor).read_text().splitlines()]
+
+
 def test_an_announced_adapter_swaps_in_between_thoughts_and_the_next_thought_carries_its_version(tmp_path):
-    adapter = random_lora_adapter(default_model_path(), tmp_path / "v3.gguf", rank=4, alpha=8.0)
-    overrides = {**QUICK, "reasoner.mode": "single_shot", "runtime.stats_interval_secs": 0.5}
-    with running_actors(["reasoner"], overrides=overrides) as rt:
+    # Strong random weights: the same market state visibly gets another answer under the adapter.
+    adapter = random_lora_adapter(default_model_path(), tmp_path / "v3.gguf", rank=4, alpha=8.0, std=0.2)
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(os.urandom(4096))
+    overrides = {**QUICK, "reasoner.mode": "single_shot", "reasoner.temperature": 0.0, "runtime.stats_interval_secs": 0.5}
+    with running_actors(["reasoner"], overrides=overrides, keep_run_dir=True) as rt:
         rt.client.subscribe(LlmThought, Stats)
-        base = first_thought(rt, 0)
+        base = first_thought(rt, 0)  # market_seed 0
 
         rt.client.publish(LoraAdapter(version=3, path=str(adapter)))
-        rt.client.publish(env_obs(1))
+        rt.client.publish(env_obs(1, market_seed=0))
         adapted = rt.client.recv(LlmThought, timeout_secs=30.0, where=lambda t: t.step_seen == 1)
         rt.client.publish(LoraAdapter(version=4, path=str(tmp_path / "missing.gguf")))
-        rt.client.publish(env_obs(2))
+        rt.client.publish(env_obs(2, market_seed=0))
         still_adapted = rt.client.recv(LlmThought, timeout_secs=30.0, where=lambda t: t.step_seen == 2)
-        stats = rt.client.recv(Stats, timeout_secs=5.0, where=lambda s: s.actor == "reasoner")
+        rt.client.publish(LoraAdapter(version=5, path=str(junk)))
+        rt.client.publish(env_obs(3, market_seed=0))
+        after_junk = rt.client.recv(LlmThought, timeout_secs=30.0, where=lambda t: t.step_seen == 3)
+        stats = rt.client.recv(Stats, timeout_secs=5.0, where=lambda s: s.actor == "reasoner" and s.counters.get("adapter_failures") == 2)
+        pid = rt.pid("reasoner")
+    events = log_events(rt.run_dir, "reasoner")
+    shutil.rmtree(rt.run_dir.parent, ignore_errors=True)
 
     assert base.adapter_version == 0
-    assert adapted.adapter_version == 3
-    assert still_adapted.adapter_version == 3  # a bad adapter is refused, the loaded one stays
-    assert stats.counters["adapters_loaded"] == 1 and stats.counters["adapter_failures"] == 1
+    assert adapted.adapter_version == 3 and adapted.decision != base.decision  # same market, another answer
+    assert still_adapted.adapter_version == 3 and after_junk.adapter_version == 3  # bad adapters refused, v3 stays
+    assert still_adapted.decision == after_junk.decision == adapted.decision
+    assert stats.counters["adapters_loaded"] == 1 and stats.counters["adapter_failures"] == 2
     assert stats.gauges["adapter_version"] == 3.0
+    loaded = [e for e in events if e["event"] == "adapter_loaded"]
+    failed = [e for e in events if e["event"] == "adapter_load_failed"]
+    assert len(loaded) == 1 and loaded[0]["swap_ms"] < 100  # swapped on the live context, no model reload
+    assert [(e["version"], e["kept_version"]) for e in failed] == [(4, 3), (5, 3)]
+    assert "not found" in failed[0]["error"] and str(junk) in failed[1]["error"]
+    assert {e["pid"] for e in events if e["event"] == "actor_started"} == {pid}  # never died, never restarted
+
+
+def test_on_shutdown_a_thought_in_progress_is_aborted_and_the_reasoner_stops_within_the_grace_period():
+    # Long free-text steps: a four-step thought takes several seconds, longer than the grace period.
+    overrides = {**QUICK, "reasoner.max_tokens_per_step": 200, "runtime.shutdown_grace_secs": 2.0}
+    with running_actors(["reasoner"], overrides=overrides, keep_run_dir=True) as rt:
+        rt.client.subscribe(Heartbeat, settle_secs=0.0)
+        rt.client.recv(Heartbeat, timeout_secs=60.0, where=lambda h: h.actor == "reasoner")
+        time.sleep(0.3)  # its subscription reaches our publisher
+        rt.client.publish(env_obs(1))
+        time.sleep(1.0)  # well into the thought's first steps
+        stopping_at = time.monotonic()
+    stop_secs = time.monotonic() - stopping_at
+    supervisor_events = log_events(rt.run_dir, "supervisor")
+    reasoner_events = log_events(rt.run_dir, "reasoner")
+    shutil.rmtree(rt.run_dir.parent, ignore_errors=True)
+
+    assert rt.exit_code == [0]
+    assert not [e for e in supervisor_events if e["event"] in ("actor_sigterm", "actor_sigkill")]
+    stopped = [e for e in supervisor_events if e["event"] == "actors_stopped"][0]
+    assert stopped["sigterm"] == 0 and stop_secs < 2.0 + 1.0
+    assert [e["event"] for e in reasoner_events if e["event"] in ("actor_stopping", "actor_stopped")] == ["actor_stopping", "actor_stopped"]
+    assert not [e for e in reasoner_events if e["event"] == "thought"]  # the aborted thought was not published
 
 
 def test_a_malformed_observation_is_counted_and_the_reasoner_keeps_thinking_at_a_lowered_priority():
@@ -100,19 +150,16 @@ def test_a_malformed_observation_is_counted_and_the_reasoner_keeps_thinking_at_a
         rt.client.subscribe(LlmThought, Stats)
         first_thought(rt, 0)
         good = env_obs(1, n_envs=2)
-        bad = EnvObs(env_ids=good.env_ids, episode_ids=good.episode_ids, step=1, obs=good.obs,
-                     masks=np.ones((2, 5), dtype=bool), contexts=good.contexts)
-
-        rt.client.publish(bad)
+        rt.client.send_raw(ragged_frames(good, masks=np.ones((2, 5), dtype=bool)))  # dropped on decode
         rt.client.publish(env_obs(2, n_envs=2))
         thoughts = [rt.client.recv(LlmThought, timeout_secs=60.0, where=lambda t: t.step_seen == 2) for _ in range(2)]
-        stats = rt.client.recv(Stats, timeout_secs=5.0, where=lambda s: s.actor == "reasoner" and s.counters.get("bad_obs"))
+        stats = rt.client.recv(Stats, timeout_secs=5.0, where=lambda s: s.actor == "reasoner" and s.counters.get("dropped_field_type"))
         pid = rt.pid("reasoner")
         process_nice = os.getpriority(os.PRIO_PROCESS, pid)
         autogroup = Path(f"/proc/{pid}/autogroup").read_text() if Path(f"/proc/{pid}/autogroup").exists() else ""
 
     assert sorted(t.env_id for t in thoughts) == [0, 1]  # both envs served
-    assert stats.counters["bad_obs"] == 1
+    assert stats.counters["dropped_field_type"] == 1
     assert stats.gauges["latency_p50_ms"] > 0 and stats.gauges["query_rate"] > 0
     assert process_nice == 19
     if autogroup:  # Linux with autogroup scheduling

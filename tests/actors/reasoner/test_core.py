@@ -107,3 +107,61 @@ def test_an_observation_the_query_policy_skips_does_not_wait_for_a_thought():
 
     assert accepted == [True, False, False, True]
     assert core.gauges()["skipped_by_policy"] == 2
+
+
+def test_one_worker_call_thinks_for_the_newest_observation_of_every_waiting_env():
+    engine = ScriptedEngine()
+    core = ReasonerCore(ReasonerConfig(cache_enabled=False, mode="single_shot", max_batch_sequences=3), engine,
+                        query_id_prefix="9")
+    for env_id in range(4):
+        observe(core, env_id=env_id, step=1)
+        observe(core, env_id=env_id, step=2)
+
+    requests = core.next_requests()
+    thoughts = core.think_many(requests)
+
+    assert [(r.env_id, r.step) for r in requests] == [(0, 2), (1, 2), (2, 2)]
+    assert len(thoughts) == 3 and all(t.action == 1 for t in thoughts)
+    assert len(engine.conversations) == 3  # one single-shot prompt per env
+    assert [r.env_id for r in core.next_requests()] == [3]
+
+
+class AbortableEngine(ScriptedEngine):
+    """A ScriptedEngine that, once aborted, refuses like a real engine (GenerationAborted)."""
+
+    def __init__(self):
+        super().__init__()
+        self.aborted = False
+
+    def chat(self, messages, *, max_tokens, grammar=None):
+        from actors.reasoner.engine import GenerationAborted
+
+        if self.aborted:
+            raise GenerationAborted("aborted")
+        return super().chat(messages, max_tokens=max_tokens, grammar=grammar)
+
+    def abort(self):
+        self.aborted = True
+
+
+def test_after_an_abort_no_thought_is_made_and_no_adapter_is_loaded():
+    engine = AbortableEngine()
+    core = ReasonerCore(ReasonerConfig(cache_enabled=False, mode="single_shot"), engine, query_id_prefix="1")
+    observe(core, env_id=0, step=1)
+    core.request_adapter("/a/v2.gguf", 2)
+
+    core.abort()
+    thoughts = core.think_many(core.next_requests())
+    core.swap_adapter(core.take_adapter_request())
+
+    assert engine.aborted and thoughts == []
+    assert engine.conversations == [] and engine.adapters == []
+
+
+def test_an_engine_without_abort_still_lets_the_core_stop_thinking():
+    core = ReasonerCore(ReasonerConfig(cache_enabled=False), ScriptedEngine(), query_id_prefix="1")
+    observe(core, env_id=0, step=1)
+
+    core.abort()
+
+    assert core.think_many(core.next_requests()) == []

@@ -1,14 +1,42 @@
 import json
+import os
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.engine import EngineError, HttpChatEngine, LlamaEngine, build_engine, default_model_path
+from actors.reasoner.engine import (
+    EngineError,
+    GenerationAborted,
+    HttpChatEngine,
+    LlamaEngine,
+    build_engine,
+    default_model_path,
+)
 from actors.reasoner.grammar import decision_grammar
 
 QUESTION = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Name a colour."}]
+# A grammar that never lets the model stop early: a generation that is still running when aborted.
+ENDLESS = "root ::= [a-z ]{2000}"
+
+
+def call_in_thread(fn):
+    """Start fn() in a thread; the returned dict gets "result" (or the exception) and "secs" when it ends."""
+    outcome: dict = {}
+
+    def run():
+        started = time.perf_counter()
+        try:
+            outcome["result"] = fn()
+        except Exception as exc:  # noqa: BLE001 - the test inspects it
+            outcome["result"] = exc
+        outcome["secs"] = time.perf_counter() - started
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, outcome
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +97,82 @@ def test_a_prompt_longer_than_the_context_is_an_engine_error(engine):
         engine.chat(huge, max_tokens=8)
 
 
+def test_an_abort_from_another_thread_stops_a_generation_after_the_current_token_and_no_answer_comes_back():
+    engine = LlamaEngine(model_path=str(default_model_path()), n_ctx=2048, temperature=0.0)
+    thread, outcome = call_in_thread(lambda: engine.chat(QUESTION, max_tokens=1500, grammar=ENDLESS))
+    time.sleep(0.5)  # generating (1500 tokens take ~15 s here)
+
+    aborted_at = time.perf_counter()
+    engine.abort()
+    thread.join(5.0)
+    stop_secs = time.perf_counter() - aborted_at
+
+    assert isinstance(outcome["result"], GenerationAborted) and stop_secs < 0.5
+    with pytest.raises(GenerationAborted):  # later calls return at once
+        engine.chat(QUESTION, max_tokens=4)
+    engine.close()
+
+
+@pytest.fixture
+def adapters(tmp_path):
+    """A strong random adapter (it visibly changes answers), a truncated one and a file of junk bytes."""
+    from actors.lora.gguf_adapter import random_lora_adapter
+
+    strong = random_lora_adapter(default_model_path(), tmp_path / "strong.gguf", rank=4, alpha=8.0, std=0.2)
+    truncated = tmp_path / "truncated.gguf"
+    truncated.write_bytes(strong.read_bytes()[: strong.stat().st_size // 2])
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(os.urandom(4096))
+    return {"strong": str(strong), "truncated": str(truncated), "junk": str(junk), "missing": str(tmp_path / "no.gguf")}
+
+
+def test_an_adapter_swaps_on_the_live_context_without_reloading_and_answers_as_one_loaded_at_start(adapters):
+    path = str(default_model_path())
+    engine = LlamaEngine(model_path=path, n_ctx=512, temperature=0.0)
+    loaded_at_start = LlamaEngine(model_path=path, n_ctx=512, temperature=0.0, lora_path=adapters["strong"], lora_version=2)
+    base = engine.chat(QUESTION, max_tokens=12)
+    model_before = engine._llm
+
+    started = time.perf_counter()
+    engine.load_adapter(adapters["strong"], 2)
+    swap_secs = time.perf_counter() - started
+    swapped = engine.chat(QUESTION, max_tokens=12)
+    reference = loaded_at_start.chat(QUESTION, max_tokens=12)
+    engine.close()
+    loaded_at_start.close()
+
+    assert engine._llm is None and model_before is not None  # closed cleanly, adapter freed before the model
+    assert swap_secs < 0.1  # no model reload (a load takes ~0.2 s and more on a busy machine)
+    assert swapped.text == reference.text != base.text
+    assert swapped.evaluated_prompt_tokens == swapped.prompt_tokens  # the old adapter's KV prefix was dropped
+    assert engine.adapter_version == 2 and loaded_at_start.adapter_version == 2
+
+
+def test_the_same_model_object_serves_before_and_after_a_swap(adapters):
+    engine = LlamaEngine(model_path=str(default_model_path()), n_ctx=512, temperature=0.0)
+    model_before = engine._llm
+
+    engine.load_adapter(adapters["strong"], 1)
+
+    assert engine._llm is model_before and engine.adapter_path == adapters["strong"]
+    engine.close()
+
+
+@pytest.mark.parametrize(("bad", "message"), [("missing", "not found"), ("truncated", "did not load"), ("junk", "did not load")])
+def test_a_missing_or_corrupt_adapter_is_refused_naming_the_file_and_the_previous_one_stays(adapters, bad, message):
+    engine = LlamaEngine(model_path=str(default_model_path()), n_ctx=512, temperature=0.0)
+    engine.load_adapter(adapters["strong"], 1)
+    adapted = engine.chat(QUESTION, max_tokens=8).text
+
+    with pytest.raises(EngineError, match=message) as refused:
+        engine.load_adapter(adapters[bad], 2)
+    still = engine.chat(QUESTION, max_tokens=8).text
+    engine.close()
+
+    assert adapters[bad] in str(refused.value)
+    assert engine.adapter_version == 1 and still == adapted
+
+
 def test_a_missing_model_file_is_a_clear_error():
     with pytest.raises(EngineError, match="model file not found"):
         build_engine(ReasonerConfig(model_path="/nonexistent/model.gguf"))
@@ -83,6 +187,7 @@ class StubServer:
     def __init__(self):
         self.requests: list[dict] = []
         self.status = 200
+        self.delay_secs = 0.0
         self.reply: object = {
             "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "stub",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": "BUY | 0.81 | momentum"},
@@ -96,6 +201,7 @@ class StubServer:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stub.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+                time.sleep(stub.delay_secs)
                 payload = stub.reply if isinstance(stub.reply, bytes) else json.dumps(stub.reply).encode()
                 self.send_response(stub.status)
                 self.send_header("Content-Type", "application/json")
@@ -173,3 +279,20 @@ def test_a_four_step_thought_runs_over_the_http_backend_with_the_grammar_on_the_
     assert [len(b["messages"]) for b in bodies] == [2, 4, 6, 8]
     assert ["grammar" in b for b in bodies] == [False, False, False, True]
     assert (thought.action, thought.confidence, thought.fallback) == (1, 0.81, False)
+
+
+def test_an_abort_returns_at_once_while_http_requests_are_still_waiting_for_the_server():
+    slow = StubServer()
+    slow.delay_secs = 5.0
+    engine = HttpChatEngine(base_url=slow.base_url, concurrency=2)
+    thread, outcome = call_in_thread(lambda: engine.chat_many([QUESTION] * 3, max_tokens=8))
+    time.sleep(0.3)  # two requests in flight, one waiting for a slot
+
+    aborted_at = time.perf_counter()
+    engine.abort()
+    thread.join(5.0)
+    stop_secs = time.perf_counter() - aborted_at
+
+    assert isinstance(outcome["result"], GenerationAborted) and stop_secs < 0.5
+    assert len(slow.requests) == 2  # the third was never sent
+    slow.close()

@@ -1,4 +1,4 @@
-from actors.reasoner.actions import ACTION_NAMES
+from actors.common.actions import ACTION_NAMES
 from actors.reasoner.parser import MISSING_CONFIDENCE, DecisionParser
 
 ALL = [True] * 6

@@ -80,3 +80,33 @@ def test_a_garbage_answer_becomes_a_counted_hold_with_zero_confidence():
 
     assert thought.fallback and thought.action == 0 and thought.confidence == 0.0
     assert thinker.parser.fallbacks == 1 and thought.adapter_version == 3
+
+
+class AbortedMidThought(GarbageEngine):
+    """Answers the first step, then is aborted (the actor stops) during the second."""
+
+    def chat(self, messages, *, max_tokens, grammar=None):
+        from actors.reasoner.engine import GenerationAborted
+
+        self.calls += 1
+        if self.calls > 1:
+            raise GenerationAborted("aborted")
+        return Completion("The trend is up.", 10, 10, 5, 0.0, 0.01, 0.01)
+
+
+def test_a_thought_aborted_midway_yields_no_thought_at_all():
+    thinker = Thinker(AbortedMidThought(), ReasonerConfig(**SHORT))
+
+    thoughts = thinker.think_many([CASES[0], CASES[1]])
+
+    assert thoughts == []
+
+
+def test_a_thought_carries_the_adapter_version_it_was_made_under():
+    engine = GarbageEngine()
+    engine.adapter_version = 7
+    thinker = Thinker(engine, ReasonerConfig(mode="single_shot", **SHORT))
+
+    thought = thinker.think(*CASES[0])
+
+    assert thought.adapter_version == 7

@@ -1,13 +1,25 @@
+"""The risk actor's shell in-process on the harness (fast); fusion and risk in real processes for the wiring."""
+
+import asyncio
 import time
 
+import numpy as np
 import pytest
+from structlog.testing import capture_logs
 
-from actors.risk.actions import BUY, HOLD, SELL
+from actors.common.actions import BUY, HOLD, SELL
 from bus.messages import FusionDecision, LlmThought, RiskVerdict, Stats
-from runtime.testing import running_actors
+from runtime.testing import actor_harness, running_actors
 from tests.actors.risk.bus_inputs import env_obs, proposal
 
-pytestmark = pytest.mark.slow
+
+def decision(step: int, actions: list[int]) -> FusionDecision:
+    n = len(actions)
+    zeros = np.zeros(n, dtype=np.float32)
+    return FusionDecision(env_ids=list(range(n)), step=step, actions=np.array(actions, dtype=np.int64), method="rules",
+                          rules=["no_thought"] * n, rl_actions=np.array(actions, dtype=np.int64), rl_confidences=zeros,
+                          llm_actions=np.full(n, -1, dtype=np.int64), llm_confidences=zeros,
+                          llm_staleness=np.full(n, -1, dtype=np.int64), llm_query_ids=[""] * n, rl_trust=zeros, llm_trust=zeros)
 
 
 def wait_until_ready(rt, with_fusion: bool = False) -> int:
@@ -28,21 +40,34 @@ def wait_until_ready(rt, with_fusion: bool = False) -> int:
     raise TimeoutError("the actors never answered")
 
 
-def test_risk_process_holds_when_everything_upstream_is_silent_and_uses_rl_past_the_deadline():
-    with running_actors(["risk"], overrides={"risk.fusion_deadline_ms": 100.0}) as rt:
-        rt.client.subscribe(RiskVerdict)
-        step = wait_until_ready(rt)
-        rt.client.publish(env_obs(step))
-        silent = rt.client.recv(RiskVerdict, timeout_secs=5, where=lambda v: v.step == step)
-        assert silent.actions.tolist() == [HOLD, HOLD] and silent.degraded == [True, True]
+async def test_risk_holds_when_everything_upstream_is_silent_and_uses_rl_past_the_deadline():
+    with capture_logs() as logs:
+        async with actor_harness("risk", {"risk.fusion_deadline_ms": 100.0}) as h:
+            step = 1
+            await h.deliver(env_obs(step))
+            silent = await h.recv(RiskVerdict, where=lambda v: v.step == step)
+            assert silent.actions.tolist() == [HOLD, HOLD] and silent.degraded == [True, True]
 
-        rt.client.publish(env_obs(step + 1, consecutive_losses=5))
-        rt.client.publish(proposal(step + 1, [BUY, HOLD]))
-        from_rl = rt.client.recv(RiskVerdict, timeout_secs=5, where=lambda v: v.step == step + 1)
-        assert from_rl.actions.tolist() == [HOLD, HOLD] and from_rl.reasons == ["consecutive_losses", ""]
-        assert from_rl.degraded == [True, True]
+            await h.deliver(env_obs(step + 1, consecutive_losses=5), proposal(step + 1, [BUY, HOLD]))
+            from_rl = await h.recv(RiskVerdict, where=lambda v: v.step == step + 1)
+            assert from_rl.actions.tolist() == [HOLD, HOLD] and from_rl.reasons == ["consecutive_losses", ""]
+            assert from_rl.degraded == [True, True]
+    vetoes = [entry for entry in logs if entry["event"] == "veto"]
+    assert [(entry["rule"], entry["env_id"], entry["step"]) for entry in vetoes] == [("consecutive_losses", 0, step + 1)]
+    assert any(entry["event"] == "fusion_deadline_passed" and entry["step"] == step for entry in logs)
 
 
+async def test_risk_answers_a_fusion_decision_at_once_and_never_twice_for_a_step():
+    async with actor_harness("risk", {"risk.fusion_deadline_ms": 100.0}) as h:
+        await h.deliver(env_obs(1), proposal(1, [BUY, BUY]), decision(1, [SELL, BUY]))
+        await asyncio.sleep(0.15)  # past the deadline: the step is answered already, no second verdict
+
+        verdicts = h.messages(RiskVerdict)
+        assert [v.step for v in verdicts] == [1]
+        assert verdicts[0].actions.tolist() == [SELL, BUY] and verdicts[0].degraded == [False, False]
+
+
+@pytest.mark.slow
 def test_fusion_and_risk_processes_answer_every_step_once_with_the_freshest_thought():
     overrides = {"fusion.max_staleness_steps": 5, "runtime.stats_interval_secs": 1.0}
     with running_actors(["fusion", "risk"], overrides=overrides) as rt:

@@ -2,19 +2,12 @@ import msgspec
 import numpy as np
 import pytest
 
-from actors.risk import actions
-from actors.risk.actions import BUY, DISABLE_TRAIL, ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, SELL
+from actors.common.actions import BUY, DISABLE_TRAIL, ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, SELL
 from actors.risk.config import RiskConfig
 from actors.risk.rules import EpisodeTrades, RiskRules
-from bus import messages
 from tests.actors.risk.risk_inputs import FLAT_MASK, LONG_MASK, NQ_LIMITS, context
 
 RULES = RiskRules(RiskConfig(), NQ_LIMITS)
-
-
-def test_risk_action_ids_match_the_bus_contract():
-    assert [actions.HOLD, actions.BUY, actions.SELL, actions.MOVE_SL_TO_BE, actions.ENABLE_TRAIL,
-            actions.DISABLE_TRAIL] == [messages.ACTION_NAMES.index(n) for n in messages.ACTION_NAMES]
 
 
 def test_entries_pass_when_no_rule_fires():

@@ -1,6 +1,6 @@
 import numpy as np
 
-from actors.risk.actions import BUY, HOLD, SELL
+from actors.common.actions import BUY, HOLD, SELL
 from actors.risk.config import RiskConfig
 from actors.risk.rules import RiskRules
 from actors.risk.verdicts import VerdictBook

@@ -1,0 +1,62 @@
+"""Decision-loop figures: RL/LLM agreement, query rate, LLM confidence and staleness, trust, veto rate.
+
+One implementation for the two places that report them: the env actor (its run report, from the
+fusion.decision and risk.verdict messages it reads) and the fusion actor (its sys.stats gauges,
+from the batches it decides).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from actors.common.actions import NO_ACTION
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    return float(numerator / denominator) if denominator > 0 else 0.0
+
+
+class DecisionStats:
+    """Agreement, veto, query rate, LLM confidence and trust averages over the decisions seen."""
+
+    def __init__(self) -> None:
+        self.decisions = 0
+        """Per-env decisions (a batch of n envs counts n)."""
+        self.with_thought = 0
+        """Decisions that had a usable thought (llm action != NO_ACTION)."""
+        self.agreements = 0
+        self.llm_confidence_sum = 0.0
+        self.staleness_sum = 0.0
+        self.rl_trust_sum = 0.0
+        self.llm_trust_sum = 0.0
+        self.verdicts = 0
+        self.vetoes = 0
+
+    def add_fusion(self, rl_actions: np.ndarray, llm_actions: np.ndarray, llm_confidences: np.ndarray,
+                   llm_staleness: np.ndarray, rl_trust: np.ndarray, llm_trust: np.ndarray) -> None:
+        """One fusion batch (the arrays of a fusion.decision, aligned by env)."""
+        has_thought = np.asarray(llm_actions) > NO_ACTION
+        self.decisions += len(has_thought)
+        self.with_thought += int(has_thought.sum())
+        self.agreements += int((has_thought & (np.asarray(rl_actions) == np.asarray(llm_actions))).sum())
+        self.llm_confidence_sum += float(np.asarray(llm_confidences, dtype=np.float64)[has_thought].sum())
+        self.staleness_sum += float(np.asarray(llm_staleness, dtype=np.float64)[has_thought].sum())
+        self.rl_trust_sum += float(np.sum(rl_trust))
+        self.llm_trust_sum += float(np.sum(llm_trust))
+
+    def add_verdict(self, vetoed: Sequence[bool]) -> None:
+        self.verdicts += len(vetoed)
+        self.vetoes += int(sum(bool(flag) for flag in vetoed))
+
+    def summary(self) -> dict[str, float]:
+        return {
+            "agreement_rate": _ratio(self.agreements, self.with_thought),
+            "query_rate": _ratio(self.with_thought, self.decisions),
+            "llm_confidence": _ratio(self.llm_confidence_sum, self.with_thought),
+            "llm_staleness_steps": _ratio(self.staleness_sum, self.with_thought),
+            "rl_trust": _ratio(self.rl_trust_sum, self.decisions),
+            "llm_trust": _ratio(self.llm_trust_sum, self.decisions),
+            "veto_rate": _ratio(self.vetoes, self.verdicts),
+        }

@@ -1,0 +1,135 @@
+"""Bounded thought lag (``env.thought_lag_steps = K``): when the env may publish its next observation.
+
+With K >= 1 the env actor publishes the observation of step N+1 only once, for every env of the
+batch, an ``llm.thought`` has arrived that saw that env at step >= N+1-K. K = 1 is "each step uses
+the previous step's result": the LLM thinks about step N while policy, fusion, risk and the env
+handle it, so the loop runs at the LLM's pace, not at the sum of both.
+
+- The env publishes ONE env.obs per step for all the envs it hosts, so the wait is for all of them:
+  the slowest env's thought sets the pace of the batch.
+- A wait has a deadline (``env.thought_wait_deadline_ms``): past it the step goes on without the
+  missing thoughts and counts as a late step. A reasoner that is down or restarting is that case:
+  every step then costs one deadline, never a hang; when thoughts come back, so does lockstep.
+- Any thought counts, whatever fusion makes of it (a parse fallback, a cached thought): the
+  reasoner has answered for that step, and waiting longer would not bring a better one.
+- Step 0 of a run cannot have a thought (nothing was seen before it), and at the first step of a
+  new episode the thought about the old episode's last step satisfies the gate but fusion does
+  not use it (another episode): both show as decisions without a fresh thought in ``LagStats``.
+
+Plain Python, no bus: the actor calls ``begin`` after each step, ``record`` per thought and
+``expire`` at the deadline (actors/env/actor.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+
+class ThoughtGate:
+    """The newest step seen per env by a thought, and the one open wait for the next observation."""
+
+    def __init__(self, lag_steps: int, deadline_secs: float) -> None:
+        if lag_steps < 1:
+            raise ValueError(f"a thought gate needs lag_steps >= 1, got {lag_steps}")
+        self.lag_steps = lag_steps
+        self.deadline_secs = deadline_secs
+        self._newest_seen: dict[int, int] = {}
+        self._wait_step = -1
+        self._wait_envs: list[int] = []
+        self._wait_started = 0.0
+        self.waits = 0
+        """Observations that had to wait for at least one thought."""
+        self.late_steps = 0
+        """Waits that ended at the deadline, without every thought."""
+        self.waited_secs = 0.0
+        """Time between a step's end and the release of the next observation, over all waits."""
+        self.thoughts = 0
+
+    @property
+    def waiting(self) -> bool:
+        return self._wait_step >= 0
+
+    def missing(self, env_ids: Iterable[int], next_step: int) -> list[int]:
+        """The envs without a thought that saw them at step >= next_step - K."""
+        oldest_ok = next_step - self.lag_steps
+        return [env_id for env_id in env_ids if self._newest_seen.get(env_id, -1) < oldest_ok]
+
+    def begin(self, next_step: int, env_ids: list[int], now: float) -> bool:
+        """The env is ready to publish ``next_step`` for ``env_ids``: True when it may do so now,
+        False when a wait opens (``record`` or ``expire`` closes it)."""
+        missing = self.missing(env_ids, next_step)
+        if not missing:
+            return True
+        self.waits += 1
+        self._wait_step, self._wait_envs, self._wait_started = next_step, missing, now
+        return False
+
+    def record(self, env_id: int, step_seen: int, now: float) -> bool:
+        """A thought arrived; True when it completes the open wait (the observation may go out)."""
+        self.thoughts += 1
+        if step_seen > self._newest_seen.get(env_id, -1):
+            self._newest_seen[env_id] = step_seen
+        if not self.waiting:
+            return False
+        self._wait_envs = self.missing(self._wait_envs, self._wait_step)
+        if self._wait_envs:
+            return False
+        self._close(now)
+        return True
+
+    def expire(self, now: float) -> list[int]:
+        """The deadline passed: close the open wait as a late step; the envs still without a thought."""
+        if not self.waiting:
+            return []
+        missing = self._wait_envs
+        self.late_steps += 1
+        self._close(now)
+        return missing
+
+    def _close(self, now: float) -> None:
+        self.waited_secs += max(now - self._wait_started, 0.0)
+        self._wait_step, self._wait_envs = -1, []
+
+    def figures(self, wall_secs: float) -> dict[str, float]:
+        return {
+            "thought_lag_steps": float(self.lag_steps),
+            "thought_waits": float(self.waits),
+            "late_steps": float(self.late_steps),
+            "thought_wait_secs": self.waited_secs,
+            "thought_wait_share": self.waited_secs / wall_secs if wall_secs > 0 else 0.0,
+        }
+
+
+class LagStats:
+    """How old the thought behind each decision was, from fusion.decision's ``llm_staleness``
+    (-1 = no usable thought). The mean is DecisionStats' ``llm_staleness_steps``; this adds the
+    share within the lag bound and the extremes (as Sample Factory reports policy lag)."""
+
+    def __init__(self, lag_steps: int) -> None:
+        self.lag_steps = max(lag_steps, 1)
+        """Bound of a fresh thought; free-running (K = 0) is judged against 1 step, lockstep's best."""
+        self.decisions = 0
+        self.within_lag = 0
+        self.min_steps = -1
+        self.max_steps = -1
+
+    def add(self, staleness: np.ndarray) -> None:
+        staleness = np.asarray(staleness, dtype=np.int64)
+        self.decisions += len(staleness)
+        used = staleness[staleness >= 0]
+        self.within_lag += int((used <= self.lag_steps).sum())
+        if len(used):
+            low, high = int(used.min()), int(used.max())
+            self.min_steps = low if self.min_steps < 0 else min(self.min_steps, low)
+            self.max_steps = max(self.max_steps, high)
+
+    def figures(self) -> dict[str, float]:
+        if not self.decisions:
+            return {}
+        return {
+            "lag_query_rate": self.within_lag / self.decisions,
+            "llm_staleness_min_steps": float(self.min_steps),
+            "llm_staleness_max_steps": float(self.max_steps),
+        }

@@ -1,0 +1,275 @@
+"""The env actor in paper mode (env.mode = "paper"): bars from md.bar, one decision per closed bar.
+
+A thin shell over actors/env/live.py (PaperSession, SilenceWatch, PaperRecorder):
+- md.bar -> the session steps the account on the bar with the previous bar's decision (filled at this
+  bar's open) and, once warm, publishes ``env.obs`` for this bar; a duplicate bar is ignored;
+- risk.verdict for the waiting step -> the decision, kept for the next bar (no verdict by then = HOLD);
+- fusion.decision / llm.thought -> the decision behind each trade (EnvActor's explaining code);
+- a silent feed -> ``feed_silent`` warning after env.feed_silence_warn_secs, and past
+  env.feed_silence_flatten_secs in a position the position is closed at the last close;
+- files in <run_dir>/<env.paper_dir> are appended per bar; at stop the backtest-style report is written
+  to <run_dir>/<env.paper_dir>/report and a summary (with the LLM's staleness) to summary.json.
+
+``bar_to_verdict_ms``: from the md.bar's arrival (one sub-millisecond bus hop after the feed published the
+closed bar) to the risk.verdict for it: features, env step, policy, fusion and risk. ``bin/bench feed``
+measures the same from the publisher's side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import OrderedDict, deque
+
+import numpy as np
+
+from actors.common.actions import ACTION_NAMES, HOLD, NO_ACTION
+from actors.env.actor import MAX_THOUGHTS_KEPT, EnvActor, VerdictRow, backtest_report
+from actors.env.batch import ClosedTrade
+from actors.env.data import load_bars
+from actors.env.instruments import resolve_instrument
+from actors.env.live import LiveBar, PaperRecorder, PaperSession, SilenceWatch, trade_row
+from actors.env.metrics import DecisionStats
+from actors.env.report import ReportInput, ReportTrade
+from bus.messages import Bar, EnvObs, EnvOutcome, FusionDecision, LlmThought, MarketContext, RiskVerdict
+
+LAG_WINDOW = 4096
+"""Recent decisions behind the lag percentiles."""
+SILENCE_CHECK_SECS = 0.25
+
+
+class PaperEnvActor(EnvActor):
+    subscriptions = (Bar, RiskVerdict, FusionDecision, LlmThought)
+
+    async def on_start(self) -> None:
+        cfg = self.config.env
+        history = None
+        if cfg.paper_history_path:
+            history, _ = await self.in_worker(load_bars, cfg.paper_history_path, self.config.data.timezone, self.config.data.dayfirst)
+        self.session = PaperSession(resolve_instrument(self.config.instrument), self.config.account, cfg,
+                                    warmup_bars=cfg.paper_warmup_bars, window_bars=cfg.paper_window_bars, history=history)
+        self.silence = SilenceWatch(cfg.feed_silence_warn_secs, cfg.feed_silence_flatten_secs)
+        self.out_dir = self.run_dir / cfg.paper_dir
+        self.recorder = PaperRecorder(self.out_dir)
+        self.decisions = DecisionStats()
+        self.step_index = 0
+        self.env_steps = 0
+        self.finished = False
+        self._explain = True
+        self._fusion_by_step = OrderedDict()
+        self._thoughts = OrderedDict()
+        self._awaiting_step = -1
+        self._bar_sent_ns = 0
+        self._obs_sent_ns = 0
+        self._decided: dict[int, tuple] = {}
+        """step -> (TradeDecision, VerdictRow) of decisions not yet filled."""
+        self._open_decisions = [{}]
+        self._report_trades: list[ReportTrade] = []
+        self._halts: list[list[str]] = [[]]
+        self._bar_to_verdict_ns: deque[int] = deque(maxlen=LAG_WINDOW)
+        self._decision_latency_ns: deque[int] = deque(maxlen=LAG_WINDOW)
+        self._staleness: list[int] = []
+        self.data_notes: list[str] = []
+        self._started = time.monotonic()
+        self.log.info("env_ready", mode="paper", history_bars=self.session.counters["history_bars"], warmup_bars=cfg.paper_warmup_bars,
+                      instrument=self.session.instrument.symbol, account=self.config.account.name, out_dir=str(self.out_dir))
+        self.spawn(self._watch_silence(), "feed_silence")
+
+    # ------------------------------------------------------------------ messages
+
+    async def on_message(self, msg) -> None:
+        match msg:
+            case Bar():
+                self._on_bar(msg)
+            case RiskVerdict():
+                self._on_paper_verdict(msg)
+            case FusionDecision():
+                self._on_fusion(msg)
+            case LlmThought():
+                if msg.query_id:
+                    self._thoughts[msg.query_id] = msg
+                    while len(self._thoughts) > MAX_THOUGHTS_KEPT:
+                        self._thoughts.popitem(last=False)
+
+    def _on_fusion(self, msg: FusionDecision) -> None:
+        arrays = (msg.rl_actions, msg.llm_actions, msg.llm_confidences, msg.llm_staleness, msg.rl_trust, msg.llm_trust)
+        if list(msg.env_ids) != [0] or any(array.shape != (1,) for array in arrays):
+            self.counters["bad_decisions"] += 1
+            return
+        self.decisions.add_fusion(*arrays)
+        self._keep_fusion(msg)
+        if int(msg.llm_actions[0]) != NO_ACTION:
+            self._staleness.append(int(msg.llm_staleness[0]))
+
+    def _on_bar(self, msg: Bar) -> None:
+        self._bar_sent_ns = time.monotonic_ns()
+        resumed_after = self.silence.on_bar(time.monotonic())
+        if resumed_after:
+            self.log.info("feed_resumed", silent_secs=round(resumed_after, 1), bar_start_ns=msg.start_ns)
+        if self.session.counters["bars"] == 0:
+            self.log.info("first_bar", symbol=msg.symbol, source=msg.source, start_ns=msg.start_ns)
+        step = self.session.add_bar(LiveBar(msg.start_ns, msg.open, msg.high, msg.low, msg.close, msg.volume))
+        if step is None:
+            self.counters["duplicate_bars"] += 1
+            return
+        self.counters["bars"] += 1
+        if step.warming:
+            return
+        if step.decision_step >= 0 or step.closed_trades:
+            self._after_fill(step)
+        self.step_index = self.session.step
+        self._publish_obs()
+        self.recorder.bar(step, self.session.env.evaluation.index, ACTION_NAMES[step.executed_action], self.session.position_row())
+        self.env_steps += 1
+
+    def _publish_obs(self) -> None:
+        obs, masks = self.session.observation()
+        context = MarketContext(**self.session.context())
+        episode = self.session.env.episode_id
+        self.publish(EnvObs(env_ids=[0], episode_ids=[episode], step=self.step_index, obs=obs, masks=masks, contexts=[context]))
+        self._awaiting_step = self.step_index
+        self._obs_sent_ns = time.monotonic_ns()
+
+    def _on_paper_verdict(self, verdict: RiskVerdict) -> None:
+        if verdict.step != self._awaiting_step or list(verdict.env_ids) != [0] or verdict.actions.shape != (1,):
+            self.counters["verdicts_ignored"] += 1
+            return
+        now = time.monotonic_ns()
+        self._awaiting_step = -1
+        action = int(verdict.actions[0])
+        query_id = verdict.llm_query_ids[0] if verdict.llm_query_ids else ""
+        if not self.session.decide(verdict.step, action, query_id):
+            return
+        self.decisions.add_verdict(verdict.vetoed)
+        self._decision_latency_ns.append(now - self._obs_sent_ns)
+        self._bar_to_verdict_ns.append(now - self._bar_sent_ns)
+        halt = verdict.halts[0] if verdict.halts else ""
+        row = VerdictRow(action, bool(verdict.vetoed[0]), str(verdict.reasons[0]), str(halt))
+        self._halts[0].append(halt)
+        fusion = self._fusion_by_step.get(verdict.step)
+        fusion_row = 0 if fusion is not None and list(fusion.env_ids) == [0] else None
+        decision = self._decision(0, fusion, fusion_row, row)
+        self._decided = {verdict.step: (decision, row)}
+        self.recorder.decision({
+            "step": verdict.step, "bar_start_ns": self.session.last_start_ns, "action": ACTION_NAMES[action], "vetoed": row.vetoed,
+            "reason": row.reason, "halt": halt, "rl_action": decision.rl_action, "rl_confidence": decision.rl_confidence,
+            "llm": None if decision.thought is None else {"action": decision.thought.action, "confidence": decision.thought.confidence,
+                                                          "staleness_steps": decision.thought.staleness_steps, "reason": decision.thought.reason},
+            "fusion_method": decision.fusion_method, "bar_to_verdict_ms": round((now - self._bar_sent_ns) / 1e6, 3),
+        })
+
+    # ------------------------------------------------------------------ fills and trades
+
+    def _after_fill(self, step) -> None:
+        """The previous decision was filled on this bar: keep it if it acted on a trade; book closed trades."""
+        decided = self._decided.pop(step.decision_step, None)
+        if decided is not None and step.executed_action != HOLD:
+            self._open_decisions[0][step.decision_step] = decided[0]
+        for closed in step.closed_trades:
+            self._book_trade(closed, exit_step=step.decision_step)
+
+    def _book_trade(self, closed: ClosedTrade, exit_step: int) -> None:
+        trade = closed.trade
+        self.counters["trades"] += 1
+        decisions = self._open_decisions[0]
+        entry = decisions.get(closed.decision_steps[0]) if closed.decision_steps else None
+        exit_decision = decisions.get(exit_step)
+        self._report_trades.append(ReportTrade(trade=trade, entry=entry, exit=exit_decision, env_id=0))
+        self._open_decisions[0] = {}
+        self.recorder.trade({**trade_row(closed), "entry_decision": entry, "exit_decision": exit_decision})
+        self.publish(EnvOutcome(
+            env_id=0, episode_id=closed.episode_id, trade_id=trade.trade_id, side=trade.side, contracts=trade.contracts,
+            entry_ns=trade.entry_ns, exit_ns=trade.exit_ns, entry_price=trade.entry_price, exit_price=trade.exit_price,
+            pnl_usd=trade.pnl_usd, bars_held=trade.bars_held, exit_reason=trade.exit_reason,
+            decision_steps=closed.decision_steps, llm_query_ids=closed.llm_query_ids,
+        ))
+
+    # ------------------------------------------------------------------ a silent feed
+
+    async def _watch_silence(self) -> None:
+        while True:
+            await asyncio.sleep(min(SILENCE_CHECK_SECS, self.silence.warn_secs / 4))
+            now = time.monotonic()
+            action = self.silence.check(now, self.session.in_position)
+            if action == "warn":
+                self.counters["feed_silent"] += 1
+                self.log.warning("feed_silent", silent_secs=round(self.silence.silent_secs(now), 1),
+                                 last_bar_start_ns=self.session.last_start_ns, in_position=self.session.in_position)
+            elif action == "flatten":
+                closed = self.session.flatten("feed_silent")
+                if closed is not None:
+                    self._decided = {}
+                    self._book_trade(closed, exit_step=-1)
+                    self.log.warning("feed_silent_flatten", silent_secs=round(self.silence.silent_secs(now), 1),
+                                     pnl_usd=round(closed.trade.pnl_usd, 2), exit_price=closed.trade.exit_price)
+
+    # ------------------------------------------------------------------ ending
+
+    def lag_ms(self) -> dict[str, float]:
+        """md.bar published -> its risk.verdict received, and env.obs -> verdict, p50/p99 in ms."""
+        figures: dict[str, float] = {}
+        for name, values in (("bar_to_verdict", self._bar_to_verdict_ns), ("decision_latency", self._decision_latency_ns)):
+            if values:
+                p50, p99 = np.percentile(np.asarray(values, dtype=np.float64) / 1e6, [50, 99])
+                figures.update({f"{name}_p50_ms": float(p50), f"{name}_p99_ms": float(p99)})
+        return figures
+
+    def staleness_summary(self) -> dict[str, float]:
+        """How fresh the LLM's thoughts were: staleness in decisions (bars) of the thoughts fusion used."""
+        staleness = np.asarray(self._staleness, dtype=np.float64)
+        decisions = float(self.session.counters["decisions"])
+        if not len(staleness):
+            return {"thoughts_used": 0.0, "decisions": decisions}
+        return {
+            "decisions": decisions, "thoughts_used": float(len(staleness)),
+            "llm_staleness_mean_bars": float(staleness.mean()), "llm_staleness_max_bars": float(staleness.max()),
+            "fresh_thought_share": float(np.mean(staleness <= 1)),
+        }
+
+    def paper_summary(self) -> dict[str, float]:
+        counters = self.session.counters
+        decisions = self.decisions.summary()
+        return {
+            **decisions, **self.staleness_summary(), **self.lag_ms(),
+            "feed_bars": float(counters["bars"]), "duplicate_bars": float(counters["duplicate_bars"] + counters["late_bars"]),
+            "warmup_bars": float(counters["warmup_bars"]), "history_bars": float(counters["history_bars"]),
+            "bars_without_decision": float(counters["bars_without_decision"]), "trades": float(len(self.session.trades)),
+            "feed_silent": float(self.counters["feed_silent"]), "flattened_feed_silent": float(counters["flattened_feed_silent"]),
+            "equity": float(self.session.env.equity) if self.session.env is not None else self.config.account.start_balance,
+        }
+
+    def paper_report_input(self, metrics: dict[str, float]) -> ReportInput:
+        history = self.session.history()
+        halts = (self._halts[0] + [""] * len(history.times_ns))[: len(history.times_ns)]
+        cfg = self.config.env
+        context = (f"paper trading {self.session.instrument.symbol} on md.bar, account {self.config.account.name}, "
+                   f"{self.session.counters['bars']} bars, {self.session.counters['decisions']} decisions.")
+        return ReportInput(
+            title="Paper trading", times_ns=history.times_ns, close=history.close, high=history.high, low=history.low,
+            equity=history.equity, position=history.position, halts=np.array(halts, dtype=object), trades=list(self._report_trades),
+            evaluations=self.session.evaluations(), metrics=metrics, notes=[f"features warmed up on {cfg.paper_warmup_bars} bars"],
+            entries_funnel={}, context=context,
+        )
+
+    async def on_stop(self) -> None:
+        if not hasattr(self, "session"):
+            return
+        summary = self.paper_summary()
+        if self.session.warm and len(self.session.history().times_ns) >= 2:
+            try:
+                summary = await self.in_worker(backtest_report, self.out_dir / "report", self.paper_report_input(summary), self.config.run.seed)
+                self.log.info("report_written", path=str(self.out_dir / "report"))
+            except Exception as exc:  # the files appended per bar are kept either way
+                self.log.error("report_failed", exc_info=exc)
+        (self.out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
+        self.recorder.close()
+        self.log.info("paper_stopped", **{key: summary[key] for key in sorted(summary) if isinstance(summary[key], float)})
+
+    def gauges(self) -> dict[str, float]:
+        if not hasattr(self, "session"):
+            return {}
+        return {"bars_seen": float(self.session.counters["bars"]), "loop_step": float(self.step_index), **self.lag_ms()}
+
+    async def _report_progress(self) -> None:  # paper mode has no planned length: no progress bar
+        return

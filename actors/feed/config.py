@@ -1,0 +1,81 @@
+"""The [feed] config section: which source the feed actor reads and how it publishes md.bar."""
+
+from __future__ import annotations
+
+import msgspec
+
+from actors.feed.bars import LATE_POLICIES, timeframe_ns
+from config.checks import Count, NonNegative, Positive, PositiveCount, Secs, check_bounds, require
+
+STRUCT_OPTIONS = dict(frozen=True, kw_only=True, forbid_unknown_fields=True)
+
+SOURCES = ("replay", "synthetic", "ccxt")
+
+
+class FeedConfig(msgspec.Struct, **STRUCT_OPTIONS):
+    source: str = "synthetic"
+    """replay (a CSV/Parquet file of bars) | synthetic (the seeded generator) | ccxt (an exchange's candles)."""
+    symbol: str = ""
+    """Symbol stamped on md.bar; empty = instrument.symbol. For ccxt the exchange's market, e.g. BTC/USDT:USDT."""
+    timeframe: str = "1m"
+    """Bars published: 30s, 1m, 5m, 1h, 1d ...; finer input bars are aggregated (ccxt fetches this timeframe)."""
+    late_policy: str = "drop"
+    """A record for a bar already published: drop it | amend (publish that bar again, corrected, same start)."""
+    wait_for_actors: list[str] = msgspec.field(default_factory=list)
+    """Publish the first bar only once these actors have sent a heartbeat (e.g. ["env"]), so none is missed."""
+    wait_timeout_secs: Secs = 60.0
+    """How long to wait for wait_for_actors; then publish anyway (logged)."""
+    max_bars: Count = 0
+    """Stop publishing after this many bars; 0 = no limit."""
+    stop_when_exhausted: bool = False
+    """Stop the actor when the source has no more bars (bin/feed does; under bin/run the supervisor would restart it)."""
+    replay_path: str = ""
+    """source = replay: the CSV or Parquet file of bars (columns auto-detected, as data.path)."""
+    replay_speed: NonNegative = 1.0
+    """source = replay: 1.0 = real time (a 1m bar per minute), 60 = a minute per second, 0 = as fast as possible."""
+    replay_start: str = ""
+    """source = replay: skip bars starting before this time (ISO 8601; naive = replay_timezone); empty = from the first."""
+    replay_timezone: str = "America/New_York"
+    """source = replay: time zone of naive timestamps in the file."""
+    synthetic_days: PositiveCount = 5
+    """source = synthetic: trading days generated (390 one-minute bars each)."""
+    synthetic_pace_secs: Secs = 1.0
+    """source = synthetic: wall-clock seconds between bars; 0 = as fast as possible."""
+    synthetic_start_price: Positive = 18_000.0
+    """source = synthetic: first price, points."""
+    synthetic_start_date: str = "2024-01-02"
+    """source = synthetic: first session date (bars keep the generator's timestamps)."""
+    synthetic_seed: int = -1
+    """source = synthetic: generator seed; -1 = run.seed."""
+    ccxt_exchange: str = "binance"
+    """source = ccxt: exchange id as ccxt names it (binance, bybit, okx, kraken, ...)."""
+    ccxt_market_type: str = ""
+    """source = ccxt: the exchange's defaultType option (swap for perpetual futures, future, spot); empty = its default."""
+    ccxt_history_bars: Count = 0
+    """source = ccxt: closed candles published at start before the live ones (a warm-up history)."""
+    ccxt_poll_secs: Secs = 0.0
+    """source = ccxt: seconds between polls; 0 = just after each candle closes (never faster than the exchange's rateLimit)."""
+    ccxt_close_delay_secs: Secs = 2.0
+    """source = ccxt: wait this long after a candle's end before asking for it (exchanges finalise candles late)."""
+    ccxt_backoff_secs: float = 1.0
+    """source = ccxt: first wait after a network or exchange error; doubles per failure in a row."""
+    ccxt_backoff_max_secs: float = 60.0
+    """source = ccxt: longest wait between retries."""
+    ccxt_api_key_env: str = "TT_CCXT_API_KEY"
+    """source = ccxt: name of the environment variable holding an API key (optional: public candles need none; never logged)."""
+    ccxt_secret_env: str = "TT_CCXT_SECRET"
+    """source = ccxt: name of the environment variable holding the API secret."""
+
+    def __post_init__(self) -> None:
+        section = "feed"
+        check_bounds(self, section)
+        require(self.source in SOURCES, "source", f"must be one of {SOURCES}, got {self.source!r}", section=section)
+        try:
+            timeframe_ns(self.timeframe)
+        except ValueError as exc:
+            require(False, "timeframe", str(exc), section=section)
+        require(self.late_policy in LATE_POLICIES, "late_policy", f"must be one of {LATE_POLICIES}, got {self.late_policy!r}", section=section)
+        require(self.source != "replay" or bool(self.replay_path), "replay_path", "is required when feed.source = 'replay'", section=section)
+        require(self.source != "ccxt" or bool(self.symbol), "symbol", "is required when feed.source = 'ccxt' (e.g. BTC/USDT:USDT)", section=section)
+        require(bool(self.ccxt_exchange), "ccxt_exchange", "must not be empty", section=section)
+        require(0 < self.ccxt_backoff_secs <= self.ccxt_backoff_max_secs, "ccxt_backoff_secs", "must be > 0 and <= ccxt_backoff_max_secs", section=section)

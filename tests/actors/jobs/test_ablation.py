@@ -1,0 +1,48 @@
+"""The ablation job's table."""
+
+import numpy as np
+import pytest
+
+from actors.jobs.ablation import ABLATION_VARIANTS, ablation_markdown, mean_and_half_width, significant_differences
+
+
+def test_ablation_table_has_a_row_per_variant_and_every_column_the_issue_names():
+    rows = [{"variant": name, "metrics": {"win_rate": 0.5, "sharpe": 1.25, "trades": 10.0}} for name, _ in ABLATION_VARIANTS]
+
+    table = ablation_markdown(rows, "notes on data and seeds")
+
+    lines = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| ---")]
+    assert len(lines) == 1 + len(ABLATION_VARIANTS)  # header + one row each
+    for label in ("win rate", "Sharpe", "max DD $", "profit factor", "trades", "Apex violations", "agreement", "veto rate", "query rate", "LLM staleness (steps)"):
+        assert label in lines[0]
+    assert "| RL only | 0.500 | 1.250 | - | - | 10 |" in table and "notes on data and seeds" in table
+    methods = {settings.get("fusion.method") for _, settings in ABLATION_VARIANTS}
+    assert methods == {"rl_only", "rules", "network"}
+
+
+def test_a_95_percent_interval_over_seeds_uses_student_t():
+    mean, half = mean_and_half_width([1.0, 2.0, 3.0])
+
+    assert mean == 2.0
+    assert half == pytest.approx(4.303 * 1.0 / 3 ** 0.5, rel=1e-3)  # sd 1, three seeds: t(0.975, 2) = 4.303
+    assert mean_and_half_width([5.0]) == (5.0, 0.0)
+    assert np.isnan(mean_and_half_width([float("nan")])[0])
+
+
+def test_only_differences_larger_than_their_paired_interval_are_named():
+    base = [{"net_pnl_usd": 100.0, "sharpe": 1.0}, {"net_pnl_usd": 200.0, "sharpe": 0.5}, {"net_pnl_usd": 150.0, "sharpe": 0.8}]
+    better = [{"net_pnl_usd": m["net_pnl_usd"] + 500.0 + i, "sharpe": m["sharpe"] + (0.3 if i % 2 else -0.3)} for i, m in enumerate(base)]
+    rows = [{"variant": "RL only", "per_seed": base}, {"variant": "RL + rules", "per_seed": better}]
+
+    findings = significant_differences(rows)
+
+    assert len(findings) == 1 and findings[0].startswith("RL + rules: net_pnl_usd differs from RL only by +501")
+
+
+def test_the_table_shows_mean_and_interval_and_the_llm_variants_run_in_lockstep():
+    rows = [{"variant": "RL only", "metrics": {"net_pnl_usd": 1500.0}, "half_widths": {"net_pnl_usd": 250.0}}]
+
+    assert "| 1,500 ± 250 |" in ablation_markdown(rows, "")
+    for name, settings in ABLATION_VARIANTS:
+        uses_llm = settings.get("fusion.method") != "rl_only"
+        assert settings.get("env.thought_lag_steps", 0) == (1 if uses_llm else 0), name

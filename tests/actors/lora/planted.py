@@ -1,0 +1,34 @@
+"""A planted task for the trainer: short single-shot prompts where one action (BUY) always wins."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from actors.lora.experience import Experience, decide_messages, target_answer
+from actors.reasoner.config import ReasonerConfig
+from actors.reasoner.prompts import SAMPLE_CONTEXT, PromptBook
+
+BUY = 1
+ENTRY_MASK = (True, True, True, False, False, False)
+
+# Short prompts keep a training step cheap on 2 cores; the format is still the reasoner's single shot.
+PLANTED_REASONER = ReasonerConfig(
+    mode="single_shot",
+    single_shot_system_prompt="You are a futures trader. Answer: ACTION | confidence | reason.",
+    single_shot_context_template="{symbol} at {price:.2f}, trend {trend}, RSI {rsi:.0f}, ATR {atr:.1f}. Allowed actions: {allowed_actions}",
+)
+
+
+def planted_experiences(n: int, seed: int = 0) -> list[Experience]:
+    rng = np.random.default_rng(seed)
+    book = PromptBook(PLANTED_REASONER)
+    experiences = []
+    for i in range(n):
+        context = {**SAMPLE_CONTEXT, "price": float(rng.uniform(15000, 20000)), "rsi": float(rng.uniform(20, 80)),
+                   "atr": float(rng.uniform(5, 30)), "trend": str(rng.choice(["up", "down", "sideways"]))}
+        messages = decide_messages(book, "single_shot", context, ENTRY_MASK)
+        pnl = float(rng.uniform(50, 500))
+        experiences.append(Experience(id=f"planted-{seed}-{i}", messages=messages, mask=ENTRY_MASK,
+                                      target=target_answer(BUY, 0.8, "long won by target"), action=BUY,
+                                      pnl_usd=pnl, source="trade"))
+    return experiences

@@ -1,0 +1,88 @@
+import numpy as np
+
+from actors.lora.core import LoraCore, RoundReport
+from actors.lora.store import ExperienceStore
+from actors.lora.trainer import RoundResult, TrainStats
+from actors.lora.versions import AdapterVersion
+from actors.reasoner.prompts import SAMPLE_CONTEXT
+from bus.messages import EnvHindsight, EnvObs, EnvOutcome, LlmThought, LoraAdapter, MarketContext
+from runtime.testing import actor_harness
+
+FLAT_MASK = [True, True, True, False, False, False]
+
+
+def env_obs(step):
+    return EnvObs(env_ids=[0], episode_ids=[1], step=step, obs=np.zeros((1, 261), np.float32),
+                  masks=np.array([FLAT_MASK]), contexts=[MarketContext(**SAMPLE_CONTEXT)])
+
+
+def thought(query_id, step):
+    return LlmThought(env_id=0, episode_id=1, step_seen=step, query_id=query_id, action=1, confidence=0.7,
+                      mode="four_step", analysis="Uptrend.", options="BUY or HOLD.", risks="A reversal.",
+                      decision="BUY | 0.70 | trend")
+
+
+def outcome(query_ids, trade_id=1, pnl=300.0):
+    return EnvOutcome(env_id=0, episode_id=1, trade_id=trade_id, side=1, contracts=1, entry_ns=0, exit_ns=1,
+                      entry_price=1.0, exit_price=2.0, pnl_usd=pnl, bars_held=3, exit_reason="target",
+                      decision_steps=[3], llm_query_ids=query_ids)
+
+
+async def test_a_closed_trade_becomes_a_stored_experience_with_the_rebuilt_decide_prompt(tmp_path):
+    async with actor_harness("lora", {"lora.experiences_per_round": 100}, run_dir=tmp_path) as h:
+        await h.deliver(env_obs(3), outcome(["r-1"]), thought("r-1", 3), outcome(["r-1"]))
+        await h.stop()
+
+    store = ExperienceStore(tmp_path / "lora" / "experiences.sqlite", max_experiences=10, held_out_fraction=0.2)
+    [experience] = store.all()
+    assert experience.target.startswith("BUY | 0.80 | ")
+    assert experience.messages[1]["content"].startswith("Market: NQ at 10:31 ET, price 18250.25")
+    assert [m["content"] for m in experience.messages[2::2]] == ["Uptrend.", "BUY or HOLD.", "A reversal."]
+    assert experience.messages[-1]["content"].startswith("Decide now.")
+
+
+async def test_every_m_new_experiences_a_round_runs_and_a_published_version_is_announced(tmp_path, monkeypatch):
+    def fake_round(self, progress=None):
+        version = AdapterVersion(1, tmp_path / "v0001" / "adapter.gguf", {"match_rate_after": 0.9}, True)
+        stats = TrainStats(1, 0.5, 0.5, 10, 100.0, 0.1)
+        return RoundReport(RoundResult(0.5, 0.9, True, stats, 4), version)
+
+    monkeypatch.setattr(LoraCore, "run_round", fake_round)
+    async with actor_harness("lora", {"lora.experiences_per_round": 2}, run_dir=tmp_path) as h:
+        await h.deliver(env_obs(3), thought("r-1", 3), thought("r-2", 3), outcome(["r-1"], 1), outcome(["r-2"], 2))
+        adapter = await h.recv(LoraAdapter)
+        await h.stop()
+
+    assert (adapter.version, adapter.metrics) == (1, {"match_rate_after": 0.9})
+
+
+def hindsight(step, action=1, long_pnl=390.0, short_pnl=-210.0):
+    """The env's label of env 0's decision step ``step`` (actors/env/actor.py hindsight_message)."""
+    return EnvHindsight(env_ids=[0], episode_ids=[1], steps=[step], actions=np.array([action]),
+                        long_pnl_usd=np.array([long_pnl]), short_pnl_usd=np.array([short_pnl]),
+                        long_exits=["target"], short_exits=["stop"], long_bars=np.array([2]), short_bars=np.array([1]))
+
+
+async def test_env_hindsight_labels_become_experiences_of_the_thoughts_that_saw_their_step(tmp_path):
+    async with actor_harness("lora", {"lora.experiences_per_round": 100}, run_dir=tmp_path) as h:
+        # step 4's label arrives before its thought (a thought may finish after the horizon); step 3's after
+        await h.deliver(env_obs(3), env_obs(4), thought("r-1", 3), hindsight(3), hindsight(4, action=2, short_pnl=390.0),
+                        thought("r-2", 4), hindsight(9))
+        counters = dict(h.actor.counters)
+        await h.stop()
+
+    store = ExperienceStore(tmp_path / "lora" / "experiences.sqlite", max_experiences=10, held_out_fraction=0.2)
+    experiences = {e.id: e for e in store.all()}
+    assert set(experiences) == {"hindsight:r-1", "hindsight:r-2"}
+    assert experiences["hindsight:r-1"].target.startswith("BUY | 0.80 | ")
+    assert experiences["hindsight:r-2"].target.startswith("SELL | 0.80 | ") and experiences["hindsight:r-2"].pnl_usd == 390.0
+    assert counters["hindsight_labels"] == 3 and counters["experiences"] == 2
+
+
+async def test_with_trade_labels_only_env_hindsight_teaches_nothing(tmp_path):
+    async with actor_harness("lora", {"lora.labels": "trades"}, run_dir=tmp_path) as h:
+        await h.deliver(env_obs(3), thought("r-1", 3), hindsight(3))
+        await h.stop()
+
+    store = ExperienceStore(tmp_path / "lora" / "experiences.sqlite", max_experiences=10, held_out_fraction=0.2)
+    assert store.count() == 0

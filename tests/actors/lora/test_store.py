@@ -1,0 +1,86 @@
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+from actors.lora.experience import Experience
+from actors.lora.store import ExperienceStore, is_held_out
+
+
+def experience(n, pnl=0.0):
+    return Experience(id=f"e-{n}", messages=[{"role": "user", "content": f"q{n}"}], mask=(True,) * 6,
+                      target="HOLD | 0.80 | quiet", action=0, pnl_usd=pnl, source="trade")
+
+
+def store(path, max_experiences=100, held_out=0.2):
+    return ExperienceStore(path, max_experiences=max_experiences, held_out_fraction=held_out, min_weight_usd=1.0)
+
+
+def test_experiences_read_back_and_a_duplicate_id_is_ignored(tmp_path):
+    s = store(tmp_path / "x.sqlite")
+
+    added = s.add([experience(1), experience(2)]) + s.add([experience(1)])
+
+    assert added == 2
+    assert [e.id for e in s.all()] == ["e-1", "e-2"]
+    assert s.all()[0] == experience(1)
+
+
+def test_the_oldest_experiences_are_evicted_beyond_the_bound(tmp_path):
+    s = store(tmp_path / "x.sqlite", max_experiences=3)
+
+    s.add([experience(n) for n in range(5)])
+
+    assert s.ids() == ["e-2", "e-3", "e-4"] and s.evicted == 2
+
+
+def test_held_out_is_a_stable_share_by_id_and_never_sampled(tmp_path):
+    s = store(tmp_path / "x.sqlite", max_experiences=1000)
+    s.add([experience(n) for n in range(400)])
+
+    held = {e.id for e in s.all(held_out=True)}
+    sampled = {e.id for e in s.sample(500, np.random.default_rng(0))}
+
+    assert 40 <= len(held) <= 120
+    assert held == {f"e-{n}" for n in range(400) if is_held_out(f"e-{n}", 0.2)}
+    assert not held & sampled
+
+
+def test_sampling_favours_large_outcomes(tmp_path):
+    s = store(tmp_path / "x.sqlite", held_out=0.01)
+    s.add([experience(n, pnl=1000.0 if n == 0 else 0.0) for n in range(20)])
+
+    picks = [e.id for e in s.sample(1000, np.random.default_rng(1))]
+
+    assert picks.count("e-0") > 800  # weight 1001 against 19 x 1
+
+
+def test_nothing_acknowledged_is_lost_when_the_writer_is_killed(tmp_path):
+    path = tmp_path / "x.sqlite"
+    child = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {os.getcwd()!r})
+        from tests.actors.lora.test_store import experience, store
+        s = store({str(path)!r}, max_experiences=10_000)
+        n = 0
+        while True:
+            s.add([experience(n), experience(n + 1)])
+            print(n + 1, flush=True)  # the acknowledgement: add() has returned
+            n += 2
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+    acknowledged = -1
+    for line in proc.stdout:
+        acknowledged = int(line)
+        if acknowledged >= 301:
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    reopened = store(path, max_experiences=10_000)
+
+    ids = set(reopened.ids())
+    assert all(f"e-{n}" in ids for n in range(acknowledged + 1))

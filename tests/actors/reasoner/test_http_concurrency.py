@@ -1,0 +1,100 @@
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from actors.reasoner.config import ReasonerConfig
+from actors.reasoner.engine import EngineError, build_engine
+
+QUESTION = [{"role": "user", "content": "Decide."}]
+
+
+class CountingServer:
+    """A /v1/chat/completions stub that answers after a delay and records how many requests overlapped."""
+
+    def __init__(self, delay_secs: float = 0.2, fail_on: str = "") -> None:
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.requests = 0
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server._lock:
+                    server.requests += 1
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                time.sleep(delay_secs)
+                with server._lock:
+                    server.in_flight -= 1
+                content = body["messages"][-1]["content"]
+                status = 500 if fail_on and fail_on in content else 200
+                payload = json.dumps({
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": f"HOLD | 0.50 | {content}"}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+                }).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def server():
+    stub = CountingServer()
+    yield stub
+    stub.close()
+
+
+def _conversations(n: int) -> list[list[dict]]:
+    return [[{"role": "user", "content": f"env {i}"}] for i in range(n)]
+
+
+def test_one_request_per_environment_is_in_flight_at_once_up_to_the_configured_concurrency(server):
+    engine = build_engine(ReasonerConfig(backend="http", http_base_url=server.base_url, http_concurrency=4))
+    started = time.perf_counter()
+
+    completions = engine.chat_many(_conversations(6), max_tokens=8)
+
+    elapsed = time.perf_counter() - started
+    engine.close()
+    assert server.max_in_flight == 4 and server.requests == 6
+    assert elapsed < 6 * 0.2  # two waves of 0.2 s, not six requests in turn
+    # Answers come back in the order of the conversations.
+    assert [c.text for c in completions] == [f"HOLD | 0.50 | env {i}" for i in range(6)]
+
+
+def test_a_concurrency_of_one_sends_the_requests_in_turn(server):
+    engine = build_engine(ReasonerConfig(backend="http", http_base_url=server.base_url, http_concurrency=1))
+
+    engine.chat_many(_conversations(3), max_tokens=8)
+
+    engine.close()
+    assert server.max_in_flight == 1 and server.requests == 3
+
+
+def test_a_failing_request_among_concurrent_ones_is_an_engine_error():
+    stub = CountingServer(delay_secs=0.0, fail_on="env 2")
+    engine = build_engine(ReasonerConfig(backend="http", http_base_url=stub.base_url, http_concurrency=4))
+
+    with pytest.raises(EngineError, match="HTTP 500"):
+        engine.chat_many(_conversations(4), max_tokens=8)
+
+    engine.close()
+    stub.close()

@@ -1,0 +1,43 @@
+"""kill -9 of the broker: the supervisor starts it again on the same addresses; the loop pauses and resumes."""
+
+import time
+
+import pytest
+
+from bus.messages import RiskVerdict
+from runtime.testing import running_actors
+
+LOOP = ["env", "policy", "fusion", "risk"]
+SMALL = {"env.n_envs": 1, "env.step_interval_ms": 50.0, "policy.learn": False, "env.mode": "train",
+         "data.synthetic_days": 20, "env.verdict_deadline_ms": 1000.0}
+
+
+def verdict_steps(rt, secs: float) -> list[int]:
+    steps, deadline = [], time.monotonic() + secs
+    while time.monotonic() < deadline:
+        try:
+            steps.append(rt.client.recv(RiskVerdict, timeout_secs=0.5).step)
+        except TimeoutError:
+            pass
+    return steps
+
+
+@pytest.mark.slow
+def test_a_killed_broker_is_restarted_on_the_same_addresses_and_decisions_flow_again():
+    with running_actors(LOOP, SMALL) as rt:
+        rt.client.subscribe(RiskVerdict)
+        before = verdict_steps(rt, 2.0)
+        old_pid = rt.supervisor.broker.pid
+
+        rt.supervisor.kill("broker")
+        after = verdict_steps(rt, 8.0)
+
+        events = [(e.actor, e.kind) for e in rt.supervisor.events if e.actor == "broker"]
+        new_pid = rt.supervisor.broker.pid
+        actor_pids_alive = all(a.proc is not None and a.proc.poll() is None for a in rt.supervisor.actors.values())
+        exit_code = rt.stop()
+
+    assert before and after, "decisions before the kill and again after the broker's restart"
+    assert new_pid != old_pid and ("broker", "exited") in events and ("broker", "spawned") in events
+    assert max(after) > max(before)  # the loop went on from where it was
+    assert actor_pids_alive and exit_code == 0

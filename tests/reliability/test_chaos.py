@@ -1,0 +1,28 @@
+"""Faults: kill -9 actors of a running backtest loop; the supervisor sees it at once and the loop decides again."""
+
+import pytest
+
+from actors.jobs.chaos import CHAOS_SETTINGS, LOOP_ACTORS, TARGET_DETECT_SECS, run_chaos, table
+from runtime.testing import running_actors
+
+pytestmark = pytest.mark.slow
+
+
+def test_killed_fusion_and_risk_are_detected_fast_and_decisions_flow_again():
+    with running_actors(LOOP_ACTORS, CHAOS_SETTINGS) as rt:
+        results = run_chaos(rt, ["fusion", "risk"], reasoner=False)
+
+    assert all(r.recovered for r in results), table(results)
+    assert all(r.detect_secs <= TARGET_DETECT_SECS for r in results), table(results)
+    fusion = results[0]
+    assert fusion.degraded_verdicts > 0, "with fusion down, risk decides from the proposal, flagged degraded"
+
+
+def test_the_supervisor_records_each_death_and_respawn_of_an_actor():
+    with running_actors(["runtime.probes:Relay1"], {"runtime.restart_backoff_secs": 0.05}) as rt:
+        old_pid = rt.kill("relay1")
+        rt.wait_started(30)
+
+        kinds = [(e.kind, e.pid == old_pid) for e in rt.supervisor.events if e.actor == "relay1"]
+
+    assert kinds[:3] == [("spawned", True), ("exited", True), ("spawned", False)]
