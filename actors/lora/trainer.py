@@ -31,6 +31,8 @@ from actors.common.actions import ACTION_NAMES, allowed_actions
 from actors.reasoner.parser import DecisionParser
 
 IGNORE_INDEX = -100
+EVAL_ROWS = 8
+"""Prompts evaluated in one batched forward pass."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +107,21 @@ def encode_example(tokenizer, messages: list[dict], target: str, max_tokens: int
     return prompt + answer, len(prompt)
 
 
+def shared_prefix_length(rows: Sequence[Sequence[int]]) -> int:
+    """Tokens every row starts with, leaving each row at least one token of its own.
+
+    (The last prompt token must stay in a row: its logits predict the answer's first token.)
+    """
+    if not rows:
+        return 0
+    limit = min(len(row) for row in rows) - 1
+    first = rows[0]
+    length = 0
+    while length < limit and all(row[length] == first[length] for row in rows):
+        length += 1
+    return max(length, 0)
+
+
 def prompt_ids(tokenizer, messages: list[dict]) -> list[int]:
     text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     return tokenizer.encode(text, add_special_tokens=False)
@@ -146,14 +163,13 @@ class LoraTrainer:
             batch = sample(self.config.batch_size)
             if not batch:
                 break
-            input_ids, labels, attention = self._batch(batch)
-            loss = self.model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
+            loss, n_tokens = self._loss(batch)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self._params, 1.0)
             self.optimizer.step()
             losses.append(float(loss.detach()))
-            tokens += int(attention.sum())
+            tokens += n_tokens
             if progress is not None:
                 progress(StepProgress(step, steps, losses[-1], tokens / (time.perf_counter() - started)))
         secs = time.perf_counter() - started
@@ -161,10 +177,45 @@ class LoraTrainer:
         return TrainStats(len(losses), float(np.mean(losses)) if losses else 0.0, losses[-1] if losses else 0.0,
                           tokens, tokens / secs if secs > 0 else 0.0, secs)
 
-    def _batch(self, experiences: Sequence[Experience]):
+    def _loss(self, experiences: Sequence[Experience]):
+        """Mean cross-entropy on the answer tokens of a batch, and its examples' token count (prompt + answer).
+
+        With ``cache_shared_prefix`` the prompt start every example shares (the system prompt: most of a
+        single-shot prompt) is read once per step without gradient and its KV cache reused by every row,
+        so forward and backward run over the examples' own tokens only. The gradient then reaches the
+        LoRA weights through the examples' tokens and not through the shared prefix's keys and values
+        (computed with the current weights all the same, so the forward pass is exact).
+        """
         import torch
 
         encoded = [encode_example(self.tokenizer, e.messages, e.target, self.config.max_seq_tokens) for e in experiences]
+        shared = shared_prefix_length([ids[:n_prompt] for ids, n_prompt in encoded]) if self.config.cache_shared_prefix else 0
+        cache = self._prefix_cache(encoded[0][0][:shared], len(encoded)) if shared else None
+        input_ids, labels, attention = self._padded([(ids[shared:], n_prompt - shared) for ids, n_prompt in encoded])
+        if shared:
+            attention = torch.cat([torch.ones((len(encoded), shared), dtype=attention.dtype, device=attention.device),
+                                   attention], dim=1)
+        loss = self.model(input_ids=input_ids, attention_mask=attention, labels=labels, past_key_values=cache,
+                          use_cache=cache is not None).loss
+        return loss, sum(len(ids) for ids, _ in encoded)  # example tokens: the same unit with or without the cache
+
+    def _prefix_cache(self, prefix: list[int], rows: int):
+        """The KV cache of ``prefix`` (no gradient, no dropout), repeated for ``rows`` rows."""
+        import torch
+
+        was_training = self.model.training
+        self.model.eval()
+        with torch.no_grad():
+            cache = self.model(input_ids=torch.tensor([prefix], device=self.config.device), use_cache=True).past_key_values
+        self.model.train(was_training)
+        if rows > 1:
+            cache.batch_repeat_interleave(rows)
+        return cache
+
+    def _padded(self, encoded: Sequence[tuple[list[int], int]]):
+        """Right-padded ids, labels (the answer tokens; -100 elsewhere) and attention mask of (ids, n_prompt) rows."""
+        import torch
+
         width = max(len(ids) for ids, _ in encoded)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
         input_ids = torch.full((len(encoded), width), pad, dtype=torch.long)
@@ -183,28 +234,65 @@ class LoraTrainer:
         """Share of experiences whose greedy decision is their target action (0 when there are none)."""
         if not experiences:
             return 0.0
-        decide = self._grammar_action if self.config.eval_method == "grammar" else self._generated_action
-        hits = sum(decide(e.messages, e.mask) == e.action for e in experiences)
-        return hits / len(experiences)
+        decided = self.decisions([(e.messages, e.mask) for e in experiences])
+        return sum(action == e.action for action, e in zip(decided, experiences)) / len(experiences)
 
     def decision(self, messages: list[dict], mask: Sequence[bool]) -> int:
-        return (self._grammar_action if self.config.eval_method == "grammar" else self._generated_action)(messages, mask)
+        return self.decisions([(messages, mask)])[0]
 
-    def _grammar_action(self, messages: list[dict], mask: Sequence[bool]) -> int:
-        """Greedy choice among the allowed action names, token by token, as under the decide grammar."""
+    def decisions(self, prompts: Sequence[tuple[list[dict], Sequence[bool]]]) -> list[int]:
+        if self.config.eval_method == "generate":
+            return [self._generated_action(messages, mask) for messages, mask in prompts]
+        decided: list[int] = []
+        for start in range(0, len(prompts), EVAL_ROWS):
+            decided += self._grammar_actions(prompts[start:start + EVAL_ROWS])
+        return decided
+
+    def _grammar_actions(self, prompts: Sequence[tuple[list[dict], Sequence[bool]]]) -> list[int]:
+        """Greedy choice among each prompt's allowed action names, token by token, as under the decide grammar.
+
+        The first token of every prompt comes from one batched forward pass (the prompts' shared start read
+        once); a prompt whose best first token still leaves several names goes on alone.
+        """
+        rows = [prompt_ids(self.tokenizer, messages)[-self.config.max_seq_tokens:] for messages, _ in prompts]
+        first_logits = self._next_token_logits(rows)
+        decided = []
+        for ids, logits, (_, mask) in zip(rows, first_logits, prompts):
+            candidates = {a: self._action_tokens[a] for a in allowed_actions(mask)} or {0: self._action_tokens[0]}
+            decided.append(self._narrow(ids, candidates, logits))
+        return decided
+
+    def _narrow(self, ids: list[int], candidates: dict[int, list[int]], logits) -> int:
+        """Walk the candidates' tokens greedily from ``logits`` (the next-token logits after ``ids``)."""
         import torch
 
-        candidates = {a: self._action_tokens[a] for a in allowed_actions(mask)} or {0: self._action_tokens[0]}
-        ids = prompt_ids(self.tokenizer, messages)[-self.config.max_seq_tokens:]
         depth = 0
-        with torch.no_grad():
-            while len(candidates) > 1:
-                logits = self.model(input_ids=torch.tensor([ids], device=self.config.device)).logits[0, -1]
-                nexts = {a: tokens[depth] for a, tokens in candidates.items() if depth < len(tokens)}
-                best = max(set(nexts.values()), key=lambda t: float(logits[t]))
-                candidates = {a: t for a, t in candidates.items() if depth < len(t) and t[depth] == best}
-                ids, depth = ids + [best], depth + 1
+        while len(candidates) > 1:
+            nexts = {a: tokens[depth] for a, tokens in candidates.items() if depth < len(tokens)}
+            best = max(set(nexts.values()), key=lambda t: float(logits[t]))
+            candidates = {a: t for a, t in candidates.items() if depth < len(t) and t[depth] == best}
+            ids, depth = ids + [best], depth + 1
+            if len(candidates) > 1:
+                with torch.no_grad():
+                    logits = self.model(input_ids=torch.tensor([ids], device=self.config.device)).logits[0, -1]
         return next(iter(candidates))
+
+    def _next_token_logits(self, rows: Sequence[list[int]]):
+        """Next-token logits after each row: one batched pass, the rows' shared start read once."""
+        import torch
+
+        shared = shared_prefix_length(rows) if self.config.cache_shared_prefix else 0
+        cache = self._prefix_cache(rows[0][:shared], len(rows)) if shared else None
+        input_ids, _, attention = self._padded([(ids[shared:], len(ids) - shared) for ids in rows])
+        if shared:
+            attention = torch.cat([torch.ones((len(rows), shared), dtype=attention.dtype, device=attention.device),
+                                   attention], dim=1)
+        base = self.model.get_base_model()  # its decoder runs with the LoRA layers; lm_head only where it is read
+        with torch.no_grad():
+            hidden = base.model(input_ids=input_ids, attention_mask=attention, past_key_values=cache,
+                                use_cache=cache is not None).last_hidden_state
+            last = torch.tensor([len(ids) - shared - 1 for ids in rows], device=hidden.device)
+            return base.lm_head(hidden[torch.arange(len(rows), device=hidden.device), last])
 
     def _generated_action(self, messages: list[dict], mask: Sequence[bool]) -> int:
         import torch

@@ -1,10 +1,14 @@
+import msgspec
 import numpy as np
 import pytest
 
 from actors.lora.config import LoraConfig
 from actors.lora.core import train_offline
-from actors.lora.trainer import IGNORE_INDEX, encode_example
-from tests.actors.lora.planted import PLANTED_REASONER, planted_experiences
+from actors.lora.trainer import IGNORE_INDEX, LoraTrainer, encode_example, prompt_ids, shared_prefix_length
+from actors.reasoner.engine import LlamaEngine, default_model_path
+from actors.reasoner.grammar import decision_grammar
+from actors.reasoner.parser import DecisionParser
+from tests.actors.lora.planted import BUY, PLANTED_REASONER, planted_experiences
 
 TINY = LoraConfig(rank=4, alpha=8.0, dropout=0.0, target_modules=("q_proj", "v_proj"), steps_per_round=5, batch_size=4,
                   learning_rate=4e-3, held_out_fraction=0.25, max_eval_examples=12, publish_tolerance=0.0)
@@ -22,11 +26,61 @@ def test_training_rounds_on_a_planted_task_raise_the_held_out_match_rate(tmp_pat
     assert [r.version.version for r in reports] == [1, 2]
     assert (tmp_path / "lora" / "versions" / "v0002" / "metrics.json").is_file()
 
+    # The reasoner's own path moves the same way: llama.cpp, the decide grammar, the parser, and the
+    # adapter hot-swapped into the live context, on planted prompts the trainer never saw.
+    unseen = planted_experiences(12, seed=7)
+    engine = LlamaEngine(model_path=str(default_model_path()), n_ctx=1024, temperature=0.0)
+    try:
+        before = reasoner_buy_share(engine, unseen)
+        engine.load_adapter(str(reports[-1].version.path), reports[-1].version.version)
+        after = reasoner_buy_share(engine, unseen)
+    finally:
+        engine.close()
+    assert engine.adapter_version == 2
+    print(f"reasoner BUY share on unseen planted prompts: {before:.2f} -> {after:.2f}")
+    assert after >= before + 0.5 and after >= 0.75, (before, after)
+
+
+def reasoner_buy_share(engine: LlamaEngine, experiences) -> float:
+    parser = DecisionParser()
+    answers = [engine.chat(e.messages, max_tokens=24, grammar=decision_grammar(e.mask)).text for e in experiences]
+    return float(np.mean([parser.parse(text, e.mask).action == BUY for text, e in zip(answers, experiences)]))
+
+
+@pytest.mark.slow
+def test_the_shared_prefix_cache_changes_neither_the_loss_nor_the_decisions():
+    import torch
+
+    experiences = planted_experiences(6, seed=3)
+    trainer = LoraTrainer(msgspec.structs.replace(TINY, cache_shared_prefix=False), default_model_path())
+    rows = [prompt_ids(trainer.tokenizer, e.messages) for e in experiences]
+    assert 0 < shared_prefix_length(rows) < min(len(r) for r in rows)
+
+    def loss_and_decisions(cached: bool):
+        trainer.config = msgspec.structs.replace(trainer.config, cache_shared_prefix=cached)
+        with torch.no_grad():
+            loss, tokens = trainer._loss(experiences)
+        return float(loss), tokens, trainer.decisions([(e.messages, e.mask) for e in experiences])
+
+    plain, cached = loss_and_decisions(False), loss_and_decisions(True)
+    assert cached[0] == pytest.approx(plain[0], rel=1e-4)
+    assert cached[1:] == plain[1:]
+    with torch.no_grad():  # the batched next-token logits are those of a whole forward pass
+        whole = trainer.model(input_ids=torch.tensor([rows[1]])).logits[0, -1]
+    np.testing.assert_allclose(trainer._next_token_logits(rows)[1].numpy(), whole.numpy(), rtol=1e-3, atol=1e-3)
+
+
+def test_the_shared_prefix_leaves_every_row_its_last_token():
+    assert shared_prefix_length([[1, 2, 3, 4], [1, 2, 3, 5, 6]]) == 3
+    assert shared_prefix_length([[1, 2, 3], [1, 2, 3, 4]]) == 2  # the shorter row keeps its last token
+    assert shared_prefix_length([[1, 2], [9, 2]]) == 0
+    assert shared_prefix_length([[5, 6, 7]]) == 2
+    assert shared_prefix_length([]) == 0
+
 
 @pytest.mark.slow
 def test_only_answer_tokens_carry_loss():
     from actors.lora.trainer import load_base
-    from actors.reasoner.engine import default_model_path
 
     _, tokenizer = load_base(str(default_model_path()))
     [experience] = planted_experiences(1)
