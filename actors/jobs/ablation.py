@@ -13,10 +13,12 @@ import numpy as np
 
 from actors import ENV, FUSION, POLICY, RISK
 from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
-from actors.jobs.common import configure, format_table
-from actors.jobs.lora import COLLECT_EXPERIENCES, adapter_settings
-from actors.jobs.main import MAIN_TRAINING
+from actors.jobs.common import JobError, configure, format_table
+from actors.jobs.lora import (LEARN_IN_RUN, FirstRoundWatch, adapter_file_settings, published_adapter_settings,
+                              run_round_rows, versions_book)
+from actors.jobs.main import MAIN_TRAINING, hybrid_settings
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
+from bus.messages import LlmThought, LoraAdapter
 from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
@@ -35,7 +37,8 @@ FOUR_STEP_VARIANT = ("RL + rule fusion (four-step)", {"fusion.method": "rules", 
 """Added by --four-step: a four-step thought per decision costs seconds on 2 cores."""
 LORA_VARIANT = ("RL + rule fusion (single-shot) +LoRA", {"fusion.method": "rules", "reasoner.mode": "single_shot", **LOCKSTEP})
 """Added by --lora: the rule-fusion variant above with the reasoner on a trained adapter (reasoner.lora_path, set per
-seed: --adapter, or one round on the experiences its training run collected); it costs a LoRA round (minutes) per seed."""
+seed: --adapter, or the one a lockstep run with the trainer learns from that seed's policy on the training days); it
+costs that run (about two minutes on 2 cores) per seed."""
 ABLATION_STEPS = 120
 """Decisions per backtest (the same slice of the test days for every variant and seed); --set env.max_steps=0 = the whole split."""
 COMPARED_METRICS = ("net_pnl_usd", "sharpe", "win_rate", "max_drawdown_usd")
@@ -129,11 +132,24 @@ def checkpoint_for_seed(args: argparse.Namespace, root: Path, seed: int) -> tupl
     if args.model is not None:
         return policy_checkpoint(args.model), None
     # Train with the neural fusion on, so its network learns from the same outcomes as the policy.
-    settings = {**MAIN_TRAINING, **train_settings(args), "fusion.method": "network", "run.seed": seed,
-                **(COLLECT_EXPERIENCES if getattr(args, "lora", False) else {})}
+    settings = {**MAIN_TRAINING, **train_settings(args), "fusion.method": "network", "run.seed": seed}
     train = run_training(configure(args, settings), args, root / f"train-seed{seed}")
     print(format_table(training_summary(train), f"training summary (seed {seed})"))
     return policy_checkpoint(train.run_dir.path), train.run_dir.path
+
+
+def adapter_for_seed(args: argparse.Namespace, root: Path, seed: int, trained_in: Path | None) -> dict[str, Any]:
+    """The +LoRA variant's reasoner settings: --adapter, else the adapter a lockstep run on the training days
+    learns (main's phase 2 with the trainer beside the loop, from this seed's policy); {} = the base model."""
+    if getattr(args, "adapter", None) is not None:
+        return adapter_file_settings(args.adapter)
+    if trained_in is None:
+        raise JobError("--lora with --model needs --adapter PATH (no training run here to learn an adapter from)")
+    config = configure(args, {**MAIN_TRAINING, **hybrid_settings(args, trained_in), **LEARN_IN_RUN, "run.seed": seed})
+    watch = FirstRoundWatch()
+    run = run_training(config, args, root / f"lora-seed{seed}", watch=(LlmThought, LoraAdapter), stop_when=watch)
+    print(format_table(run_round_rows(versions_book(config, run.run_dir.path), watch), f"LoRA learned in lockstep (seed {seed})"))
+    return published_adapter_settings(config, run.run_dir.path)
 
 
 def ablation_variants(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
@@ -153,7 +169,7 @@ def mode_ablation(args: argparse.Namespace) -> int:
     for seed in seeds:
         checkpoint, trained_in = checkpoint_for_seed(args, root, seed)
         fusion = trained_fusion_settings(trained_in or Path(args.model))
-        lora = adapter_settings(args, base, trained_in, root / f"lora-seed{seed}") if getattr(args, "lora", False) else {}
+        lora = adapter_for_seed(args, root, seed, trained_in) if getattr(args, "lora", False) else {}
         for index, (variant, settings) in enumerate(variants):
             settings = {**backtest_settings(checkpoint, args.data), "env.max_steps": ABLATION_STEPS, "run.seed": seed,
                         "reasoner.seed": seed, **settings}

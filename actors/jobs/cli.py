@@ -74,8 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--experiences", type=Path, help="lora: a JSON-lines experience file to fine-tune from (offline)")
     parser.add_argument("--rounds", type=int, default=1, help="lora: training rounds over --experiences (default 1)")
     parser.add_argument("--rollback", type=int, metavar="VERSION", help="lora: republish adapter VERSION of --run-dir RUN as a new version")
-    parser.add_argument("--lora", action="store_true", help="main: run the LoRA trainer in the hybrid phase (a round adds minutes on 2 cores); "
-                        "ablation: add the +LoRA variant (an adapter trained on each seed's training run, or --adapter)")
+    parser.add_argument("--lora", action="store_true", help="ablation: add the +LoRA variant (an adapter trained in a lockstep run "
+                        "on each seed's training days, or --adapter)")
+    parser.add_argument("--no-lora", action="store_true", help="main: leave the LoRA trainer out of the hybrid phase (it adds a "
+                        "round of about a minute on 2 cores)")
     parser.add_argument("--adapter", type=Path, help="ablation --lora: this GGUF LoRA adapter for the +LoRA variant instead of training one")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or console log lines, only the final summary")
     return parser

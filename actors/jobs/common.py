@@ -7,7 +7,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from actors import LORA, REASONER
 from actors.env import DataError, check_data
@@ -86,9 +86,11 @@ def run_job(
     progress_label: str = "",
     quiet: bool = False,
     watch: tuple[type[Message], ...] = (),
+    stop_when: Callable[[Message], bool] | None = None,
 ) -> JobResult:
-    """Start the runtime with ``config``; stop when ``done_actor`` announces sys.done (or on Ctrl-C/duration).
-    The last message of each ``watch`` type is kept in ``JobResult.last``."""
+    """Start the runtime with ``config``; stop when ``done_actor`` announces sys.done (or on Ctrl-C/duration),
+    or, given ``stop_when``, when it says so of a message. The last message of each ``watch`` type is kept in
+    ``JobResult.last``."""
     try:
         data_warnings = check_data(config)
     except DataError as exc:
@@ -118,7 +120,7 @@ def run_job(
             supervisor.client.subscribe(*watch, settle_secs=0)
         result.exit_code = supervisor.run(
             on_message=lambda msg: result.record(msg, view, watch),
-            stop_when=(lambda m: isinstance(m, Done) and m.actor == done_actor) if done_actor else None,
+            stop_when=stop_when or ((lambda m: isinstance(m, Done) and m.actor == done_actor) if done_actor else None),
             duration_secs=config.run.duration_secs,
         )
     finally:

@@ -14,22 +14,28 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from actors import DECISION_LOOP, LORA
+from actors import DECISION_LOOP, LORA, POLICY
 from actors.jobs.common import JobError, configure, format_table
 from actors.lora import (LORA_DIR_NAME, AdapterVersion, ExperienceStore, RoundReport, StepProgress, VersionBook,
                          read_experiences_file, train_offline)
-from bus.messages import LoraAdapter
+from bus.messages import Done, LlmThought, LoraAdapter, Message, Stats
 from config.schema import Config
 from runtime.rundir import RunDir, create_run_dir
 from runtime.supervisor import EXIT_OK
 
-COLLECT_EXPERIENCES = {"lora.enabled": True, "lora.experiences_per_round": 1_000_000_000,
-                       "runtime.actors": [*DECISION_LOOP, LORA]}
-"""A training run that only collects experiences (thoughts + hindsight labels + trades): no round runs during
-it; ``adapter_settings`` trains one afterwards, off the clock of the loop."""
+LEARN_IN_RUN = {"lora.enabled": True, "runtime.actors": [*DECISION_LOOP, LORA], "lora.experiences_per_round": 48,
+                "lora.steps_per_round": 12}
+"""A lockstep run (main's phase 2, the ablation's collection run) with the trainer actor beside the loop: its first
+round starts after 48 experiences (the hindsight labels of the first steps' thoughts, closed trades) and trains on
+12 x 4 samples while the loop goes on; the reasoner swaps the published adapter in. ``FirstRoundWatch`` ends the run."""
+MIN_THOUGHTS_ON_ADAPTER = 4
+"""Thoughts under a newly published adapter that FirstRoundWatch waits for, so the run shows the swap working."""
+MAX_ROUND_WAIT_SECS = 300.0
+"""FirstRoundWatch stops the run this long after the policy's sys.done even when no round has ended."""
 ANNOUNCE_SETTLE_SECS = 0.5
 """A fresh PUB socket's connection to the broker needs a moment before its first message gets through."""
 
@@ -40,6 +46,70 @@ def lora_actor_settings(config: Config) -> dict[str, Any]:
     if not config.lora.enabled or LORA in actors:
         return {}
     return {"runtime.actors": actors + [LORA]}
+
+
+class FirstRoundWatch:
+    """``stop_when`` of a LEARN_IN_RUN training run: after the policy's sys.done, wait for the trainer's first round
+    (and, when it published, a few thoughts under the new adapter), at most MAX_ROUND_WAIT_SECS.
+
+    Until then the loop keeps stepping in lockstep with a policy that has stopped learning, so the trainer's
+    experiences keep coming and the reasoner keeps thinking (on the new adapter once it is swapped in)."""
+
+    def __init__(self, max_wait_secs: float = MAX_ROUND_WAIT_SECS) -> None:
+        self.max_wait_secs = max_wait_secs
+        self.policy_done_at: float | None = None
+        self.rounds = 0
+        self.adapter: LoraAdapter | None = None
+        self.thoughts_by_version: Counter[int] = Counter()
+        self.timed_out = False
+
+    def __call__(self, msg: Message) -> bool:
+        match msg:
+            case Done(actor=actor) if actor == POLICY:
+                self.policy_done_at = self.policy_done_at or time.monotonic()
+            case Stats(actor=actor) if actor == LORA:
+                self.rounds = max(self.rounds, int(msg.gauges.get("rounds", 0)))
+            case LoraAdapter():
+                self.adapter = msg
+            case LlmThought():
+                self.thoughts_by_version[msg.adapter_version] += 1
+        if self.policy_done_at is None:
+            return False
+        if self.adapter is not None:
+            return self.thoughts_by_version[self.adapter.version] >= MIN_THOUGHTS_ON_ADAPTER or self._past_deadline()
+        return self.rounds >= 1 or self._past_deadline()
+
+    def _past_deadline(self) -> bool:
+        self.timed_out = time.monotonic() - (self.policy_done_at or time.monotonic()) > self.max_wait_secs
+        return self.timed_out
+
+
+def run_round_rows(book: VersionBook, watch: FirstRoundWatch) -> list[tuple[str, Any]]:
+    """What the trainer did in a LEARN_IN_RUN run, from its version book and what the watch saw."""
+    versions = book.versions()
+    if not versions:
+        why = "no round ended in time" if watch.timed_out else "no round ran"
+        return [("LoRA rounds", f"0 ({why}): the base model stands in")]
+    rows: list[tuple[str, Any]] = []
+    for version in versions:
+        m = version.metrics
+        state = "published, swapped into the reasoner" if version.published else "kept, not published (worse)"
+        rows += [(f"LoRA v{version.version}", state),
+                 (f"LoRA v{version.version} held-out match rate",
+                  f"{m.get('match_rate_before', 0):.3f} -> {m.get('match_rate_after', 0):.3f} ({m.get('held_out', 0):.0f} held out)"),
+                 (f"LoRA v{version.version} training", f"{m.get('train_steps', 0):.0f} steps, {m.get('train_secs', 0):.0f} s, "
+                  f"{m.get('tokens_per_sec', 0):,.0f} tokens/s, {m.get('experiences', 0):.0f} experiences stored")]
+    by_version = ", ".join(f"v{v}: {n}" for v, n in sorted(watch.thoughts_by_version.items()))
+    rows.append(("thoughts by adapter version", by_version or "none"))
+    return rows
+
+
+def published_adapter_settings(config: Config, run_dir: Path) -> dict[str, Any]:
+    """The reasoner on ``run_dir``'s newest published adapter; {} (the base model) when it has none."""
+    version = versions_book(config, run_dir).latest_published()
+    if version is None:
+        return {}
+    return {"reasoner.lora_path": str(version.path), "reasoner.lora_version": version.version}
 
 
 def versions_book(config: Config, run_dir: Path) -> VersionBook:
@@ -86,34 +156,11 @@ def run_offline(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def adapter_settings(args: argparse.Namespace, config: Config, trained_in: Path | None, out_dir: Path) -> dict[str, Any]:
-    """The reasoner settings of a +LoRA variant: --adapter, else one round trained (into ``out_dir``) on the
-    experiences that the training run ``trained_in`` collected (COLLECT_EXPERIENCES). {} when there is none to use."""
-    if getattr(args, "adapter", None) is not None:
-        if not Path(args.adapter).is_file():
-            raise JobError(f"no adapter file {args.adapter}")
-        return {"reasoner.lora_path": str(Path(args.adapter).resolve()), "reasoner.lora_version": 1}
-    if trained_in is None:
-        raise JobError("--lora with --model needs --adapter PATH (no training run here to learn an adapter from)")
-    store_path = Path(trained_in) / LORA_DIR_NAME / "experiences.sqlite"
-    if not store_path.is_file():
-        print(f"LoRA: no experience store in {trained_in}: the base model stands in for the adapter", file=sys.stderr, flush=True)
-        return {}
-    store = ExperienceStore(store_path, max_experiences=config.lora.max_experiences, held_out_fraction=config.lora.held_out_fraction)
-    try:
-        experiences = store.all()
-    finally:
-        store.close()
-    if not experiences:
-        print(f"LoRA: {trained_in} collected no experiences: the base model stands in for the adapter", file=sys.stderr, flush=True)
-        return {}
-    print(f"LoRA: one round on {len(experiences)} experiences of {trained_in}", file=sys.stderr, flush=True)
-    started = time.monotonic()
-    [report] = train_offline(config.lora, config.reasoner, out_dir, experiences, rounds=1)
-    version = report.version
-    rows = round_rows([report]) + [("experiences", len(experiences)), ("round_secs", time.monotonic() - started)]
-    print(format_table(rows, "LoRA round on the collected experiences"), flush=True)
-    return {"reasoner.lora_path": str(version.path), "reasoner.lora_version": version.version}
+def adapter_file_settings(path: Path) -> dict[str, Any]:
+    """The reasoner on a given GGUF LoRA adapter file (``--adapter``)."""
+    if not Path(path).is_file():
+        raise JobError(f"no adapter file {path}")
+    return {"reasoner.lora_path": str(Path(path).resolve()), "reasoner.lora_version": 1}
 
 
 def announce(run_dir: Path, version: AdapterVersion) -> bool:

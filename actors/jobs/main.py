@@ -8,8 +8,10 @@
    time at that pace: the report says so through its query rate).
 4. ``4-lockstep-backtest``: a slice of the test days in lockstep, where every decision has a thought.
 
-With ``--lora`` the LoRA trainer collects phase 2's thoughts and their hindsight labels, one round
-(minutes on 2 cores) trains an adapter into phase 2's directory, and phase 4's reasoner runs on it.
+In phase 2 the LoRA trainer actor runs beside the loop (``--no-lora`` leaves it out): it stores each
+thought with its hindsight label (and closed trades), trains a first round once 48 are in while the loop
+goes on, and publishes the adapter when its held-out match rate is not worse; the reasoner swaps it in,
+so the phase's last thoughts and phase 4's reasoner run on it. Phase 2 ends after that round.
 
 Each stage prints what it measured; ``--run-dir DIR`` holds the four stage directories.
 """
@@ -25,9 +27,9 @@ from actors import ENV, FUSION, POLICY, RISK
 from actors.common.actions import Action
 from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest, trained_fusion_settings
 from actors.jobs.common import configure, format_table
-from actors.jobs.lora import COLLECT_EXPERIENCES, adapter_settings
+from actors.jobs.lora import LEARN_IN_RUN, FirstRoundWatch, published_adapter_settings, run_round_rows, versions_book
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
-from bus.messages import LlmThought
+from bus.messages import LlmThought, LoraAdapter
 from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
@@ -86,14 +88,16 @@ def mode_main(args: argparse.Namespace) -> int:
     train = run_training(train_config, args, root / "1-train")
     print(format_table(training_summary(train), "phase 1: RL training at full speed"))
 
-    # --lora: the trainer actor collects the hybrid phase's thoughts with their hindsight labels; one round follows.
-    collect = COLLECT_EXPERIENCES if getattr(args, "lora", False) else {}
-    hybrid_config = configure(args, {**MAIN_TRAINING, **hybrid_settings(args, train.run_dir.path), **collect})
-    hybrid = run_training(hybrid_config, args, root / "2-hybrid")
+    learn = not getattr(args, "no_lora", False)
+    hybrid_config = configure(args, {**MAIN_TRAINING, **hybrid_settings(args, train.run_dir.path), **(LEARN_IN_RUN if learn else {})})
+    watch = FirstRoundWatch()
+    hybrid = run_training(hybrid_config, args, root / "2-hybrid", watch=(LlmThought, LoraAdapter), stop_when=watch if learn else None)
     print()
-    print(format_table(training_summary(hybrid), f"phase 2: hybrid training in lockstep, {HYBRID_LOOP_STEPS} steps with the LLM in every decision"))
+    rows = training_summary(hybrid) + (run_round_rows(versions_book(hybrid_config, hybrid.run_dir.path), watch) if learn else [])
+    print(format_table(rows, f"phase 2: hybrid training in lockstep, {HYBRID_LOOP_STEPS} steps with the LLM in every decision"
+                             + (", the LoRA trainer beside it" if learn else "")))
 
-    lora = adapter_settings(args, hybrid_config, hybrid.run_dir.path, hybrid.run_dir.path) if collect else {}
+    lora = published_adapter_settings(hybrid_config, hybrid.run_dir.path) if learn else {}
     checkpoint = policy_checkpoint(hybrid.run_dir.path)
     fusion = trained_fusion_settings(hybrid.run_dir.path)
     backtest_config = configure(args, {**backtest_settings(checkpoint, args.data), **fusion})

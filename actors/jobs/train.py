@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from actors import ENV, POLICY
 from actors.jobs.common import JobError, JobResult, configure, format_table, run_job
 from actors.policy import CheckpointNotFound, find_checkpoint, latest_checkpoint
+from bus.messages import Message
 from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
@@ -43,8 +44,11 @@ def train_settings(args: argparse.Namespace, name: str = "") -> dict[str, Any]:
     return settings
 
 
-def run_training(config: Config, args: argparse.Namespace, run_dir: Path | None = None) -> JobResult:
-    result = run_job(config, "train", run_dir=run_dir, done_actor=POLICY, progress_actor=POLICY, progress_label="train", quiet=args.quiet)
+def run_training(config: Config, args: argparse.Namespace, run_dir: Path | None = None, *,
+                 watch: tuple[type[Message], ...] = (), stop_when: Callable[[Message], bool] | None = None) -> JobResult:
+    """A training run until the policy's sys.done (or ``stop_when``, which must wait for that sys.done too)."""
+    result = run_job(config, "train", run_dir=run_dir, done_actor=POLICY, progress_actor=POLICY, progress_label="train",
+                     quiet=args.quiet, watch=watch, stop_when=stop_when)
     if POLICY not in result.done:
         raise JobError(f"training stopped before the policy finished (run directory {result.run_dir.path})")
     return result

@@ -35,6 +35,13 @@ class LoraActor(Actor):
         self._stored = self.core.store.count()  # gauges may run after on_stop closed the store
         self.log.info("lora_started", experiences=self.core.store.count(), model=self.core.model_path,
                       versions=len(self.core.versions.versions()))
+        self.spawn(self._load_model(), "lora_load")
+
+    async def _load_model(self) -> None:
+        """Load the trainer's model now, in the worker, so the first round starts training at once."""
+        started = asyncio.get_running_loop().time()
+        await self.in_worker(self.core.load_trainer)
+        self.log.info("lora_model_loaded", secs=round(asyncio.get_running_loop().time() - started, 2))
 
     async def on_message(self, msg) -> None:
         match msg:
@@ -87,7 +94,7 @@ class LoraActor(Actor):
         report: RoundReport = await self.in_worker(self.core.run_round, progress)
         self._rounds += 1
         version = report.version
-        self.log.info("lora_round", version=version.version, published=version.published, **version.metrics)
+        self.log.info("lora_round", **{**version.metrics, "version": version.version, "published": version.published})
         if version.published:
             self.publish(LoraAdapter(version=version.version, path=str(version.path), metrics=version.metrics))
 

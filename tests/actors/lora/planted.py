@@ -19,9 +19,10 @@ PLANTED_REASONER = ReasonerConfig(
 )
 
 
-def planted_experiences(n: int, seed: int = 0) -> list[Experience]:
+def planted_experiences(n: int, seed: int = 0, reasoner: ReasonerConfig = PLANTED_REASONER) -> list[Experience]:
+    """``n`` single-shot decide prompts (``reasoner``'s templates) whose target is BUY."""
     rng = np.random.default_rng(seed)
-    book = PromptBook(PLANTED_REASONER)
+    book = PromptBook(reasoner)
     experiences = []
     for i in range(n):
         context = {**SAMPLE_CONTEXT, "price": float(rng.uniform(15000, 20000)), "rsi": float(rng.uniform(20, 80)),

@@ -1,4 +1,6 @@
 import numpy as np
+import pytest
+from structlog.testing import capture_logs
 
 from actors.lora.core import LoraCore, RoundReport
 from actors.lora.store import ExperienceStore
@@ -9,6 +11,12 @@ from bus.messages import EnvHindsight, EnvObs, EnvOutcome, LlmThought, LoraAdapt
 from runtime.testing import actor_harness
 
 FLAT_MASK = [True, True, True, False, False, False]
+
+
+@pytest.fixture(autouse=True)
+def no_model_load(monkeypatch):
+    """The actor loads its model at start for the first round; these tests train through a stand-in or not at all."""
+    monkeypatch.setattr(LoraCore, "load_trainer", lambda self: None)
 
 
 def env_obs(step):
@@ -43,17 +51,22 @@ async def test_a_closed_trade_becomes_a_stored_experience_with_the_rebuilt_decid
 
 async def test_every_m_new_experiences_a_round_runs_and_a_published_version_is_announced(tmp_path, monkeypatch):
     def fake_round(self, progress=None):
-        version = AdapterVersion(1, tmp_path / "v0001" / "adapter.gguf", {"match_rate_after": 0.9}, True)
+        metrics = {"match_rate_before": 0.5, "match_rate_after": 0.9, "published": 1.0}  # as LoraCore.run_round writes them
+        version = AdapterVersion(1, tmp_path / "v0001" / "adapter.gguf", metrics, True)
         stats = TrainStats(1, 0.5, 0.5, 10, 100.0, 0.1)
         return RoundReport(RoundResult(0.5, 0.9, True, stats, 4), version)
 
     monkeypatch.setattr(LoraCore, "run_round", fake_round)
-    async with actor_harness("lora", {"lora.experiences_per_round": 2}, run_dir=tmp_path) as h:
-        await h.deliver(env_obs(3), thought("r-1", 3), thought("r-2", 3), outcome(["r-1"], 1), outcome(["r-2"], 2))
-        adapter = await h.recv(LoraAdapter)
-        await h.stop()
+    with capture_logs() as logs:
+        async with actor_harness("lora", {"lora.experiences_per_round": 2}, run_dir=tmp_path) as h:
+            await h.deliver(env_obs(3), thought("r-1", 3), thought("r-2", 3), outcome(["r-1"], 1), outcome(["r-2"], 2))
+            adapter = await h.recv(LoraAdapter)
+            await h.stop()
 
-    assert (adapter.version, adapter.metrics) == (1, {"match_rate_after": 0.9})
+    assert (adapter.version, adapter.metrics["match_rate_after"]) == (1, 0.9)
+    [logged] = [e for e in logs if e["event"] == "lora_round"]
+    assert (logged["version"], logged["published"], logged["match_rate_before"]) == (1, True, 0.5)
+    assert not [e for e in logs if e["event"] == "task_failed"]
 
 
 def hindsight(step, action=1, long_pnl=390.0, short_pnl=-210.0):

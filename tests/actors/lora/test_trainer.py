@@ -91,3 +91,20 @@ def test_only_answer_tokens_carry_loss():
     assert answer == experience.target + tokenizer.eos_token
     assert tokenizer.decode(ids[:n_prompt]).endswith("<|im_start|>assistant\n")
     assert IGNORE_INDEX < 0 and np.all(np.array(ids) >= 0)
+
+
+@pytest.mark.slow
+def test_the_dequantised_base_is_kept_on_disk_and_reads_back_the_same_tokenizer(tmp_path):
+    from transformers import AutoTokenizer
+
+    from actors.lora.trainer import dequantised_folder, load_base
+
+    gguf = default_model_path()
+    _, tokenizer = load_base(str(gguf))  # the default cache: the suite's other trainers read it too
+    folder = dequantised_folder(str(gguf))
+    assert (folder / "model.safetensors").is_file() and (folder / "tokenizer.json").is_file()
+    [experience] = planted_experiences(1)
+    from_gguf = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    assert prompt_ids(from_gguf, experience.messages) == prompt_ids(tokenizer, experience.messages)
+    assert dequantised_folder(str(gguf), str(tmp_path)).parent == tmp_path  # lora.base_cache_dir moves it
+    assert dequantised_folder(str(gguf)) == folder  # the key is stable
