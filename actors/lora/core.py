@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from actors.lora.config import LoraConfig
-from actors.lora.experience import Experience, ThoughtRecord, decide_messages
+from actors.lora.experience import Experience, ThoughtRecord, decide_messages, market_reason
 from actors.lora.hindsight import HindsightLabel
 from actors.lora.matching import ExperienceMatcher, TradeOutcome
 from actors.lora.store import ExperienceStore
@@ -67,7 +67,7 @@ class LoraCore:
                     adapter_version: int = 0) -> int:
         messages = decide_messages(self._prompts, self._mode, context, mask, earlier_answers)
         record = ThoughtRecord(query_id, env_id, episode_id, step_seen, action, messages,
-                               tuple(bool(m) for m in mask), adapter_version)
+                               tuple(bool(m) for m in mask), adapter_version, market_reason(context))
         return self.add_experiences(self.matcher.add_thought(record))
 
     def add_outcome(self, outcome: TradeOutcome) -> int:

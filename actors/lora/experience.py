@@ -50,6 +50,25 @@ class ThoughtRecord:
     messages: list[Message]
     mask: tuple[bool, ...]
     adapter_version: int = 0
+    market_reason: str = ""
+    """What the context said in the single-shot examples' words (``market_reason``): the reason of its target."""
+
+
+TREND_WORDS = {"up": "uptrend", "down": "downtrend", "sideways": "sideways"}
+
+
+def market_reason(context: Mapping[str, Any]) -> str:
+    """The reason a target answer gives: the trend, VWAP and momentum the prompt showed, in the words of the
+    single-shot system prompt's examples ("uptrend, above VWAP, momentum positive").
+
+    The outcome behind a target is known only in hindsight, so it is no reason the model could have read
+    from its prompt; teaching it to write one makes its reasons about the future it cannot see."""
+    trend = TREND_WORDS.get(str(context.get("trend", "")), "no clear trend")
+    vwap = float(context.get("vwap_distance_pct", 0.0))
+    momentum = float(context.get("momentum", 0.0))
+    where = "above VWAP" if vwap > 0.02 else "below VWAP" if vwap < -0.02 else "near VWAP"
+    push = "positive" if momentum > 0 else "negative" if momentum < 0 else "flat"
+    return f"{trend}, {where}, momentum {push}"
 
 
 def target_answer(action: int, confidence: float, reason: str) -> str:

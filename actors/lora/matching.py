@@ -158,11 +158,12 @@ class ExperienceMatcher:
         self._done[experience_id] = None
         _trim(self._done, self._max_thoughts)
         self.counts[f"{source}_experiences"] += 1
-        return Experience(
+        return Experience(  # the outcome's own words stay in meta: a reason must be readable from the prompt
             id=experience_id, messages=thought.messages, mask=thought.mask,
-            target=target_answer(action, self._confidence, reason), action=action, pnl_usd=float(pnl_usd),
-            source=source, meta={"query_id": thought.query_id, "thought_action": thought.action,
-                                 "adapter_version": thought.adapter_version, **meta},
+            target=target_answer(action, self._confidence, thought.market_reason or reason), action=action,
+            pnl_usd=float(pnl_usd), source=source,
+            meta={"query_id": thought.query_id, "thought_action": thought.action, "outcome": reason,
+                  "adapter_version": thought.adapter_version, **meta},
         )
 
 

@@ -1,4 +1,4 @@
-from actors.lora.experience import ThoughtRecord
+from actors.lora.experience import ThoughtRecord, market_reason
 from actors.lora.hindsight import BUY, HindsightLabel, SideOutcome
 from actors.lora.matching import ExperienceMatcher, TradeOutcome
 from actors.reasoner.parser import DecisionParser
@@ -120,3 +120,21 @@ def test_a_hindsight_label_before_its_thought_waits_and_matches_when_the_thought
 
     assert early == [] and m.pending_hindsight == 0
     assert (experience.id, experience.source) == ("hindsight:r-1", "hindsight")
+
+
+def test_a_target_gives_the_market_reason_its_prompt_showed_and_keeps_the_outcome_apart():
+    m = matcher()
+    m.add_thought(ThoughtRecord("r-1", env_id=0, episode_id=1, step_seen=5, action=2, messages=[], mask=FLAT_MASK,
+                                market_reason="downtrend, below VWAP, momentum negative"))
+
+    [experience] = m.add_outcome(outcome(["r-1"], side=-1))
+
+    assert experience.target == "SELL | 0.80 | downtrend, below VWAP, momentum negative"
+    assert experience.meta["outcome"] == "short won $250 by target"
+
+
+def test_market_reason_reads_trend_vwap_and_momentum_in_the_examples_words():
+    assert market_reason({"trend": "up", "vwap_distance_pct": 0.3, "momentum": 1.5}) == "uptrend, above VWAP, momentum positive"
+    assert market_reason({"trend": "sideways", "vwap_distance_pct": 0.01, "momentum": 0.0}) == "sideways, near VWAP, momentum flat"
+    assert market_reason({"trend": "down", "vwap_distance_pct": -0.5, "momentum": -2}) == "downtrend, below VWAP, momentum negative"
+    assert market_reason({}) == "no clear trend, near VWAP, momentum flat"  # a context without the fields still reads
