@@ -110,6 +110,7 @@ def first_non_finite(msg: Message, fields: tuple[str, ...]) -> str | None:
             return field
     return None
 
+
 def _parse_header(header: bytes) -> tuple[np.dtype, tuple[int, ...], int]:
     """(dtype, shape, byte count) of an array header; validated once per distinct header (they repeat)."""
     cached = _HEADER_CACHE.get(header)

@@ -124,6 +124,13 @@ def _require_vectors(message: str, n: int, **per_env: np.ndarray) -> None:
         _require_array(message, field, array, (n,))
 
 
+# Every loop message is built by its sender and decoded by each subscriber, a few times per hop and
+# step: the checks below are plain shape/length comparisons in one expression; only when one fails
+# do the _require_* helpers above run, to name the field in the ValueError.
+_FLOAT32 = np.dtype("float32")
+_BOOL = np.dtype("bool")
+
+
 # --------------------------------------------------------------------------- decision loop
 
 
@@ -187,8 +194,12 @@ class EnvObs(Message, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         n = len(self.env_ids)
-        _require_array("EnvObs", "obs", self.obs, (n, OBS_DIM), "float32")
-        _require_array("EnvObs", "masks", self.masks, (n, N_ACTIONS), "bool")
+        obs, masks = self.obs, self.masks
+        if (obs.shape == (n, OBS_DIM) and obs.dtype == _FLOAT32 and masks.shape == (n, N_ACTIONS) and masks.dtype == _BOOL
+                and len(self.episode_ids) == n and len(self.contexts) == n):
+            return
+        _require_array("EnvObs", "obs", obs, (n, OBS_DIM), "float32")
+        _require_array("EnvObs", "masks", masks, (n, N_ACTIONS), "bool")
         _require_rows("EnvObs", n, episode_ids=self.episode_ids, contexts=self.contexts)
 
 
@@ -207,6 +218,10 @@ class PolicyProposal(Message, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         n = len(self.env_ids)
+        vector = (n,)
+        if (self.actions.shape == vector and self.confidences.shape == vector and self.values.shape == vector
+                and self.probs.shape == (n, N_ACTIONS)):
+            return
         _require_vectors("PolicyProposal", n, actions=self.actions, confidences=self.confidences, values=self.values)
         _require_array("PolicyProposal", "probs", self.probs, (n, N_ACTIONS))
 
@@ -264,6 +279,12 @@ class FusionDecision(Message, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         n = len(self.env_ids)
+        vector = (n,)
+        if (self.actions.shape == vector and self.rl_actions.shape == vector and self.rl_confidences.shape == vector
+                and self.llm_actions.shape == vector and self.llm_confidences.shape == vector
+                and self.llm_staleness.shape == vector and self.rl_trust.shape == vector and self.llm_trust.shape == vector
+                and len(self.rules) == n and len(self.llm_query_ids) == n):
+            return
         _require_vectors("FusionDecision", n, actions=self.actions, rl_actions=self.rl_actions,
                          rl_confidences=self.rl_confidences, llm_actions=self.llm_actions,
                          llm_confidences=self.llm_confidences, llm_staleness=self.llm_staleness,
@@ -290,6 +311,9 @@ class RiskVerdict(Message, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         n = len(self.env_ids)
+        if (self.actions.shape == (n,) and len(self.vetoed) == n and len(self.reasons) == n and len(self.degraded) == n
+                and len(self.llm_query_ids) in (n, 0) and len(self.halts) in (n, 0)):
+            return
         _require_vectors("RiskVerdict", n, actions=self.actions)
         _require_rows("RiskVerdict", n, optional=("llm_query_ids", "halts"), vetoed=self.vetoed, reasons=self.reasons,
                       degraded=self.degraded, llm_query_ids=self.llm_query_ids, halts=self.halts)
@@ -316,6 +340,10 @@ class EnvTransition(Message, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         n = len(self.env_ids)
+        vector = (n,)
+        if (self.actions.shape == vector and self.rewards.shape == vector and self.terminated.shape == vector
+                and self.truncated.shape == vector and self.terminal_obs.shape == (n, OBS_DIM) and len(self.timed_out) in (n, 0)):
+            return
         _require_vectors("EnvTransition", n, actions=self.actions, rewards=self.rewards, terminated=self.terminated,
                          truncated=self.truncated)
         _require_array("EnvTransition", "terminal_obs", self.terminal_obs, (n, OBS_DIM))

@@ -37,18 +37,28 @@ class DecisionStats:
     def add_fusion(self, rl_actions: np.ndarray, llm_actions: np.ndarray, llm_confidences: np.ndarray,
                    llm_staleness: np.ndarray, rl_trust: np.ndarray, llm_trust: np.ndarray) -> None:
         """One fusion batch (the arrays of a fusion.decision, aligned by env)."""
-        has_thought = np.asarray(llm_actions) > NO_ACTION
-        self.decisions += len(has_thought)
-        self.with_thought += int(has_thought.sum())
-        self.agreements += int((has_thought & (np.asarray(rl_actions) == np.asarray(llm_actions))).sum())
-        self.llm_confidence_sum += float(np.asarray(llm_confidences, dtype=np.float64)[has_thought].sum())
-        self.staleness_sum += float(np.asarray(llm_staleness, dtype=np.float64)[has_thought].sum())
+        # Once per decision in the fusion actor: a batch holds a few envs, and one pass over plain
+        # lists costs less than a dozen numpy calls on tiny arrays.
+        with_thought = agreements = 0
+        confidence_sum = staleness_sum = 0.0
+        for rl_action, llm_action, confidence, staleness in zip(np.asarray(rl_actions).tolist(), np.asarray(llm_actions).tolist(),
+                                                                np.asarray(llm_confidences).tolist(), np.asarray(llm_staleness).tolist()):
+            if llm_action > NO_ACTION:
+                with_thought += 1
+                agreements += rl_action == llm_action
+                confidence_sum += confidence
+                staleness_sum += staleness
+        self.decisions += len(llm_actions)
+        self.with_thought += with_thought
+        self.agreements += agreements
+        self.llm_confidence_sum += confidence_sum
+        self.staleness_sum += staleness_sum
         self.rl_trust_sum += float(np.sum(rl_trust))
         self.llm_trust_sum += float(np.sum(llm_trust))
 
     def add_verdict(self, vetoed: Sequence[bool]) -> None:
         self.verdicts += len(vetoed)
-        self.vetoes += int(sum(bool(flag) for flag in vetoed))
+        self.vetoes += sum(map(bool, vetoed))
 
     def summary(self) -> dict[str, float]:
         return {

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-HOLD, BUY, SELL = 0, 1, 2
+from actors.common.actions import BUY, HOLD, SELL
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,6 +122,9 @@ class EnvActor(Actor):
         self._peer_pids: dict[str, int] = {}
         self._resend_delay_secs = cfg.resend_obs_delay_ms / 1000.0
         self._retry_secs = cfg.verdict_retry_ms / 1000.0
+        self._retry_at = float("inf")
+        self._retry_step = -1
+        """When the observation of _retry_step goes out once more if its verdict has not come (_watch_retry)."""
         self._last_obs: EnvObs | None = None
         self._flatten_env_ids: set[int] = set()
         self._restore_checkpoint()
@@ -129,6 +132,8 @@ class EnvActor(Actor):
                       **({f"repaired_{k}": v for k, v in dataset.repair.as_dict().items()} if dataset.repair else {}))
         self.spawn(self._begin(), "begin")
         self.spawn(self._watch_deadline(), "verdict_deadline")
+        if self._retry_secs > 0:
+            self.spawn(self._watch_retry(), "verdict_retry")
         self.spawn(self._report_progress(), "progress")
 
     # ------------------------------------------------------------------ account checkpoint (actors/env/checkpoint.py)
@@ -306,6 +311,17 @@ class EnvActor(Actor):
                 self._deadline_at = float("inf")
                 await asyncio.sleep(self._deadline_secs)
 
+    async def _watch_retry(self) -> None:
+        # One task for every step's retry, not a timer per observation: at full speed the loop publishes
+        # hundreds of observations a second and nearly all are answered long before verdict_retry_ms.
+        while True:
+            remaining = self._retry_at - time.monotonic()
+            if remaining > 0:
+                await asyncio.sleep(min(remaining, self._retry_secs))
+                continue
+            step, self._retry_at = self._retry_step, float("inf")
+            self._resend_obs(step)  # a no-op when the step was answered meanwhile
+
     # ------------------------------------------------------------------ the loop
 
     def _advance(self, actions: np.ndarray, query_ids: list[str], timed_out: bool) -> None:
@@ -375,7 +391,7 @@ class EnvActor(Actor):
         self._obs_sent_ns = time.monotonic_ns()
         self._deadline_at = time.monotonic() + self._deadline_secs
         if self._retry_secs > 0:  # a lost frame (a broker restarting) costs this long, not the whole deadline
-            asyncio.get_running_loop().call_later(self._retry_secs, self._resend_obs, self.step_index)
+            self._retry_at, self._retry_step = time.monotonic() + self._retry_secs, self.step_index  # _watch_retry
 
     def _publish_step(self, result: BatchStep, timed_out: bool) -> None:
         self.publish(EnvTransition(

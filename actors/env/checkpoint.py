@@ -88,6 +88,11 @@ def _capture_env(env: FuturesTradingEnv) -> dict[str, Any]:
 def write(path: Path, state: dict[str, Any]) -> None:
     """Atomically replace ``path`` with ``state`` (a reader sees the old file or the new one, never half)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    _replace(path, state)
+
+
+def _replace(path: Path, state: dict[str, Any]) -> None:
+    """``write`` into a directory known to exist."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(state, separators=(",", ":")))
     os.replace(tmp, path)
@@ -103,6 +108,7 @@ class CheckpointWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)  # once: the thread's writes skip it
         self._pending: dict[str, Any] | None = None
         self._ready = threading.Condition()
         self._closed = False
@@ -131,7 +137,7 @@ class CheckpointWriter:
                 if self._closed:
                     return
                 state, self._pending = self._pending, None
-            write(self.path, state)
+            _replace(self.path, state)
 
 
 # ---------------------------------------------------------------------- restore
@@ -194,8 +200,4 @@ def _restore_env(env: FuturesTradingEnv, saved: dict[str, Any]) -> None:
 def _position(saved: dict[str, Any] | None) -> Position | None:
     if saved is None:
         return None
-    position = Position(saved["trade_id"], saved["side"], saved["contracts"], saved["entry_price"], saved["entry_bar"],
-                        saved["entry_ns"], saved["stop"], saved["target"], saved["entry_commission"])
-    for name in ("stop_kind", "trail_on", "bars_held", "mae_points", "mfe_points"):
-        setattr(position, name, saved[name])
-    return position
+    return Position(**saved)

@@ -264,11 +264,11 @@ class EnvConfig(msgspec.Struct, **STRUCT_OPTIONS):
     restart_position: str = "restore"
     """An open position found in the checkpoint at a restart: restore (keep it) | flatten (close it at the next bar's open)."""
     resend_obs_delay_ms: NonNegative = 100.0
+    """A peer restarted (its heartbeat came from a new pid): the pending env.obs goes out again after this long
+    (time for the new process's subscriptions to cross the broker) instead of waiting out verdict_deadline_ms."""
     verdict_retry_ms: NonNegative = 1000.0
     """No risk.verdict this long after env.obs: the observation goes out once more (fusion, risk and policy answer a
     step once; a repeat gets the same answer), so a frame lost while the broker restarts costs a second; 0 = never."""
-    """A peer restarted (its heartbeat came from a new pid): the pending env.obs goes out again after this long
-    (time for the new process's subscriptions to cross the broker) instead of waiting out verdict_deadline_ms."""
     report_dir: str = "backtest"
     """Sub-directory of the run directory for the backtest report."""
     paper_dir: str = "paper"

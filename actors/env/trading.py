@@ -39,29 +39,24 @@ class Trade:
     mfe_points: float
 
 
+@dataclass(slots=True, eq=False)
 class Position:
     """An open position. ``stop_kind`` says what placed the stop: stop | break_even | trail."""
 
-    __slots__ = (
-        "trade_id", "side", "contracts", "entry_price", "entry_bar", "entry_ns", "stop", "target",
-        "stop_kind", "trail_on", "bars_held", "mae_points", "mfe_points", "entry_commission",
-    )
-
-    def __init__(self, trade_id: int, side: int, contracts: int, entry_price: float, entry_bar: int, entry_ns: int, stop: float, target: float, entry_commission: float) -> None:
-        self.trade_id = trade_id
-        self.side = side
-        self.contracts = contracts
-        self.entry_price = entry_price
-        self.entry_bar = entry_bar
-        self.entry_ns = entry_ns
-        self.stop = stop
-        self.target = target
-        self.stop_kind = "stop"
-        self.trail_on = False
-        self.bars_held = 0
-        self.mae_points = 0.0
-        self.mfe_points = 0.0
-        self.entry_commission = entry_commission
+    trade_id: int
+    side: int
+    contracts: int
+    entry_price: float
+    entry_bar: int
+    entry_ns: int
+    stop: float
+    target: float
+    entry_commission: float
+    stop_kind: str = "stop"
+    trail_on: bool = False
+    bars_held: int = 0
+    mae_points: float = 0.0
+    mfe_points: float = 0.0
 
     @property
     def at_break_even(self) -> bool:

@@ -39,8 +39,7 @@ def build_source(feed: FeedConfig, *, symbol: str, seed: int) -> Source:
         return synthetic_source(days=feed.synthetic_days, seed=seed, pace_secs=feed.synthetic_pace_secs,
                                 start_price=feed.synthetic_start_price, start_date=feed.synthetic_start_date)
     exchange = make_exchange(feed.ccxt_exchange, market_type=feed.ccxt_market_type, api_key_env=feed.ccxt_api_key_env, secret_env=feed.ccxt_secret_env)
-    return CcxtSource(exchange, symbol, feed.timeframe, history_bars=feed.ccxt_history_bars, poll_secs=feed.ccxt_poll_secs,
-                      close_delay_secs=feed.ccxt_close_delay_secs, backoff_secs=feed.ccxt_backoff_secs, backoff_max_secs=feed.ccxt_backoff_max_secs)
+    return CcxtSource(exchange, symbol, feed)
 
 
 class FeedActor(Actor):

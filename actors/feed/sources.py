@@ -31,6 +31,7 @@ import pandas as pd
 
 from actors.common.bars import OHLCVBar
 from actors.feed.bars import timeframe_ns
+from actors.feed.config import FeedConfig
 
 
 @dataclass(frozen=True)
@@ -173,26 +174,22 @@ class CcxtSource:
     """Polls ``fetch_ohlcv`` and yields each candle once, when it has closed.
 
     ccxt's last candle is still forming: a candle is taken only once ``now >= start + interval``.
-    Polls happen just after a candle's end (+ ``close_delay_secs``), or every ``poll_secs``, and
+    Polls happen just after a candle's end (+ ``ccxt_close_delay_secs``), or every ``ccxt_poll_secs``, and
     never closer than the exchange's ``rateLimit``. A ccxt NetworkError or ExchangeError counts a
-    reconnect and waits ``backoff_secs``, doubled per failure in a row up to ``backoff_max_secs``;
+    reconnect and waits ``ccxt_backoff_secs``, doubled per failure in a row up to ``ccxt_backoff_max_secs``;
     the candles missed meanwhile come with the next page (asked ``since`` the last one taken).
     ``exchange`` may be any object with ``fetch_ohlcv`` (sync or async) and ``rateLimit`` (tests inject one).
+    The timing settings are the [feed] section's ``ccxt_*`` keys, read from ``feed``.
     """
 
-    def __init__(self, exchange, symbol: str, timeframe: str, *, history_bars: int = 0, poll_secs: float = 0.0,
-                 close_delay_secs: float = 2.0, backoff_secs: float = 1.0, backoff_max_secs: float = 60.0,
-                 page_limit: int = 100, clock: Callable[[], float] = time.time, sleep: Callable[[float], Any] = asyncio.sleep) -> None:
+    def __init__(self, exchange, symbol: str, feed: FeedConfig, *, page_limit: int = 100,
+                 clock: Callable[[], float] = time.time, sleep: Callable[[float], Any] = asyncio.sleep) -> None:
         self.exchange = exchange
         self.name = f"ccxt:{getattr(exchange, 'id', type(exchange).__name__)}"
         self.symbol = symbol
-        self.timeframe = timeframe
-        self.interval_ns = timeframe_ns(timeframe)
-        self.history_bars = history_bars
-        self.poll_secs = poll_secs
-        self.close_delay_secs = close_delay_secs
-        self.backoff_secs = backoff_secs
-        self.backoff_max_secs = backoff_max_secs
+        self.timeframe = feed.timeframe
+        self.interval_ns = timeframe_ns(feed.timeframe)
+        self.feed = feed
         self.page_limit = page_limit
         self.counters: Counter[str] = Counter()
         self.last_error = ""
@@ -216,9 +213,9 @@ class CcxtSource:
         return list(await result if inspect.isawaitable(result) else result)
 
     async def fetch_closed(self) -> list[SourceBar]:
-        """One poll: the candles that closed since the last one taken (the first poll: ``history_bars`` of them)."""
+        """One poll: the candles that closed since the last one taken (the first poll: ``ccxt_history_bars`` of them)."""
         if self._last_start_ms is None:
-            since, limit = None, self.history_bars + 2
+            since, limit = None, self.feed.ccxt_history_bars + 2
         else:
             since, limit = self._last_start_ms + 1, self.page_limit
         candles = await self._fetch(since, limit)
@@ -227,7 +224,8 @@ class CcxtSource:
         closed = [c for c in candles if c and c[0] + interval_ms <= now_ms]
         self.counters["forming_skipped"] += len(candles) - len(closed)
         if self._last_start_ms is None:
-            closed = closed[-self.history_bars:] if self.history_bars else []
+            history = self.feed.ccxt_history_bars
+            closed = closed[-history:] if history else []
             newest = max((c[0] for c in candles if c and c[0] + interval_ms <= now_ms), default=None)
             self._last_start_ms = newest if newest is not None else int(now_ms // interval_ms * interval_ms) - interval_ms
         else:
@@ -244,12 +242,12 @@ class CcxtSource:
         return SourceBar(start_ns, _num(o), _num(h), _num(l), _num(c), volume, self.interval_ns, due_ns=start_ns + self.interval_ns)
 
     def _next_poll_in(self) -> float:
-        if self.poll_secs > 0:
-            wait = self.poll_secs
+        if self.feed.ccxt_poll_secs > 0:
+            wait = self.feed.ccxt_poll_secs
         else:
             interval = self.interval_ns / 1e9
             now = self._clock()
-            wait = (now // interval + 1) * interval + self.close_delay_secs - now
+            wait = (now // interval + 1) * interval + self.feed.ccxt_close_delay_secs - now
             if wait > interval:  # still within the delay after the last close
                 wait -= interval
         return max(wait, self.rate_limit_secs)
@@ -266,7 +264,7 @@ class CcxtSource:
                 failures += 1
                 self.counters["reconnects"] += 1
                 self.last_error = f"{type(exc).__name__}: {str(exc)[:200]}"
-                await self._sleep(min(self.backoff_secs * 2 ** (failures - 1), self.backoff_max_secs))
+                await self._sleep(min(self.feed.ccxt_backoff_secs * 2 ** (failures - 1), self.feed.ccxt_backoff_max_secs))
                 continue
             failures = 0
             for bar in bars:

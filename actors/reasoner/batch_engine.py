@@ -19,10 +19,10 @@ Native handles (model, context, batch, samplers, adapter) are freed in ``close()
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import llama_cpp
 import numpy as np
@@ -33,10 +33,10 @@ from actors.reasoner.engine import (
     Completion,
     EngineError,
     GenerationAborted,
+    LlamaEngineBase,
     Messages,
     chat_formatter,
     free_lora_adapter,
-    require_model_files,
     set_lora_adapter,
     whitespace_only_tokens,
 )
@@ -72,40 +72,25 @@ class _Live:
     tokens: list[int] = field(default_factory=list)
 
 
-class BatchLlamaEngine:
+class BatchLlamaEngine(LlamaEngineBase):
     """A llama.cpp model and one multi-sequence context; ``chat_many`` thinks for N conversations at once."""
 
     serves_many_at_once = True
 
-    def __init__(
-        self,
-        *,
-        model_path: str,
-        max_sequences: int = 8,
-        n_ctx: int = 2048,
-        n_threads: int = 1,
-        n_batch: int = 256,
-        seed: int = 0,
-        temperature: float = 0.2,
-        top_p: float = 0.9,
-        lora_path: str = "",
-        lora_version: int = 0,
-    ) -> None:
-        require_model_files(model_path, lora_path)
-        if max_sequences < 1 or max_sequences > n_batch:
-            raise EngineError(f"max_sequences must be in [1, n_batch={n_batch}], got {max_sequences}")
-        self.model_path = model_path
+    def __init__(self, *, max_sequences: int = 8, **settings: Any) -> None:
+        """``settings``: LlamaEngineBase's keywords; ``n_ctx`` is per sequence."""
         self.max_sequences = max_sequences
+        super().__init__(**settings)
+
+    def _open(self, *, n_ctx: int, n_threads: int, n_batch: int) -> None:
+        if self.max_sequences < 1 or self.max_sequences > n_batch:
+            raise EngineError(f"max_sequences must be in [1, n_batch={n_batch}], got {self.max_sequences}")
         self.n_ctx_per_sequence = n_ctx
-        self._seed = seed
-        self._temperature = temperature
-        self._top_p = top_p
         self._n_batch = n_batch
-        self._aborted = threading.Event()
         set_verbose(False)  # llama.cpp's own log lines, as Llama(verbose=False) does
         llama_cpp.llama_backend_init()
         self._model = _internals.LlamaModel(
-            path_model=model_path, params=llama_cpp.llama_model_default_params(), verbose=False
+            path_model=self.model_path, params=llama_cpp.llama_model_default_params(), verbose=False
         )
         self._ctx = self._new_context(n_ctx, n_threads)
         self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)  # one sequence id per token
@@ -119,12 +104,7 @@ class BatchLlamaEngine:
         self.prompt_tokens_decoded = 0
         """Prompt tokens llama.cpp has read (a shared prefix counts once), over the engine's life."""
         # Tokens each slot holds in the KV cache, position by position.
-        self._held: list[list[int]] = [[] for _ in range(max_sequences)]
-        self._adapter = None
-        self.adapter_version = 0
-        self.adapter_path = ""
-        if lora_path:
-            self.load_adapter(lora_path, lora_version)
+        self._held: list[list[int]] = [[] for _ in range(self.max_sequences)]
 
     # ---- public
 
@@ -157,10 +137,6 @@ class BatchLlamaEngine:
         elapsed = time.perf_counter() - started
         return self._completions(prompts, reused, live, prompt_secs, elapsed - prompt_secs, elapsed)
 
-    def render(self, messages: Messages) -> str:
-        """The prompt text under the model's own chat template, ending with the assistant's turn."""
-        return self._formatter(messages=messages).prompt
-
     def forget_context(self) -> None:
         if self._ctx is not None:
             llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(self._ctx.ctx), True)
@@ -176,10 +152,6 @@ class BatchLlamaEngine:
         self.adapter_version = version
         self.adapter_path = path
         self.forget_context()  # cached cells were computed with the old weights
-
-    def abort(self) -> None:
-        """Stop after the current decode step (thread-safe); this and later calls raise GenerationAborted."""
-        self._aborted.set()
 
     def close(self) -> None:
         if self._ctx is None:

@@ -65,7 +65,6 @@ class ReasonerCore:
         )
         self.stats = ReasonerStats(window=config.latency_window, clock=clock)
         self.max_batch = config.max_batch_sequences
-        self._clock = clock
         self._query_ids = (f"{query_id_prefix}-{n}" for n in itertools.count(1))
         self._adapter_request: AdapterRequest | None = None
         self._aborted = threading.Event()
@@ -100,7 +99,6 @@ class ReasonerCore:
                 obs=np.array(obs, dtype=np.float32, copy=True),
                 mask=tuple(bool(m) for m in mask),
                 context=dict(context),
-                received_at=self._clock(),
             )
         )
         return True

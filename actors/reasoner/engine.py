@@ -138,10 +138,12 @@ def build_engine(config: ReasonerConfig) -> ChatEngine:
     return LlamaEngine(**llama)
 
 
-class LlamaEngine:
-    """One llama.cpp model and context, with the model's chat template and an optional LoRA adapter."""
+class LlamaEngineBase:
+    """The set-up both llama.cpp engines share: sampling settings, abort flag, model, adapter at start.
 
-    serves_many_at_once = False
+    A subclass loads its native handles in ``_open``, which also sets ``_formatter`` (the model's
+    chat template) and ``_whitespace_tokens``; it then holds the adapter asked for, or is closed
+    again when that adapter does not load."""
 
     def __init__(
         self,
@@ -157,30 +159,56 @@ class LlamaEngine:
         lora_version: int = 0,
     ) -> None:
         require_model_files(model_path, lora_path)
-        from llama_cpp import StoppingCriteriaList
-
         self.model_path = model_path
-        self._llama_args = {"n_ctx": n_ctx, "n_threads": n_threads, "n_threads_batch": n_threads, "n_batch": n_batch}
         self._seed = seed
         self._temperature = temperature
         self._top_p = top_p
-        self._grammars: dict[str, object] = {}
         self._aborted = threading.Event()
-        # Checked by llama-cpp-python after every sampled token.
-        self._stop_when_aborted = StoppingCriteriaList([lambda _ids, _logits: self._aborted.is_set()])
-        self._llm = self._load()
-        llm = self._llm
-        self._formatter = chat_formatter(llm.metadata, llm.token_eos(), llm.token_bos(), llm.detokenize)
-        self._whitespace_tokens = whitespace_only_tokens(llm.detokenize, llm.n_vocab())
         self._adapter = None  # llama_adapter_lora pointer on the live context, None = base model
         self.adapter_version = 0
         self.adapter_path = ""
+        self._open(n_ctx=n_ctx, n_threads=n_threads, n_batch=n_batch)
         if lora_path:
             try:
                 self.load_adapter(lora_path, lora_version)
             except EngineError:
                 self.close()
                 raise
+
+    def _open(self, *, n_ctx: int, n_threads: int, n_batch: int) -> None:
+        raise NotImplementedError
+
+    def render(self, messages: Messages) -> str:
+        """The prompt text under the model's own chat template, ending with the assistant's turn."""
+        return self._formatter(messages=messages).prompt
+
+    def abort(self) -> None:
+        """Stop after the current token or decode step (thread-safe); this and later calls raise GenerationAborted."""
+        self._aborted.set()
+
+    def load_adapter(self, path: str, version: int) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class LlamaEngine(LlamaEngineBase):
+    """One llama.cpp model and context, with the model's chat template and an optional LoRA adapter."""
+
+    serves_many_at_once = False
+
+    def _open(self, *, n_ctx: int, n_threads: int, n_batch: int) -> None:
+        from llama_cpp import Llama, StoppingCriteriaList
+
+        self._grammars: dict[str, object] = {}
+        # Checked by llama-cpp-python after every sampled token.
+        self._stop_when_aborted = StoppingCriteriaList([lambda _ids, _logits: self._aborted.is_set()])
+        self._llm = Llama(model_path=self.model_path, seed=self._seed, verbose=False, n_ctx=n_ctx, n_threads=n_threads,
+                          n_threads_batch=n_threads, n_batch=n_batch)
+        llm = self._llm
+        self._formatter = chat_formatter(llm.metadata, llm.token_eos(), llm.token_bos(), llm.detokenize)
+        self._whitespace_tokens = whitespace_only_tokens(llm.detokenize, llm.n_vocab())
 
     # ---- public
 
@@ -224,10 +252,6 @@ class LlamaEngine:
         grammars = list(grammars) if grammars is not None else [None] * len(conversations)
         return [self.chat(m, max_tokens=max_tokens, grammar=g) for m, g in zip(conversations, grammars)]
 
-    def render(self, messages: Messages) -> str:
-        """The prompt text under the model's own chat template, ending with the assistant's turn."""
-        return self._formatter(messages=messages).prompt
-
     def forget_context(self) -> None:
         if self._llm is not None:
             self._llm.reset()
@@ -245,9 +269,6 @@ class LlamaEngine:
         self.adapter_version = version
         self.adapter_path = path
         llm.reset()
-
-    def abort(self) -> None:
-        self._aborted.set()
 
     def close(self) -> None:
         if self._llm is None:
@@ -267,11 +288,6 @@ class LlamaEngine:
         if self._llm is None:
             raise EngineError("the engine is closed")
         return self._llm
-
-    def _load(self):
-        from llama_cpp import Llama
-
-        return Llama(model_path=self.model_path, seed=self._seed, verbose=False, **self._llama_args)
 
     def _reason_start_guard(self, n_prompt_tokens: int):
         """Forbid whitespace-only tokens as the reason's first token (see grammar.at_reason_start)."""
@@ -294,6 +310,7 @@ class LlamaEngine:
         if text not in self._grammars:
             self._grammars[text] = LlamaGrammar.from_string(text, verbose=False)
         return self._grammars[text]
+
 
 def set_lora_adapter(model, ctx, path: str):
     """Load a GGUF LoRA adapter for ``model`` and make it the only one on ``ctx``; its pointer.

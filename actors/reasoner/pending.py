@@ -26,8 +26,6 @@ class ThoughtRequest:
     """float32 [261] (a copy, not a view into the batch)."""
     mask: tuple[bool, ...]
     context: Mapping[str, Any]
-    received_at: float
-    """time.monotonic() when the observation arrived."""
 
 
 class PendingObservations:

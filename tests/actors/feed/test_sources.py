@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from actors.feed.bars import BarBuilder
+from actors.feed.config import FeedConfig
 from actors.feed.sources import CcxtSource, PacedBars, SourceBar, make_exchange
 
 MIN_MS = 60_000
@@ -75,8 +76,9 @@ async def take(source: CcxtSource, n: int) -> list[SourceBar]:
 def run_recorded_session():
     clock = FakeClock(start_secs=10 * 60 + 3)
     exchange = RecordedExchange(recorded_session(), clock)
-    source = CcxtSource(exchange, "BTC/USDT:USDT", "1m", history_bars=3, close_delay_secs=2.0,
-                        backoff_secs=1.0, backoff_max_secs=30.0, clock=clock, sleep=clock.sleep)
+    feed = FeedConfig(timeframe="1m", ccxt_history_bars=3, ccxt_close_delay_secs=2.0, ccxt_backoff_secs=1.0,
+                      ccxt_backoff_max_secs=30.0)
+    source = CcxtSource(exchange, "BTC/USDT:USDT", feed, clock=clock, sleep=clock.sleep)
     records = asyncio.run(take(source, 7))
     builder = BarBuilder(60 * 10**9)
     published = [bar for r in records for bar in builder.add_bar(r.start_ns, r.open, r.high, r.low, r.close, r.volume, r.interval_ns)]
@@ -126,7 +128,8 @@ def test_ccxt_source_polls_just_after_each_candle_closes():
 
 def test_ccxt_source_gives_up_on_errors_no_retry_can_fix():
     clock = FakeClock(600)
-    source = CcxtSource(RecordedExchange([ccxt.BadSymbol("no such market")], clock), "NOPE/USDT", "1m", clock=clock, sleep=clock.sleep)
+    source = CcxtSource(RecordedExchange([ccxt.BadSymbol("no such market")], clock), "NOPE/USDT", FeedConfig(timeframe="1m"),
+                        clock=clock, sleep=clock.sleep)
 
     with pytest.raises(ccxt.BadSymbol):
         asyncio.run(take(source, 1))

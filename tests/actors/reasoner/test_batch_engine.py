@@ -179,4 +179,5 @@ def test_an_abort_stops_the_batch_after_the_current_decode_step_and_no_answers_c
     stop_secs = time.perf_counter() - aborted_at
     engine.close()
 
-    assert isinstance(outcome["result"], GenerationAborted) and stop_secs < 0.5
+    # one decode step is tens of ms; a busy 2-core machine stretches it, the 1500 steps would take 20 s or more
+    assert isinstance(outcome["result"], GenerationAborted) and stop_secs < 2.0

@@ -1,8 +1,6 @@
-import json
 import os
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -16,6 +14,7 @@ from actors.reasoner.engine import (
     default_model_path,
 )
 from actors.reasoner.grammar import decision_grammar
+from tests.actors.reasoner.chat_server import ChatServer
 
 QUESTION = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Name a colour."}]
 # A grammar that never lets the model stop early: a generation that is still running when aborted.
@@ -181,8 +180,8 @@ def test_a_missing_model_file_is_a_clear_error():
 # ---------------------------------------------------------------- OpenAI-compatible HTTP
 
 
-class StubServer:
-    """A local /v1/chat/completions server speaking the OpenAI wire format."""
+class StubServer(ChatServer):
+    """Answers every request with ``reply`` and ``status`` after ``delay_secs``; records the requests."""
 
     def __init__(self):
         self.requests: list[dict] = []
@@ -195,31 +194,12 @@ class StubServer:
             "usage": {"prompt_tokens": 42, "completion_tokens": 7, "total_tokens": 49,
                       "prompt_tokens_details": {"cached_tokens": 30}},
         }
-        stub = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                stub.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-                time.sleep(stub.delay_secs)
-                payload = stub.reply if isinstance(stub.reply, bytes) else json.dumps(stub.reply).encode()
-                self.send_response(stub.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def answer(self, path, headers, body):
+        self.requests.append({"path": path, "body": body, "auth": headers.get("Authorization")})
+        time.sleep(self.delay_secs)
+        return self.status, self.reply
 
 
 @pytest.fixture

@@ -1,17 +1,16 @@
-import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.engine import EngineError, build_engine
+from tests.actors.reasoner.chat_server import ChatServer
 
 QUESTION = [{"role": "user", "content": "Decide."}]
 
 
-class CountingServer:
+class CountingServer(ChatServer):
     """A /v1/chat/completions stub that answers after a delay and records how many requests overlapped."""
 
     def __init__(self, delay_secs: float = 0.2, fail_on: str = "") -> None:
@@ -19,40 +18,24 @@ class CountingServer:
         self.max_in_flight = 0
         self.requests = 0
         self._lock = threading.Lock()
-        server = self
+        self._delay_secs = delay_secs
+        self._fail_on = fail_on
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with server._lock:
-                    server.requests += 1
-                    server.in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                time.sleep(delay_secs)
-                with server._lock:
-                    server.in_flight -= 1
-                content = body["messages"][-1]["content"]
-                status = 500 if fail_on and fail_on in content else 200
-                payload = json.dumps({
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": f"HOLD | 0.50 | {content}"}}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 5},
-                }).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def answer(self, path, headers, body):
+        with self._lock:
+            self.requests += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        time.sleep(self._delay_secs)
+        with self._lock:
+            self.in_flight -= 1
+        content = body["messages"][-1]["content"]
+        status = 500 if self._fail_on and self._fail_on in content else 200
+        return status, {
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": f"HOLD | 0.50 | {content}"}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+        }
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from actors.reasoner.pending import PendingObservations, ThoughtRequest
 
 def request(env_id, step):
     return ThoughtRequest(env_id=env_id, episode_id=0, step=step, obs=np.zeros(261, np.float32),
-                          mask=(True,) * 6, context={}, received_at=0.0)
+                          mask=(True,) * 6, context={})
 
 
 def test_only_the_newest_observation_of_an_env_waits_and_replacements_are_counted():
