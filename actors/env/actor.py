@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter, OrderedDict, deque
+from collections.abc import Callable
 
 import numpy as np
 
@@ -297,28 +298,26 @@ class EnvActor(Actor):
             }
         self._advance(actions, query_ids, timed_out=False)
 
+    @staticmethod
+    async def _sleep_until(due_at: Callable[[], float], max_nap_secs: float) -> None:
+        """Until ``due_at()`` (re-read after every nap of at most ``max_nap_secs``: each step moves it)."""
+        while (remaining := due_at() - time.monotonic()) > 0:
+            await asyncio.sleep(min(remaining, max_nap_secs))
+
     async def _watch_deadline(self) -> None:
         while True:
-            remaining = self._deadline_at - time.monotonic()
-            if remaining > 0:
-                await asyncio.sleep(min(remaining, self._deadline_secs))
-                continue
+            await self._sleep_until(lambda: self._deadline_at, self._deadline_secs)
+            self._deadline_at = float("inf")
             if self._awaiting and not self.finished:
                 self.counters["verdict_timeouts"] += 1
                 self.log.warning("verdict_timeout", step=self.step_index, deadline_ms=self.config.env.verdict_deadline_ms)
                 self._advance(np.zeros(len(self._awaiting), dtype=np.int64), [""] * len(self._awaiting), timed_out=True)
-            else:
-                self._deadline_at = float("inf")
-                await asyncio.sleep(self._deadline_secs)
 
     async def _watch_retry(self) -> None:
         # One task for every step's retry, not a timer per observation: at full speed the loop publishes
         # hundreds of observations a second and nearly all are answered long before verdict_retry_ms.
         while True:
-            remaining = self._retry_at - time.monotonic()
-            if remaining > 0:
-                await asyncio.sleep(min(remaining, self._retry_secs))
-                continue
+            await self._sleep_until(lambda: self._retry_at, self._retry_secs)
             step, self._retry_at = self._retry_step, float("inf")
             self._resend_obs(step)  # a no-op when the step was answered meanwhile
 
