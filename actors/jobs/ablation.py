@@ -58,7 +58,9 @@ def ablation_markdown(rows: list[dict[str, Any]], notes: str) -> str:
     lines = ["# Ablation", "", notes, "", head, sep]
     for row in rows:
         half = row.get("half_widths", {})
-        cells = [_cell(row["metrics"].get(key)) + (f" ± {_cell(half[key])}" if key in half else "") for key, _ in ABLATION_COLUMNS]
+        with_interval = len(row.get("per_seed", ())) != 1  # one seed has no interval: no "± 0"
+        cells = [_cell(row["metrics"].get(key)) + (f" ± {_cell(half[key])}" if key in half and with_interval else "")
+                 for key, _ in ABLATION_COLUMNS]
         lines.append(f"| {row['variant']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -191,7 +193,8 @@ def mode_ablation(args: argparse.Namespace) -> int:
     notes = ablation_notes(config, seeds, trained)  # data, split and env settings are the same in every variant
     findings = significant_differences(rows)
     verdict = ("Differences larger than their intervals:\n" + "\n".join(f"- {f}" for f in findings)) if findings else \
-        "No difference from RL only is larger than its 95% interval over these seeds."
+        "No difference from RL only is larger than its 95% interval over these seeds." if len(seeds) > 1 else \
+        "One seed: no interval and no test of the differences (--seeds 3 or more for that)."
     markdown = ablation_markdown(rows, notes) + "\n" + verdict + "\n"
     (root / "ablation.md").write_text(markdown)
     (root / "ablation.json").write_text(json.dumps({"notes": notes, "seeds": seeds, "findings": findings, "variants": rows}, indent=2, default=str))

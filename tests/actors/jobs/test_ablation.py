@@ -46,3 +46,13 @@ def test_the_table_shows_mean_and_interval_and_the_llm_variants_run_in_lockstep(
     for name, settings in ABLATION_VARIANTS:
         uses_llm = settings.get("fusion.method") != "rl_only"
         assert settings.get("env.thought_lag_steps", 0) == (1 if uses_llm else 0), name
+
+
+def test_one_seed_shows_no_interval_and_several_seeds_do():
+    one = {"variant": "RL only", "metrics": {"trades": 6.0}, "half_widths": {"trades": 0.0}, "per_seed": [{"trades": 6.0}]}
+    three = {**one, "variant": "RL + rules", "half_widths": {"trades": 2.5}, "per_seed": [{}, {}, {}]}
+
+    table = ablation_markdown([one, three], "notes")
+
+    assert "| RL only | - | - | - | - | 6 |" in table  # not "6 ± 0"
+    assert "| RL + rules | - | - | - | - | 6 ± 2.500 |" in table
