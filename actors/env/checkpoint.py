@@ -93,8 +93,16 @@ def write(path: Path, state: dict[str, Any]) -> None:
 
 def _replace(path: Path, state: dict[str, Any]) -> None:
     """``write`` into a directory known to exist."""
+    _replace_bytes(path, _serialised(state))
+
+
+def _serialised(state: dict[str, Any]) -> bytes:
+    return json.dumps(state, separators=(",", ":")).encode()
+
+
+def _replace_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(state, separators=(",", ":")))
+    tmp.write_bytes(data)
     os.replace(tmp, path)
 
 
@@ -109,15 +117,20 @@ class CheckpointWriter:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)  # once: the thread's writes skip it
-        self._pending: dict[str, Any] | None = None
+        self._pending: bytes | None = None
+        self._pending_state: dict[str, Any] | None = None
         self._ready = threading.Condition()
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="env-checkpoint", daemon=True)
         self._thread.start()
 
     def submit(self, state: dict[str, Any]) -> None:
+        # Serialised here, not in the thread: the thread then holds the GIL only between its syscalls.
+        # A thread running json.dumps took the GIL from the loop in the middle of its sends (each zmq send
+        # releases it), which doubled the env's send time and added milliseconds to obs->verdict p99.
+        data = _serialised(state)
         with self._ready:
-            self._pending = state
+            self._pending, self._pending_state = data, state
             self._ready.notify()
 
     def close(self, final_state: dict[str, Any] | None = None) -> None:
@@ -125,7 +138,7 @@ class CheckpointWriter:
             self._closed = True
             self._ready.notify()
         self._thread.join(timeout=5.0)
-        state = final_state if final_state is not None else self._pending
+        state = final_state if final_state is not None else self._pending_state
         if state is not None:
             write(self.path, state)
 
@@ -136,8 +149,8 @@ class CheckpointWriter:
                     self._ready.wait()
                 if self._closed:
                     return
-                state, self._pending = self._pending, None
-            _replace(self.path, state)
+                data, self._pending = self._pending, None
+            _replace_bytes(self.path, data)
 
 
 # ---------------------------------------------------------------------- restore
