@@ -30,3 +30,23 @@ def test_main_keeps_its_stages_in_the_run_dir_the_user_gave(tmp_path):
     args = build_parser().parse_args(["main", "--run-dir", str(tmp_path / "mine")])
 
     assert main_root(args, configure(args)) == tmp_path / "mine"
+
+
+def test_the_hybrid_phase_runs_the_lora_trainer_unless_told_not_to(tmp_path):
+    from actors import LORA
+    from actors.jobs.lora import LEARN_IN_RUN, published_adapter_settings
+    from actors.lora import VersionBook
+
+    args = build_parser().parse_args(["main"])
+    config = configure(args, {**hybrid_settings(args, tmp_path / "1-train"), **LEARN_IN_RUN})
+    assert config.lora.enabled and LORA in config.runtime.actors
+    assert not build_parser().parse_args(["main"]).no_lora and build_parser().parse_args(["main", "--no-lora"]).no_lora
+
+    # phase 4 runs on the newest published version; none published -> the base model
+    book = VersionBook(tmp_path / "run" / "lora" / "versions")
+    assert published_adapter_settings(config, tmp_path / "run") == {}
+    adapter = tmp_path / "adapter.gguf"
+    adapter.write_bytes(b"GGUF")
+    book.record(book.next_version(), adapter, {"match_rate_after": 0.5}, published=True)
+    settings = published_adapter_settings(config, tmp_path / "run")
+    assert settings["reasoner.lora_version"] == 1 and settings["reasoner.lora_path"].endswith("adapter.gguf")
