@@ -14,6 +14,7 @@ closed the open trade, so a closed trade can name the decisions behind it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -240,7 +241,7 @@ class EnvBatch:
         """evaluations, passed, failed, open, pass_rate, mean_days_to_pass over every env's walk."""
         return evaluation_summary([record for env_id in range(len(self.envs)) for record in self.evaluations(env_id)])
 
-    def run_summary(self) -> tuple[dict[str, float], list[float], list[Trade]]:
+    def run_summary(self) -> tuple[dict[str, float], Sequence[float], list[Trade]]:
         """Run metrics over all envs (chunks stitched in env order), the run equity curve and all trades."""
         combined = RunMetrics(self.envs[0].account_config.start_balance)
         for metrics in self.run_metrics:

@@ -51,7 +51,7 @@ def test_run_metrics_chain_episodes_into_one_equity_curve():
     run = RunMetrics(1000.0)
     run.add_episode([1000.0, 1010.0, 1020.0], [trade(20)], 0, 0.2)
     run.add_episode([1000.0, 990.0], [trade(-10)], 1, -10.1)
-    assert run.equity_curve == [1000.0, 1010.0, 1020.0, 1010.0]
+    assert list(run.equity_curve) == [1000.0, 1010.0, 1020.0, 1010.0]
     summary = run.summary()
     assert summary["episodes"] == 2 and summary["apex_violations"] == 1 and summary["net_pnl_usd"] == 10.0
 
