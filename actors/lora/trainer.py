@@ -194,7 +194,7 @@ def shared_prefix_length(rows: Sequence[Sequence[int]]) -> int:
     length = 0
     while length < limit and all(row[length] == first[length] for row in rows):
         length += 1
-    return max(length, 0)
+    return length
 
 
 def prompt_ids(tokenizer, messages: list[dict]) -> list[int]:
@@ -264,15 +264,24 @@ class LoraTrainer:
         import torch
 
         encoded = [encode_example(self.tokenizer, e.messages, e.target, self.config.max_seq_tokens) for e in experiences]
+        _, cache, input_ids, labels, attention = self._split_batch(encoded)
+        loss = self.model(input_ids=input_ids, attention_mask=attention, labels=labels, past_key_values=cache,
+                          use_cache=cache is not None).loss
+        return loss, sum(len(ids) for ids, _ in encoded)  # example tokens: the same unit with or without the cache
+
+    def _split_batch(self, encoded: Sequence[tuple[list[int], int]]):
+        """(shared, cache, ids, labels, attention) of (ids, n_prompt) rows: with ``cache_shared_prefix`` the first
+        ``shared`` prompt tokens of every row are read once into ``cache`` and the tensors hold the rest; the
+        attention mask still covers the shared tokens (the model sees whole rows)."""
+        import torch
+
         shared = shared_prefix_length([ids[:n_prompt] for ids, n_prompt in encoded]) if self.config.cache_shared_prefix else 0
         cache = self._prefix_cache(encoded[0][0][:shared], len(encoded)) if shared else None
         input_ids, labels, attention = self._padded([(ids[shared:], n_prompt - shared) for ids, n_prompt in encoded])
         if shared:
             attention = torch.cat([torch.ones((len(encoded), shared), dtype=attention.dtype, device=attention.device),
                                    attention], dim=1)
-        loss = self.model(input_ids=input_ids, attention_mask=attention, labels=labels, past_key_values=cache,
-                          use_cache=cache is not None).loss
-        return loss, sum(len(ids) for ids, _ in encoded)  # example tokens: the same unit with or without the cache
+        return shared, cache, input_ids, labels, attention
 
     def _prefix_cache(self, prefix: list[int], rows: int):
         """The KV cache of ``prefix`` (no gradient, no dropout), repeated for ``rows`` rows."""
@@ -356,12 +365,7 @@ class LoraTrainer:
         """Next-token logits after each row: one batched pass, the rows' shared start read once."""
         import torch
 
-        shared = shared_prefix_length(rows) if self.config.cache_shared_prefix else 0
-        cache = self._prefix_cache(rows[0][:shared], len(rows)) if shared else None
-        input_ids, _, attention = self._padded([(ids[shared:], len(ids) - shared) for ids in rows])
-        if shared:
-            attention = torch.cat([torch.ones((len(rows), shared), dtype=attention.dtype, device=attention.device),
-                                   attention], dim=1)
+        shared, cache, input_ids, _, attention = self._split_batch([(ids, len(ids)) for ids in rows])
         base = self.model.get_base_model()  # its decoder runs with the LoRA layers; lm_head only where it is read
         with torch.no_grad():
             hidden = base.model(input_ids=input_ids, attention_mask=attention, past_key_values=cache,
