@@ -26,6 +26,9 @@ import numpy as np
 
 # Re-exported: code that builds loop messages reads the widths and the absent-action id here too.
 from actors.common.actions import ACTION_NAMES, N_ACTIONS, NO_ACTION, OBS_DIM  # noqa: F401
+from actors.common.bars import OHLCVBar
+from actors.common.decisions import FusedBatch
+from actors.common.thoughts import ThoughtHeader
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True):
@@ -86,16 +89,11 @@ class Progress(Message, frozen=True, kw_only=True):
 # --------------------------------------------------------------------------- market data
 
 
-class Bar(Message, frozen=True, kw_only=True):
+class Bar(OHLCVBar, Message, frozen=True, kw_only=True):
+    """A closed bar (start_ns: its start, UTC ns; open, high, low, close, volume) of one symbol."""
+
     TOPIC: ClassVar[str] = "md.bar"
     symbol: str
-    start_ns: int
-    """Bar start time, UTC nanoseconds since the epoch."""
-    open: float
-    high: float
-    low: float
-    close: float
-    volume: float
     source: str
     """Where the bar came from (``replay``, ``synthetic``, ``ccxt:<exchange>``)."""
 
@@ -226,15 +224,10 @@ class PolicyProposal(Message, frozen=True, kw_only=True):
         _require_array("PolicyProposal", "probs", self.probs, (n, N_ACTIONS))
 
 
-class LlmThought(Message, frozen=True, kw_only=True):
+class LlmThought(ThoughtHeader, Message, frozen=True, kw_only=True):
+    """A thought about one env's step (env_id, episode_id, step_seen, query_id, action, confidence) and its text."""
+
     TOPIC: ClassVar[str] = "llm.thought"
-    env_id: int
-    episode_id: int
-    step_seen: int
-    """The env.obs step this thought was about."""
-    query_id: str
-    action: int
-    confidence: float
     mode: str
     """``four_step`` | ``single_shot``."""
     analysis: str = ""
@@ -254,28 +247,11 @@ class LlmThought(Message, frozen=True, kw_only=True):
     """True when the text did not parse and the thought fell back to HOLD with confidence 0."""
 
 
-class FusionDecision(Message, frozen=True, kw_only=True):
+class FusionDecision(FusedBatch, Message, frozen=True, kw_only=True):
+    """One fused decision per env of a step (the fields: actors/common/decisions.py ``FusedBatch``)."""
+
     TOPIC: ClassVar[str] = "fusion.decision"
     SCHEMA_VERSION: ClassVar[int] = 1
-    env_ids: list[int]
-    step: int
-    actions: np.ndarray
-    """int64 [n]: the fused action."""
-    method: str
-    """``rules`` | ``network`` | ``rl_only`` | ``llm_only`` | ``pass_through``."""
-    rules: list[str]
-    """Per env, which rule decided (``agreement``, ``rl_override``, ``weighted``, ``uncertain_hold``, ``no_thought``, ...)."""
-    rl_actions: np.ndarray
-    rl_confidences: np.ndarray
-    llm_actions: np.ndarray
-    """int64 [n], NO_ACTION (-1) where no usable thought."""
-    llm_confidences: np.ndarray
-    llm_staleness: np.ndarray
-    """int64 [n]: steps between the thought's step_seen and this step; -1 where none."""
-    llm_query_ids: list[str]
-    """Per env, the query id of the thought used ('' where none)."""
-    rl_trust: np.ndarray
-    llm_trust: np.ndarray
 
     def __post_init__(self) -> None:
         n = len(self.env_ids)

@@ -1,20 +1,21 @@
 """One closed bar of market data and the rule for a bad one: the feed builds them, the paper env plays them.
 
-Shared vocabulary: the feed's sources and bar builder, and the env's paper session, hold the same
-six fields (the md.bar message, bus/messages.py ``Bar``, carries them on the wire).
+Shared vocabulary: the feed's sources and bar builder and the env's paper session hold these six
+fields, and the md.bar message (bus/messages.py ``Bar``) is an ``OHLCVBar`` with its symbol and
+source, so the paper env plays the message itself.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+
+import msgspec
 
 OHLCV_COLUMNS = ("open", "high", "low", "close", "volume")
 """The price and volume columns of a bar frame, in this order."""
 
 
-@dataclass(frozen=True)
-class OHLCVBar:
+class OHLCVBar(msgspec.Struct, frozen=True):
     """One bar: [start_ns, start_ns + interval), stamped at its start (UTC ns)."""
 
     start_ns: int
@@ -26,7 +27,7 @@ class OHLCVBar:
 
     def merged(self, other: OHLCVBar, other_is_earlier: bool = False) -> OHLCVBar:
         """This bar extended by ``other`` (a later record, or an earlier one when ``other_is_earlier``)."""
-        return replace(
+        return msgspec.structs.replace(
             self,
             open=other.open if other_is_earlier else self.open,
             high=max(self.high, other.high),

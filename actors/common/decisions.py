@@ -1,4 +1,8 @@
-"""Decision-loop figures: RL/LLM agreement, query rate, LLM confidence and staleness, trust, veto rate.
+"""A fused decision batch, and the decision-loop figures: RL/LLM agreement, query rate, LLM confidence
+and staleness, trust, veto rate.
+
+``FusedBatch`` is what the fuser decides for a step; the fusion.decision message (bus/messages.py
+``FusionDecision``) is one with its topic, checked for ragged arrays on decode.
 
 One implementation for the two places that report them: the env actor (its run report, from the
 fusion.decision and risk.verdict messages it reads) and the fusion actor (its sys.stats gauges,
@@ -9,9 +13,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
 import numpy as np
 
 from actors.common.actions import NO_ACTION
+
+
+class FusedBatch(msgspec.Struct, frozen=True, kw_only=True):
+    """The fused decision for every env of one step (arrays aligned with env_ids)."""
+
+    env_ids: list[int]
+    step: int
+    actions: np.ndarray
+    """int64 [n]: the fused action."""
+    method: str
+    """``rules`` | ``network`` | ``rl_only`` | ``llm_only`` | ``pass_through``."""
+    rules: list[str]
+    """Per env, which rule decided (``agreement``, ``rl_override``, ``weighted``, ``uncertain_hold``, ``no_thought``, ...)."""
+    rl_actions: np.ndarray
+    rl_confidences: np.ndarray
+    llm_actions: np.ndarray
+    """int64 [n], NO_ACTION (-1) where no usable thought."""
+    llm_confidences: np.ndarray
+    llm_staleness: np.ndarray
+    """int64 [n]: steps between the thought's step_seen and this step; -1 where none."""
+    llm_query_ids: list[str]
+    """Per env, the query id of the thought used ('' where none)."""
+    rl_trust: np.ndarray
+    llm_trust: np.ndarray
 
 
 def _ratio(numerator: float, denominator: float) -> float:

@@ -495,8 +495,7 @@ class EnvActor(Actor):
         context = (f"{self.config.instrument.symbol}, split {cfg.split}, mode {cfg.mode}, account {self.config.account.name}, "
                    f"{cfg.n_envs} env(s), {self.step_index} loop steps.")
         return ReportInput(
-            title=title, times_ns=history.times_ns, close=history.close, high=history.high, low=history.low, equity=history.equity,
-            position=history.position, halts=np.array(halts, dtype=object), trades=list(self._report_trades), evaluations=evaluations,
+            title=title, bars=history, halts=np.array(halts, dtype=object), trades=list(self._report_trades), evaluations=evaluations,
             metrics=metrics, notes=list(self.data_notes), entries_funnel=funnel, context=context,
         )
 
@@ -602,8 +601,8 @@ class EnvActor(Actor):
 
 def backtest_report(out_dir, data: ReportInput, seed: int) -> dict[str, float]:
     """Honest statistics over the run's bars and trades, merged over ``data.metrics``, then the report files."""
-    stats = compute_statistics(data.times_ns, data.equity, data.position, [item.trade for item in data.trades], seed=seed)
-    data.metrics = {**data.metrics, **stats.metrics, "bars": float(max(len(data.times_ns) - 1, 0))}
+    stats = compute_statistics(data.bars.times_ns, data.bars.equity, data.bars.position, [item.trade for item in data.trades], seed=seed)
+    data.metrics = {**data.metrics, **stats.metrics, "bars": float(max(len(data.bars.times_ns) - 1, 0))}
     data.metric_warnings = stats.warnings
     return write_backtest_report(out_dir, data)
 

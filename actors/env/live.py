@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pandas as pd
 
@@ -376,6 +377,8 @@ def _json_default(value: Any) -> Any:
         return value.item()
     if hasattr(value, "__dataclass_fields__"):
         return asdict(value)
+    if isinstance(value, msgspec.Struct):
+        return msgspec.structs.asdict(value)
     return str(value)
 
 

@@ -29,7 +29,7 @@ from actors.env.actor import MAX_THOUGHTS_KEPT, EnvActor, VerdictRow, backtest_r
 from actors.env.batch import ClosedTrade
 from actors.env.data import load_bars
 from actors.env.instruments import resolve_instrument
-from actors.env.live import LiveBar, PaperRecorder, PaperSession, SilenceWatch, trade_row
+from actors.env.live import PaperRecorder, PaperSession, SilenceWatch, trade_row
 from actors.env.metrics import DecisionStats
 from actors.env.report import ReportInput, ReportTrade
 from bus.messages import Bar, EnvObs, EnvOutcome, FusionDecision, LlmThought, MarketContext, RiskVerdict
@@ -109,7 +109,7 @@ class PaperEnvActor(EnvActor):
             self.log.info("feed_resumed", silent_secs=round(resumed_after, 1), bar_start_ns=msg.start_ns)
         if self.session.counters["bars"] == 0:
             self.log.info("first_bar", symbol=msg.symbol, source=msg.source, start_ns=msg.start_ns)
-        step = self.session.add_bar(LiveBar(msg.start_ns, msg.open, msg.high, msg.low, msg.close, msg.volume))
+        step = self.session.add_bar(msg)
         if step is None:
             self.counters["duplicate_bars"] += 1
             return
@@ -246,8 +246,7 @@ class PaperEnvActor(EnvActor):
         context = (f"paper trading {self.session.instrument.symbol} on md.bar, account {self.config.account.name}, "
                    f"{self.session.counters['bars']} bars, {self.session.counters['decisions']} decisions.")
         return ReportInput(
-            title="Paper trading", times_ns=history.times_ns, close=history.close, high=history.high, low=history.low,
-            equity=history.equity, position=history.position, halts=np.array(halts, dtype=object), trades=list(self._report_trades),
+            title="Paper trading", bars=history, halts=np.array(halts, dtype=object), trades=list(self._report_trades),
             evaluations=self.session.evaluations(), metrics=metrics, notes=[f"features warmed up on {cfg.paper_warmup_bars} bars"],
             entries_funnel={}, context=context,
         )

@@ -30,6 +30,7 @@ import pandas as pd
 from actors.env.statistics import MIN_SESSIONS, MIN_TRADES, session_returns
 
 if TYPE_CHECKING:
+    from actors.env.batch import BarHistory
     from actors.env.evaluation import EvaluationRecord
     from actors.env.trading import Trade
 
@@ -144,15 +145,9 @@ class ReportInput:
     """Everything the backtest report shows. Per-bar arrays are aligned in time (index i is one bar)."""
 
     title: str
-    times_ns: np.ndarray
-    """int64 [T]: bar start, UTC ns."""
-    close: np.ndarray
-    high: np.ndarray
-    low: np.ndarray
-    equity: np.ndarray
-    """float64 [T]: run equity (consecutive evaluation accounts chained: P&L carried across resets)."""
-    position: np.ndarray
-    """int64 [T]: contracts held after the bar."""
+    bars: BarHistory
+    """The run's bars; its equity is the run's (consecutive evaluation accounts chained: P&L carried across
+    resets, actors/env/explain.py ``run_history``)."""
     halts: np.ndarray
     """str [T]: the entry-veto rule in force at the bar ('' when none)."""
     trades: list[ReportTrade]
@@ -360,11 +355,11 @@ def _mark_sessions(axis, times_ns: np.ndarray) -> None:
 
 def plot_price(path: Path, data: ReportInput) -> None:
     plt = _pyplot()
-    times = np.asarray(data.times_ns, dtype=np.int64)
+    times = np.asarray(data.bars.times_ns, dtype=np.int64)
     figure, axis = plt.subplots(figsize=(12, 5))
     bars = np.arange(len(times))
-    axis.fill_between(bars, data.low, data.high, color="tab:grey", alpha=0.25, linewidth=0, label="bar range")
-    axis.plot(bars, data.close, color="black", linewidth=0.7, label="close")
+    axis.fill_between(bars, data.bars.low, data.bars.high, color="tab:grey", alpha=0.25, linewidth=0, label="bar range")
+    axis.plot(bars, data.bars.close, color="black", linewidth=0.7, label="close")
     _shade_halts(axis, np.asarray(data.halts), legend=True)
     _mark_sessions(axis, times)
     for item in data.trades:
@@ -394,8 +389,8 @@ def plot_price(path: Path, data: ReportInput) -> None:
 
 def plot_equity(path: Path, data: ReportInput) -> None:
     plt = _pyplot()
-    times = np.asarray(data.times_ns, dtype=np.int64)
-    equity = np.asarray(data.equity, dtype=np.float64)
+    times = np.asarray(data.bars.times_ns, dtype=np.int64)
+    equity = np.asarray(data.bars.equity, dtype=np.float64)
     bars = np.arange(len(equity))
     drawdown = np.maximum.accumulate(equity) - equity if len(equity) else equity
     figure, (top, bottom) = plt.subplots(2, 1, figsize=(12, 6), sharex=True, gridspec_kw={"height_ratios": (3, 1)})
@@ -430,7 +425,7 @@ def _mark_evaluations(axis, times_ns: np.ndarray, evaluations: Sequence[Evaluati
 
 def plot_sessions(path: Path, data: ReportInput) -> None:
     plt = _pyplot()
-    sessions = session_returns(data.times_ns, data.equity)
+    sessions = session_returns(data.bars.times_ns, data.bars.equity)
     figure, axis = plt.subplots(figsize=(12, 3.5))
     positions = np.arange(len(sessions.pnl_usd))
     colours = np.where(sessions.pnl_usd >= 0, "tab:green", "tab:red")
@@ -551,7 +546,7 @@ def write_backtest_report(out_dir: str | Path, data: ReportInput) -> dict[str, f
     clean = {key: float(value) for key, value in data.metrics.items()}
     warnings = _warning_lines(data)
     charts = {"price.png": "price, entries and exits", "equity.png": "equity and drawdown", "sessions.png": "P&L per session"}
-    if len(data.times_ns):
+    if len(data.bars.times_ns):
         plot_price(out / "price.png", data)
         plot_equity(out / "equity.png", data)
         plot_sessions(out / "sessions.png", data)

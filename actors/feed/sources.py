@@ -34,8 +34,7 @@ from actors.feed.bars import timeframe_ns
 from actors.feed.config import FeedConfig
 
 
-@dataclass(frozen=True)
-class SourceBar(OHLCVBar):
+class SourceBar(OHLCVBar, frozen=True):
     """A finished bar of some interval, as a source hands it to the bar builder."""
 
     interval_ns: int

@@ -18,15 +18,15 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import torch
 
 from actors.common.actions import N_ACTIONS
-from actors.common.decisions import DecisionStats
+from actors.common.decisions import DecisionStats, FusedBatch
 from actors.common.stepjoin import StepJoin
-from actors.fusion.fuser import FusedBatch, Fuser
+from actors.fusion.fuser import Fuser
 from actors.fusion.network import MODEL_FILE_NAME, FusionLearner
-from actors.fusion.thoughts import Thought
 from bus.messages import EnvObs, EnvOutcome, FusionDecision, LlmThought, PolicyProposal, RiskVerdict
 from runtime.actor import Actor
 
@@ -169,8 +169,7 @@ class FusionActor(Actor):
             # About a step far beyond any observation: left over from before an env restart.
             self.counters["thoughts_from_the_future"] += 1
             return
-        kept = self.fuser.add_thought(Thought(msg.env_id, msg.episode_id, msg.step_seen, msg.query_id,
-                                              msg.action, float(msg.confidence)))
+        kept = self.fuser.add_thought(msg)
         self.counters["thoughts" if kept else "thoughts_out_of_order"] += 1
 
     def _on_outcome(self, outcome: EnvOutcome) -> None:
@@ -215,12 +214,7 @@ class FusionActor(Actor):
 
 
 def decision_message(batch: FusedBatch) -> FusionDecision:
-    return FusionDecision(
-        env_ids=batch.env_ids, step=batch.step, actions=batch.actions, method=batch.method, rules=batch.rules,
-        rl_actions=batch.rl_actions, rl_confidences=batch.rl_confidences, llm_actions=batch.llm_actions,
-        llm_confidences=batch.llm_confidences, llm_staleness=batch.llm_staleness,
-        llm_query_ids=batch.llm_query_ids, rl_trust=batch.rl_trust, llm_trust=batch.llm_trust,
-    )
+    return FusionDecision(**msgspec.structs.asdict(batch))
 
 
 ACTOR = FusionActor

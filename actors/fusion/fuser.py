@@ -10,34 +10,15 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from actors.common.actions import HOLD, NO_ACTION
+from actors.common.decisions import FusedBatch
 from actors.fusion.config import FusionConfig
 from actors.fusion.network import AccountContext, DecisionRecord, Experience, FusionLearner, fusion_input, label_decision
 from actors.fusion.rules import Fused, fuse_llm_only, fuse_rl_only, fuse_rules, make_legal
 from actors.fusion.thoughts import Thought, ThoughtBook, UsableThought
-
-
-@dataclass(frozen=True, slots=True)
-class FusedBatch:
-    """The fused decision for every env of one step (arrays aligned with env_ids)."""
-
-    env_ids: list[int]
-    step: int
-    method: str
-    actions: np.ndarray
-    rules: list[str]
-    rl_actions: np.ndarray
-    rl_confidences: np.ndarray
-    llm_actions: np.ndarray
-    llm_confidences: np.ndarray
-    llm_staleness: np.ndarray
-    llm_query_ids: list[str]
-    rl_trust: np.ndarray
-    llm_trust: np.ndarray
 
 
 class DecisionMemory:

@@ -10,18 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from actors.common.actions import NO_ACTION
+from actors.common.thoughts import ThoughtHeader
 
 
-@dataclass(frozen=True, slots=True)
-class Thought:
-    """What fusion needs of an ``llm.thought``."""
-
-    env_id: int
-    episode_id: int
-    step_seen: int
-    query_id: str
-    action: int
-    confidence: float
+Thought = ThoughtHeader
+"""What fusion needs of an ``llm.thought`` (the message itself is one)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from actors.env.batch import BarHistory
 from actors.env.evaluation import EvaluationRecord
 from actors.env.report import ReportInput, ReportTrade, ThoughtUsed, TradeDecision, entries_sentence, write_backtest_report
 from actors.env.statistics import MIN_TRADES, compute_statistics
@@ -46,7 +47,8 @@ def report_input(n_trades: int = 3, n_bars: int = 600) -> ReportInput:
     stats = compute_statistics(times, equity, position, trades)
     evaluations = [EvaluationRecord(index=0, start_ns=int(times[0]), end_ns=int(times[-1]), outcome="open", reason="data_end", trading_days=1, net_pnl_usd=float(equity[-1] - equity[0]))]
     return ReportInput(
-        title="Backtest", times_ns=times, close=close, high=close + 0.5, low=close - 0.5, equity=equity, position=position, halts=halts,
+        title="Backtest", bars=BarHistory(times_ns=times, close=close, high=close + 0.5, low=close - 0.5, equity=equity, position=position,
+                                          evaluation=np.zeros(n_bars, dtype=np.int64)), halts=halts,
         trades=[ReportTrade(trade=item, entry=decision(item.entry_bar, f"momentum up <{item.trade_id}>"), exit=decision(item.exit_bar, "target near", veto="")) for item in trades],
         evaluations=evaluations, metrics={**stats.metrics, "halted_bars_daily_loss": 60.0, "evaluations": 1.0, "open": 1.0, "pass_rate": float("nan")},
         metric_warnings=stats.warnings, notes=["bars.csv: a note"],
