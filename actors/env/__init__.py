@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 __all__ = ["DataError", "check_data", "format_metrics_table", "load_bars", "write_report"]
 
 _LAZY_EXPORTS = {
-    "DataError": "actors.env.data",
-    "load_bars": "actors.env.data",
+    "DataError": "actors.common.bar_files",
+    "load_bars": "actors.common.bar_files",
     "format_metrics_table": "actors.env.report",
     "write_report": "actors.env.report",
 }
@@ -38,7 +38,7 @@ def check_data(config: Config) -> tuple[str, ...]:
     that move less than a tick, bars in the preset's flat window): a job prints them before trading."""
     from actors import ENV
     from actors.common.instruments import resolve_instrument
-    from actors.env.data import load_bars
+    from actors.common.bar_files import load_bars
     from actors.env.datafit import check_fit
 
     if config.data.source != "file" or ENV not in config.runtime.actors:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from actors.env.account import FlatSchedule, flat_schedule
-from actors.env.data import RepairReport, session_starts, split_by_time
+from actors.common.bar_files import RepairReport, session_starts, split_by_time
 from actors.env.features import FeatureSet, compute_features
 
 WARMUP_BARS = 210

@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from actors.env.config import AccountConfig, DataConfig
-from actors.env.data import load_bars
+from actors.common.bar_files import load_bars
 from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.env.instruments import resolve_instrument
-from actors.env.synthetic import generate_bars
+from actors.common.synthetic import generate_bars
 
 if TYPE_CHECKING:
     from config.schema import Config

@@ -27,7 +27,7 @@ import numpy as np
 from actors.common.actions import ACTION_NAMES, HOLD, NO_ACTION
 from actors.env.actor import MAX_THOUGHTS_KEPT, EnvActor, VerdictRow, backtest_report
 from actors.env.batch import ClosedTrade
-from actors.env.data import load_bars
+from actors.common.bar_files import load_bars
 from actors.env.instruments import resolve_instrument
 from actors.env.live import PaperRecorder, PaperSession, SilenceWatch, trade_row
 from actors.env.metrics import DecisionStats

@@ -121,7 +121,7 @@ class PacedBars:
 
 def replay_source(path: str, *, speed: float, start: str = "", timezone: str = "America/New_York") -> PacedBars:
     """A CSV/Parquet file of bars (the env's loader: columns detected, repairs counted) played at ``speed``."""
-    from actors.env.data import load_bars
+    from actors.common.bar_files import load_bars
 
     frame, report = load_bars(path, timezone=timezone)
     if start:
@@ -135,7 +135,7 @@ def replay_source(path: str, *, speed: float, start: str = "", timezone: str = "
 
 def synthetic_source(*, days: int, seed: int, pace_secs: float, start_price: float, start_date: str, tick_size: float = 0.25) -> PacedBars:
     """The env's seeded NQ-like generator, a bar every ``pace_secs`` of wall clock."""
-    from actors.env.synthetic import generate_bars
+    from actors.common.synthetic import generate_bars
 
     frame = generate_bars(days=days, seed=seed, start_price=start_price, start_date=start_date, tick_size=tick_size)
     return PacedBars("synthetic", frame, seconds_per_bar=pace_secs)

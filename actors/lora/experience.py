@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from actors.common.actions import ACTION_NAMES
-from actors.reasoner.grammar import MAX_REASON_CHARS
-from actors.reasoner.prompts import FOUR_STEPS, Message, PromptBook, prompt_fields
+from actors.common.llm.grammar import MAX_REASON_CHARS
+from actors.common.llm.prompts import FOUR_STEPS, Message, PromptBook, prompt_fields
 
 SOURCES = ("trade", "hindsight")
 
@@ -72,7 +72,7 @@ def market_reason(context: Mapping[str, Any]) -> str:
 
 
 def target_answer(action: int, confidence: float, reason: str) -> str:
-    """The decide step's format exactly (actors/reasoner/grammar.py): the reason starts with a letter, has no '|' or newline."""
+    """The decide step's format exactly (actors/common/llm/grammar.py): the reason starts with a letter, has no '|' or newline."""
     text = " ".join(reason.replace("|", "/").split())[:MAX_REASON_CHARS] or "outcome"
     if not text[0].isalpha():
         text = "so " + text

@@ -30,11 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from actors.common.actions import ACTION_NAMES, allowed_actions
+from actors.common.llm.parser import DecisionParser
 from actors.lora.config import LoraConfig
 from actors.lora.experience import Experience
 from actors.lora.export import export_peft_adapter
-from actors.common.actions import ACTION_NAMES, allowed_actions
-from actors.reasoner.parser import DecisionParser
 
 IGNORE_INDEX = -100
 EVAL_ROWS = 8

@@ -33,11 +33,11 @@ def check_model_files(config: ReasonerConfig) -> None:
     """The llama backend's model (reasoner.model_path, or the packaged SmolLM2) and reasoner.lora_path."""
     if config.backend != "llama":
         return
-    from actors.reasoner.engine import EngineError, default_model_path
+    from actors.common.llm.model import ModelNotFound, default_model_path
 
     try:
         model = Path(config.model_path) if config.model_path else default_model_path()
-    except EngineError as exc:
+    except ModelNotFound as exc:
         raise ModelFileError(f"reasoner.model_path: {exc}") from None
     _check_gguf(model, "reasoner.model_path")
     if config.lora_path:

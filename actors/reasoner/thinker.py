@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from actors.common.llm.grammar import decision_grammar
+from actors.common.llm.parser import DecisionParser, ParsedDecision
+from actors.common.llm.prompts import FOUR_STEPS, Message, PromptBook, prompt_fields
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.engine import ChatEngine, Completion, GenerationAborted
-from actors.reasoner.grammar import decision_grammar
-from actors.reasoner.parser import DecisionParser, ParsedDecision
-from actors.reasoner.prompts import FOUR_STEPS, Message, PromptBook, prompt_fields
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ import pandas as pd
 
 from actors.feed.bars import BarBuilder
 from actors.feed.sources import PacedBars, SourceBar
-from actors.env.synthetic import generate_bars
+from actors.common.synthetic import generate_bars
 from tests.bench.common import percentiles_us, print_table
 
 MIN_NS = 60 * 10**9

@@ -31,10 +31,10 @@ import random
 import time
 from collections.abc import Callable
 
+from actors.common.llm.grammar import decision_grammar
+from actors.common.llm.model import default_model_path
+from actors.common.llm.prompts import FOUR_STEPS, SAMPLE_CONTEXT, PromptBook, prompt_fields
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.engine import default_model_path
-from actors.reasoner.grammar import decision_grammar
-from actors.reasoner.prompts import FOUR_STEPS, SAMPLE_CONTEXT, PromptBook, prompt_fields
 from tests.bench.common import print_table
 
 FLAT_MASK = [True, True, True, False, False, False]

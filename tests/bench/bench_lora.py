@@ -22,10 +22,10 @@ import time
 
 import msgspec
 
+from actors.common.llm.grammar import decision_grammar
 from actors.lora.config import LoraConfig
 from actors.lora.core import LoraCore
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.grammar import decision_grammar
 from tests.actors.lora.planted import PLANTED_REASONER, planted_experiences
 from tests.bench.common import print_table
 

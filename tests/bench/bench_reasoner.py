@@ -27,9 +27,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from actors.common.llm.model import default_model_path
+from actors.common.llm.prompts import SAMPLE_CONTEXT, PromptBook, prompt_fields
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.engine import LlamaEngine, default_model_path
-from actors.reasoner.prompts import SAMPLE_CONTEXT, PromptBook, prompt_fields
+from actors.reasoner.engine import LlamaEngine
 from actors.reasoner.thinker import Thinker
 from bus.messages import EnvObs, FusionDecision, Heartbeat, LlmThought, MarketContext, PolicyProposal
 from config.loader import load_config

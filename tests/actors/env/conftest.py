@@ -53,7 +53,7 @@ def play(env: FuturesTradingEnv, actions: Sequence[int]) -> list[tuple[np.ndarra
 
 @pytest.fixture(scope="session")
 def synthetic_dataset() -> Dataset:
-    from actors.env.synthetic import generate_bars
+    from actors.common.synthetic import generate_bars
 
     return Dataset.from_frame(generate_bars(8, seed=3), AccountConfig().flat_minute_of_day, source="synthetic-8d")
 

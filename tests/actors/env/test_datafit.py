@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from actors.env.datafit import check_fit
-from actors.env.synthetic import generate_bars
+from actors.common.synthetic import generate_bars
 
 FLAT_1659 = 16 * 60 + 59
 

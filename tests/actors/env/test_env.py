@@ -143,7 +143,7 @@ def test_entries_are_masked_after_the_daily_loss_limit(env_over, make_bars):
 
 
 def test_commission_and_slippage_arithmetic_on_a_hand_made_ten_bar_file(tmp_path, env_over):
-    from actors.env.data import load_bars
+    from actors.common.bar_files import load_bars
 
     csv = tmp_path / "ten.csv"
     csv.write_text(

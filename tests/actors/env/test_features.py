@@ -9,7 +9,7 @@ from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.env.features import FEATURE_NAMES, STATIC_FEATURES, compute_features
 from actors.env.instruments import resolve_instrument
-from actors.env.synthetic import generate_bars
+from actors.common.synthetic import generate_bars
 from bus.messages import OBS_DIM
 
 

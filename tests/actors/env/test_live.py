@@ -12,7 +12,7 @@ from actors.common.actions import BUY, HOLD
 from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
 from actors.env.instruments import resolve_instrument
 from actors.env.live import LiveBar, PaperRecorder, PaperSession, SilenceWatch
-from actors.env.synthetic import generate_bars
+from actors.common.synthetic import generate_bars
 
 WARMUP = 30
 

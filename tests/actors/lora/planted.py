@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from actors.common.llm.prompts import SAMPLE_CONTEXT, PromptBook
 from actors.lora.experience import Experience, decide_messages, target_answer
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.prompts import SAMPLE_CONTEXT, PromptBook
 
 BUY = 1
 ENTRY_MASK = (True, True, True, False, False, False)

@@ -47,7 +47,7 @@ def test_llama_cpp_with_the_exported_adapter_moves_logits_like_peft(tmp_path):
 
     from actors.lora.config import LoraConfig
     from actors.lora.trainer import LoraTrainer, prompt_ids
-    from actors.reasoner.engine import default_model_path
+    from actors.common.llm.model import default_model_path
 
     trainer = LoraTrainer(LoraConfig(rank=4, alpha=8.0, target_modules=("q_proj", "k_proj", "v_proj")),
                           default_model_path())

@@ -8,7 +8,8 @@ from actors.lora.gguf_adapter import (
     read_lora_adapter,
     write_lora_adapter,
 )
-from actors.reasoner.engine import LlamaEngine, default_model_path
+from actors.common.llm.model import default_model_path
+from actors.reasoner.engine import LlamaEngine
 
 Q_SHAPE = {"blk.0.attn_q.weight": (576, 576), "blk.0.attn_k.weight": (192, 576)}
 

@@ -1,7 +1,7 @@
+from actors.common.llm.parser import DecisionParser
 from actors.lora.experience import ThoughtRecord, market_reason
 from actors.lora.hindsight import BUY, HindsightLabel, SideOutcome
 from actors.lora.matching import ExperienceMatcher, TradeOutcome
-from actors.reasoner.parser import DecisionParser
 
 FLAT_MASK = (True, True, True, False, False, False)
 LONG_MASK = (True, False, False, True, True, False)

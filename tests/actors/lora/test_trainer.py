@@ -2,12 +2,13 @@ import msgspec
 import numpy as np
 import pytest
 
+from actors.common.llm.grammar import decision_grammar
+from actors.common.llm.model import default_model_path
+from actors.common.llm.parser import DecisionParser
 from actors.lora.config import LoraConfig
 from actors.lora.core import train_offline
 from actors.lora.trainer import IGNORE_INDEX, LoraTrainer, encode_example, prompt_ids, shared_prefix_length
-from actors.reasoner.engine import LlamaEngine, default_model_path
-from actors.reasoner.grammar import decision_grammar
-from actors.reasoner.parser import DecisionParser
+from actors.reasoner.engine import LlamaEngine
 from tests.actors.lora.planted import BUY, PLANTED_REASONER, planted_experiences
 
 TINY = LoraConfig(rank=4, alpha=8.0, dropout=0.0, target_modules=("q_proj", "v_proj"), steps_per_round=5, batch_size=4,

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from actors.common.llm.model import default_model_path
+from actors.common.llm.prompts import SAMPLE_CONTEXT
 from actors.lora.gguf_adapter import random_lora_adapter
-from actors.reasoner.engine import default_model_path
-from actors.reasoner.prompts import SAMPLE_CONTEXT
 from bus.messages import EnvObs, Heartbeat, LlmThought, LoraAdapter, MarketContext, Stats
 from runtime.rundir import RunDir
 from runtime.testing import running_actors

@@ -1,10 +1,11 @@
 import pytest
 
+from actors.common.llm.grammar import decision_grammar
+from actors.common.llm.model import default_model_path
+from actors.common.llm.prompts import SAMPLE_CONTEXT, PromptBook, prompt_fields
 from actors.reasoner.batch_engine import BatchLlamaEngine
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.engine import EngineError, GenerationAborted, LlamaEngine, build_engine, default_model_path
-from actors.reasoner.grammar import decision_grammar
-from actors.reasoner.prompts import SAMPLE_CONTEXT, PromptBook, prompt_fields
+from actors.reasoner.engine import EngineError, GenerationAborted, LlamaEngine, build_engine
 
 FLAT = [True, True, True, False, False, False]
 LONG = [True, False, False, True, True, False]

@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
+from actors.common.llm.prompts import SAMPLE_CONTEXT
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.core import ReasonerCore
 from actors.reasoner.engine import Completion
-from actors.reasoner.prompts import SAMPLE_CONTEXT
 
 MASK = [True, True, True, False, False, False]
 

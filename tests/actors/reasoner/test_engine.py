@@ -11,9 +11,9 @@ from actors.reasoner.engine import (
     HttpChatEngine,
     LlamaEngine,
     build_engine,
-    default_model_path,
 )
-from actors.reasoner.grammar import decision_grammar
+from actors.common.llm.grammar import decision_grammar
+from actors.common.llm.model import default_model_path
 from tests.actors.reasoner.chat_server import ChatServer
 
 QUESTION = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Name a colour."}]
@@ -247,7 +247,7 @@ def test_an_unreachable_server_is_an_engine_error(stub):
 
 
 def test_a_four_step_thought_runs_over_the_http_backend_with_the_grammar_on_the_decide_step_only(stub):
-    from actors.reasoner.prompts import SAMPLE_CONTEXT
+    from actors.common.llm.prompts import SAMPLE_CONTEXT
     from actors.reasoner.thinker import Thinker
 
     config = ReasonerConfig(backend="http", http_base_url=stub.base_url)

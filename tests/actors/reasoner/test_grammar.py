@@ -10,9 +10,9 @@ from actors.reasoner.config import (
     SYSTEM_PROMPT,
     ReasonerConfig,
 )
+from actors.common.llm.grammar import at_reason_start, decision_grammar
+from actors.common.llm.prompts import SAMPLE_CONTEXT
 from actors.reasoner.engine import build_engine
-from actors.reasoner.grammar import at_reason_start, decision_grammar
-from actors.reasoner.prompts import SAMPLE_CONTEXT
 from actors.reasoner.thinker import Thinker
 
 FLAT = [True, True, True, False, False, False]

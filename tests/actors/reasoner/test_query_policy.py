@@ -1,5 +1,5 @@
+from actors.common.llm.prompts import SAMPLE_CONTEXT
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.prompts import SAMPLE_CONTEXT
 from actors.reasoner.query_policy import QueryPolicy
 
 FLAT = dict(SAMPLE_CONTEXT, position=0)

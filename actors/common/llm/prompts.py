@@ -9,10 +9,9 @@ share everything before the newest turn: llama.cpp reuses that part of its KV ca
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from actors.common.actions import ACTION_NAMES, allowed_actions
-from actors.reasoner.config import ReasonerConfig
 
 FOUR_STEPS: tuple[str, ...] = ("analyse", "options", "risks", "decide")
 
@@ -81,10 +80,25 @@ def prompt_fields(context: Mapping[str, Any], mask: Sequence[bool]) -> dict[str,
     return fields
 
 
+class PromptSettings(Protocol):
+    """The [reasoner] keys a PromptBook reads (actors/reasoner/config.py ReasonerConfig fits); the LoRA
+    trainer builds its prompts from the same section, so it teaches what the reasoner asks."""
+
+    system_prompt: str
+    single_shot_system_prompt: str
+    context_template: str
+    analyse_prompt: str
+    options_prompt: str
+    risks_prompt: str
+    decide_prompt: str
+    single_shot_prompt: str
+    single_shot_context_template: str
+
+
 class PromptBook:
     """The configured templates, checked once, rendered per thought."""
 
-    def __init__(self, config: ReasonerConfig) -> None:
+    def __init__(self, config: PromptSettings) -> None:
         self.system_prompt = config.system_prompt
         self.single_shot_system_prompt = config.single_shot_system_prompt
         self._templates = {name: getattr(config, key) for name, key in _TEMPLATE_KEYS.items()}

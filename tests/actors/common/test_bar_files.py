@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from actors.env.data import DataError, load_bars, split_by_time
-from actors.env.synthetic import BARS_PER_SESSION, generate_bars
+from actors.common.bar_files import DataError, load_bars, split_by_time
+from actors.common.synthetic import BARS_PER_SESSION, generate_bars
 
 
 def write(tmp_path, name: str, text: str):

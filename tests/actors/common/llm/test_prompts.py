@@ -1,8 +1,8 @@
 import msgspec
 import pytest
 
+from actors.common.llm.prompts import SAMPLE_CONTEXT, PromptBook, prompt_fields
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.prompts import SAMPLE_CONTEXT, PromptBook, prompt_fields
 from bus import messages
 
 

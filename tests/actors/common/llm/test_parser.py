@@ -1,5 +1,5 @@
 from actors.common.actions import ACTION_NAMES
-from actors.reasoner.parser import MISSING_CONFIDENCE, DecisionParser
+from actors.common.llm.parser import MISSING_CONFIDENCE, DecisionParser
 
 ALL = [True] * 6
 FLAT = [True, True, True, False, False, False]  # entries only
