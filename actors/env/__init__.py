@@ -1,7 +1,8 @@
 """The environment actor: instruments, bars (file or synthetic), features, account rules, the gym env.
 
 What a job needs from this package: ``check_data`` (read the user's bars once, before any process
-starts), ``DataError``, and the report writer (``write_report``, ``format_metrics_table``). They are
+starts), ``DataError``, and the report writer (``write_report``, ``format_metrics_table``,
+``entries_sentence``, ``MIN_TRADES``). They are
 loaded on first use, so importing ``actors.env.config`` (every config load does) stays free of pandas.
 """
 
@@ -13,11 +14,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from config.schema import Config
 
-__all__ = ["DataError", "check_data", "format_metrics_table", "load_bars", "write_report"]
+__all__ = ["MIN_TRADES", "DataError", "check_data", "entries_sentence", "format_metrics_table", "load_bars", "write_report"]
 
 _LAZY_EXPORTS = {
     "DataError": "actors.common.bar_files",
     "load_bars": "actors.common.bar_files",
+    "MIN_TRADES": "actors.env.statistics",
+    "entries_sentence": "actors.env.report",
     "format_metrics_table": "actors.env.report",
     "write_report": "actors.env.report",
 }
@@ -37,8 +40,8 @@ def check_data(config: Config) -> tuple[str, ...]:
     Returns the warnings of data that reads but does not fit the env's rules (bar interval, prices
     that move less than a tick, bars in the preset's flat window): a job prints them before trading."""
     from actors import ENV
-    from actors.common.instruments import resolve_instrument
     from actors.common.bar_files import load_bars
+    from actors.common.instruments import resolve_instrument
     from actors.env.datafit import check_fit
 
     if config.data.source != "file" or ENV not in config.runtime.actors:

@@ -48,6 +48,7 @@ def total_timesteps(args: argparse.Namespace, n_envs: int) -> int:
 def plain_sb3_steps_per_sec(args: argparse.Namespace, n_envs: int) -> float:
     import torch
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
     from actors.env.factory import make_env
@@ -58,6 +59,7 @@ def plain_sb3_steps_per_sec(args: argparse.Namespace, n_envs: int) -> float:
     torch.set_num_threads(cfg.torch_threads)  # as the policy actor does: same compute budget
     venv = VecNormalize(DummyVecEnv([lambda i=i: make_env(config, "train", seed=i) for i in range(n_envs)]), gamma=cfg.gamma)
     model = MaskablePPO("MlpPolicy", venv, **maskable_ppo_kwargs(cfg, cfg.seed))
+    model.set_logger(Logger(None, []))  # else SB3 leaves a folder /tmp/SB3-<time> behind
     steps = total_timesteps(args, n_envs)
     started = time.perf_counter()
     model.learn(total_timesteps=steps)

@@ -84,12 +84,14 @@ def test_make_env_builds_from_the_root_config_and_caches_the_dataset():
 @pytest.mark.slow
 def test_maskable_ppo_trains_on_the_env_and_never_picks_a_masked_action():
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
 
     from actors.env.factory import make_env
     from config.loader import load_config
 
     env = make_env(load_config(None, {"data.synthetic_days": 6, "env.episode_bars": 100}), "train", seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)
+    model.set_logger(Logger(None, []))  # else SB3 leaves a folder /tmp/SB3-<time> behind at every run
     model.learn(256)
     assert model.num_timesteps == 256
     assert env.illegal_actions == 0  # every sampled action respected action_masks()
