@@ -71,6 +71,8 @@ class LoraConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """Share of experiences (by a hash of their id, so stable) kept apart for evaluation."""
     min_sample_weight_usd: Positive = 10.0
     """Sampling weight is |P&L| + this, so zero-P&L (HOLD) experiences are still drawn."""
+    balance_actions: bool = True
+    """Share the sampling weights out per target action, so BUY, SELL and HOLD targets are drawn equally often."""
     max_pending_outcomes: PositiveCount = 1000
     """Outcomes waiting for their thoughts; the oldest are dropped (counted) beyond this."""
     max_thoughts: PositiveCount = 20000

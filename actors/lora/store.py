@@ -1,4 +1,5 @@
-"""The experience store: SQLite in WAL mode with synchronous=FULL, bounded, sampled by outcome size.
+"""The experience store: SQLite in WAL mode with synchronous=FULL, bounded, sampled by outcome size
+(and, with ``balance_actions``, so that every target action gets the same share of the draws).
 
 ``add`` returns only after its transaction is committed and fsynced (WAL + FULL), so an
 acknowledged experience survives a kill -9 of the trainer or a crash of the machine.
@@ -37,12 +38,13 @@ def is_held_out(experience_id: str, fraction: float) -> bool:
 
 class ExperienceStore:
     def __init__(self, path: str | Path, *, max_experiences: int, held_out_fraction: float,
-                 min_weight_usd: float = 10.0) -> None:
+                 min_weight_usd: float = 10.0, balance_actions: bool = False) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._max = max_experiences
         self._held_out_fraction = held_out_fraction
         self._min_weight = min_weight_usd
+        self._balance_actions = balance_actions
         self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
@@ -82,13 +84,18 @@ class ExperienceStore:
         return [_decode(row[0]) for row in rows][::-1]
 
     def sample(self, n: int, rng: np.random.Generator) -> list[Experience]:
-        """``n`` training experiences drawn with replacement, probability proportional to |P&L| + min weight."""
-        rows = self._db.execute("SELECT weight, body FROM experiences WHERE held_out = 0").fetchall()
+        """``n`` training experiences drawn with replacement, probability proportional to |P&L| + min weight;
+        with ``balance_actions`` those weights are shared out per target action, so each action present is
+        drawn equally often (a run on rising days would otherwise teach little but BUY)."""
+        rows = self._db.execute(
+            "SELECT weight, json_extract(body, '$.action'), body FROM experiences WHERE held_out = 0").fetchall()
         if not rows:
             return []
         weights = np.array([row[0] for row in rows], dtype=np.float64)
+        if self._balance_actions:
+            weights = balanced_by_action(weights, np.array([row[1] for row in rows], dtype=np.int64))
         picks = rng.choice(len(rows), size=n, replace=True, p=weights / weights.sum())
-        return [_decode(rows[i][1]) for i in picks]
+        return [_decode(rows[i][2]) for i in picks]
 
     def close(self) -> None:
         self._db.close()
@@ -115,6 +122,14 @@ class _Transaction:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def balanced_by_action(weights: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """Each weight divided by its action's total: every action present carries the same mass, and within an
+    action the draws still follow the weights."""
+    codes, group = np.unique(actions, return_inverse=True)
+    totals = np.bincount(group, weights=weights, minlength=len(codes))
+    return weights / totals[group]
 
 
 def _encode(e: Experience) -> str:

@@ -3,20 +3,23 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 
 import numpy as np
 
+from actors.common.actions import ACTION_NAMES, BUY, HOLD, SELL
 from actors.lora.experience import Experience
-from actors.lora.store import ExperienceStore, is_held_out
+from actors.lora.store import ExperienceStore, balanced_by_action, is_held_out
 
 
-def experience(n, pnl=0.0):
+def experience(n, pnl=0.0, action=0):
     return Experience(id=f"e-{n}", messages=[{"role": "user", "content": f"q{n}"}], mask=(True,) * 6,
-                      target="HOLD | 0.80 | quiet", action=0, pnl_usd=pnl, source="trade")
+                      target=f"{ACTION_NAMES[action]} | 0.80 | quiet", action=action, pnl_usd=pnl, source="trade")
 
 
-def store(path, max_experiences=100, held_out=0.2):
-    return ExperienceStore(path, max_experiences=max_experiences, held_out_fraction=held_out, min_weight_usd=1.0)
+def store(path, max_experiences=100, held_out=0.2, balance_actions=False):
+    return ExperienceStore(path, max_experiences=max_experiences, held_out_fraction=held_out, min_weight_usd=1.0,
+                           balance_actions=balance_actions)
 
 
 def test_experiences_read_back_and_a_duplicate_id_is_ignored(tmp_path):
@@ -56,6 +59,27 @@ def test_sampling_favours_large_outcomes(tmp_path):
     picks = [e.id for e in s.sample(1000, np.random.default_rng(1))]
 
     assert picks.count("e-0") > 800  # weight 1001 against 19 x 1
+
+
+def rising_days(path, balance_actions):
+    """90 BUY targets, 8 SELL, 2 HOLD: what a run on rising days labels."""
+    s = store(path, max_experiences=1000, held_out=0.01, balance_actions=balance_actions)
+    s.add([experience(n, pnl=50.0, action=BUY if n < 90 else SELL if n < 98 else HOLD) for n in range(100)])
+    return s
+
+
+def test_balanced_sampling_draws_every_target_action_equally_often(tmp_path):
+    drawn = Counter(e.action for e in rising_days(tmp_path / "b.sqlite", True).sample(3000, np.random.default_rng(2)))
+    plain = Counter(e.action for e in rising_days(tmp_path / "p.sqlite", False).sample(3000, np.random.default_rng(2)))
+
+    assert all(850 <= drawn[action] <= 1150 for action in (BUY, SELL, HOLD)), drawn
+    assert plain[BUY] > 2500, plain
+
+
+def test_balanced_weights_keep_the_outcome_order_within_an_action():
+    weights = balanced_by_action(np.array([1.0, 3.0, 10.0, 2.0]), np.array([BUY, BUY, SELL, HOLD]))
+
+    assert weights.tolist() == [0.25, 0.75, 1.0, 1.0]
 
 
 def test_nothing_acknowledged_is_lost_when_the_writer_is_killed(tmp_path):
