@@ -11,7 +11,9 @@ Layout of one observation (offsets are module constants, names in ``FEATURE_NAME
 - [256, 261) 5 risk-context features ``RISK_FEATURES`` (per step)
 
 Everything market-derived is computed here for all bars at once (``compute_features``);
-the env only slices rows and adds the per-step position, validity and risk values.
+the env only slices rows and adds the per-step position, validity and risk values. The
+arithmetic runs on numpy arrays (paper trading recomputes a 600-bar window every bar) and
+gives the numbers of the pandas version kept in tests/actors/env/features_reference.py.
 
 No look-ahead: every indicator is a causal recursion or a trailing rolling window, and
 normalisation never uses dataset-wide statistics: prices are expressed relative to the
@@ -99,37 +101,159 @@ class FeatureSet:
     """int16 [T]: bar start minute of day in US/Eastern."""
 
 
+# --------------------------------------------------------------------------- array building blocks
+# pandas costs ~100 µs per Series operation whatever the length, which made one call ~23 ms
+# on the 600-bar window paper trading rebuilds every bar; these do the same arithmetic on
+# plain float64 arrays. NaN plays pandas' "missing" role throughout (leading warm-up rows).
+
+
+def _shift(values: np.ndarray, periods: int) -> np.ndarray:
+    """``values`` moved ``periods`` rows later, NaN in front (pandas ``shift``)."""
+    shifted = np.full(values.shape, np.nan)
+    shifted[periods:] = values[: max(len(values) - periods, 0)]
+    return shifted
+
+
+def _diff(values: np.ndarray, periods: int = 1) -> np.ndarray:
+    return values - _shift(values, periods)
+
+
+def _window_counts(values: np.ndarray, window: int) -> np.ndarray:
+    """How many non-NaN values each row's trailing ``window`` holds (integers, so exact)."""
+    seen = np.concatenate((np.zeros(window, dtype=np.int64), np.cumsum(~np.isnan(values))))
+    return seen[window:] - seen[: len(values)]
+
+
+def _rolling(values: np.ndarray, window: int, min_periods: int | None, statistic: str) -> np.ndarray:
+    """pandas ``rolling(window, min_periods).<statistic>()`` for sum, mean, max and min: over the
+    non-NaN values of each trailing window, NaN where fewer than ``min_periods`` (default ``window``)."""
+    counts = _window_counts(values, window)
+    if statistic in ("sum", "mean"):
+        result = _trailing_reduce(_fill(values, 0.0), window, np.add, 0.0)
+        if statistic == "mean":
+            result = result / np.maximum(counts, 1)
+    else:  # fmax / fmin skip NaN, as pandas does
+        result = _trailing_reduce(values, window, np.fmax if statistic == "max" else np.fmin, np.nan)
+    return np.where(counts >= max(window if min_periods is None else min_periods, 1), result, np.nan)
+
+
+def _trailing_reduce(values: np.ndarray, window: int, combine: np.ufunc, pad: float) -> np.ndarray:
+    """``combine`` (np.add, np.fmax, np.fmin) over each row's trailing ``window``, rows before the first taken as ``pad``.
+
+    By binary decomposition: ``level[i]`` combines the ``size`` values from ``i`` on, and doubles
+    each round; the window is covered by the levels of its set bits, placed end to end. That is
+    ~2 log2(window) whole-array operations, where a [T, window] reduction runs slowly along short
+    rows. Sums are exact when the values are (tick-sized prices, whole volumes), as pandas' are.
+    """
+    level = np.concatenate((np.full(window - 1, pad), values))
+    result, covered, size = None, 0, 1
+    while size <= window:
+        if window & size:
+            part = level[covered : covered + len(values)]
+            result = part if result is None else combine(result, part)
+            covered += size
+        if size * 2 <= window:
+            level = combine(level[:-size], level[size:])
+        size *= 2
+    return result
+
+
+def _ewm_mean(values: np.ndarray, *, alpha: float | None = None, span: float | None = None, min_periods: int = 0) -> np.ndarray:
+    """pandas ``ewm(alpha= or span=, adjust=False, min_periods=).mean()``, bit for bit.
+
+    It follows pandas' Cython loop (window/aggregations.pyx ``ewm``): alpha goes through the
+    centre of mass, each step divides by old + new weight, a value equal to the running mean
+    leaves it as it is, and a missing value decays the old weight. A Python loop over floats
+    costs ~0.1 µs a row, far less than pandas' fixed cost on the short windows this runs on.
+    """
+    com = (1.0 - alpha) / alpha if span is None else (span - 1.0) / 2.0
+    new_weight = 1.0 / (1.0 + com)
+    present = ~np.isnan(values)
+    first = int(present.argmax()) if present.any() else len(values)
+    if not present[first:].all():
+        return _ewm_mean_with_gaps(values, new_weight, max(min_periods, 1))
+    means = np.full(len(values), np.nan)
+    if first < len(values):
+        means[first:] = _ewm_recursion(values[first:].tolist(), new_weight)
+    means[: first + max(min_periods, 1) - 1] = np.nan  # fewer than min_periods observations so far
+    return means
+
+
+def _ewm_recursion(values: list[float], new_weight: float) -> list[float]:
+    """The running mean over values without gaps: the old weight is back to 1 every step."""
+    old_weight = 1.0 * (1.0 - new_weight)
+    total_weight = old_weight + new_weight
+    weighted = values[0]
+    means = [weighted]
+    for value in values[1:]:
+        if weighted != value:
+            weighted = (old_weight * weighted + new_weight * value) / total_weight
+        means.append(weighted)
+    return means
+
+
+def _ewm_mean_with_gaps(values: np.ndarray, new_weight: float, needed: int) -> np.ndarray:
+    """The same running mean when NaN also appears after the first value (not in loaded bars)."""
+    decay = 1.0 - new_weight
+    weighted, old_weight, observations = np.nan, 1.0, 0
+    means = []
+    for value in values.tolist():
+        if value == value:
+            observations += 1
+            if weighted != weighted:
+                weighted = value
+            else:
+                old_weight *= decay
+                if weighted != value:
+                    weighted = (old_weight * weighted + new_weight * value) / (old_weight + new_weight)
+                old_weight = 1.0
+        elif weighted == weighted:
+            old_weight *= decay
+        means.append(weighted if observations >= needed else np.nan)
+    return np.array(means, dtype=np.float64)
+
+
+def _positive_or_nan(values: np.ndarray) -> np.ndarray:
+    """``values`` where > 0, else NaN: the denominators that must not be zero (pandas ``where(x > 0)``)."""
+    return np.where(values > 0, values, np.nan)
+
+
+def _fill(values: np.ndarray, fill: float | np.ndarray) -> np.ndarray:
+    return np.where(np.isnan(values), fill, values)
+
+
 # --------------------------------------------------------------------------- indicators (all causal)
 
 
-def wilder(series: pd.Series, period: int) -> pd.Series:
-    return series.ewm(alpha=1.0 / period, adjust=False, min_periods=period).mean()
+def wilder(values: np.ndarray, period: int) -> np.ndarray:
+    return _ewm_mean(values, alpha=1.0 / period, min_periods=period)
 
 
-def true_range(high: pd.Series, low: pd.Series, close: pd.Series) -> pd.Series:
-    previous = close.shift(1)
-    return pd.concat([high - low, (high - previous).abs(), (low - previous).abs()], axis=1).max(axis=1)
+def true_range(high: np.ndarray, low: np.ndarray, close: np.ndarray) -> np.ndarray:
+    previous = _shift(close, 1)
+    return np.fmax(np.fmax(high - low, np.abs(high - previous)), np.abs(low - previous))
 
 
-def rsi_from_changes(change: pd.Series, period: float, min_periods: int | None = None) -> pd.Series:
+def rsi_from_changes(change: np.ndarray, period: float, min_periods: int | None = None) -> np.ndarray:
     needed = int(period) if min_periods is None else min_periods
-    gain = change.clip(lower=0).ewm(alpha=1.0 / period, adjust=False, min_periods=needed).mean()
-    loss = (-change.clip(upper=0)).ewm(alpha=1.0 / period, adjust=False, min_periods=needed).mean()
-    total = gain + loss
-    return (100.0 * gain / total.where(total > 0)).fillna(50.0).where(gain.notna())
+    gain = _ewm_mean(np.maximum(change, 0.0), alpha=1.0 / period, min_periods=needed)
+    loss = _ewm_mean(-np.minimum(change, 0.0), alpha=1.0 / period, min_periods=needed)
+    rsi = _fill(100.0 * gain / _positive_or_nan(gain + loss), 50.0)
+    return np.where(np.isnan(gain), np.nan, rsi)
 
 
-def adx(high: pd.Series, low: pd.Series, close: pd.Series, period: int = 14) -> pd.Series:
-    up = high.diff()
-    down = -low.diff()
-    plus_dm = up.where((up > down) & (up > 0), 0.0)
-    minus_dm = down.where((down > up) & (down > 0), 0.0)
-    smoothed_tr = wilder(true_range(high, low, close), period)
+def adx(high: np.ndarray, low: np.ndarray, close: np.ndarray, period: int = 14, smoothed_tr: np.ndarray | None = None) -> np.ndarray:
+    """ADX; ``smoothed_tr`` is ``wilder(true_range(...), period)`` when the caller has it already."""
+    up = _diff(high)
+    down = -_diff(low)
+    plus_dm = np.where((up > down) & (up > 0), up, 0.0)
+    minus_dm = np.where((down > up) & (down > 0), down, 0.0)
+    if smoothed_tr is None:
+        smoothed_tr = wilder(true_range(high, low, close), period)
     plus_di = 100.0 * wilder(plus_dm, period) / smoothed_tr
     minus_di = 100.0 * wilder(minus_dm, period) / smoothed_tr
-    denominator = (plus_di + minus_di).where(lambda value: value > 0)
-    dx = 100.0 * (plus_di - minus_di).abs() / denominator
-    return wilder(dx.fillna(0.0), period)
+    dx = 100.0 * np.abs(plus_di - minus_di) / _positive_or_nan(plus_di + minus_di)
+    return wilder(_fill(dx, 0.0), period)
 
 
 def _session_ids(et_naive_ns: np.ndarray) -> np.ndarray:
@@ -137,131 +261,164 @@ def _session_ids(et_naive_ns: np.ndarray) -> np.ndarray:
     return (et_naive_ns + _SESSION_ROLL_HOURS * 3_600_000_000_000) // day_ns
 
 
+@dataclass(frozen=True)
+class _Sessions:
+    """Per-session running values (pandas ``groupby(session)``: cumsum, first, cumcount).
+
+    Rows are grouped with a stable sort, so each session keeps its time order and the
+    result does not depend on sessions being contiguous (the loader sorts, but a frame
+    handed in directly might not be).
+    """
+
+    order: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+
+    @classmethod
+    def of(cls, session: np.ndarray) -> _Sessions:
+        order = np.argsort(session, kind="stable")
+        grouped = session[order]
+        changes = np.ones(len(grouped), dtype=bool)
+        changes[1:] = grouped[1:] != grouped[:-1]
+        starts = np.flatnonzero(changes)
+        return cls(order, starts, np.diff(np.append(starts, len(session))))
+
+    def _ungroup(self, grouped: np.ndarray) -> np.ndarray:
+        values = np.empty_like(grouped)
+        values[self.order] = grouped
+        return values
+
+    def cumsum(self, values: np.ndarray) -> np.ndarray:
+        grouped = values[self.order]
+        for start, length in zip(self.starts.tolist(), self.lengths.tolist()):
+            np.cumsum(grouped[start : start + length], out=grouped[start : start + length])
+        return self._ungroup(grouped)
+
+    def first(self, values: np.ndarray) -> np.ndarray:
+        """Each session's first value (pandas' "first" would skip NaN; prices are never NaN after loading)."""
+        return self._ungroup(np.repeat(values[self.order][self.starts], self.lengths))
+
+    def position(self) -> np.ndarray:
+        """1 for a session's first bar, 2 for its second, ..."""
+        return self._ungroup(np.arange(1, len(self.order) + 1) - np.repeat(self.starts, self.lengths))
+
+
 # --------------------------------------------------------------------------- assembly
 
 
-def _finish(columns: list[pd.Series | np.ndarray]) -> np.ndarray:
-    matrix = np.column_stack([np.asarray(column, dtype=np.float64) for column in columns])
-    matrix = np.nan_to_num(matrix, nan=0.0, posinf=CLIP, neginf=-CLIP)
-    return np.clip(matrix, -CLIP, CLIP).astype(np.float32)
+def _finish(columns: list[np.ndarray]) -> np.ndarray:
+    """The float32 [T, len(columns)] matrix: clipped to [-CLIP, CLIP] (infinities too), warm-up NaN as 0."""
+    matrix = np.clip(np.stack(columns, axis=1).astype(np.float64, copy=False), -CLIP, CLIP)
+    matrix[np.isnan(matrix)] = 0.0
+    return matrix.astype(np.float32)
 
 
 def compute_features(frame: pd.DataFrame) -> FeatureSet:
     """All per-bar features of ``frame`` (UTC index, columns open/high/low/close/volume)."""
-    high, low, close, volume = (frame[name].astype(np.float64).reset_index(drop=True) for name in ("high", "low", "close", "volume"))
+    with np.errstate(divide="ignore", invalid="ignore"):  # x / 0 and log(0) are handled as inf / NaN, as pandas did
+        return _compute(frame)
+
+
+def _compute(frame: pd.DataFrame) -> FeatureSet:
+    high, low, close, volume = (frame[name].to_numpy(dtype=np.float64) for name in ("high", "low", "close", "volume"))
     et_naive_ns = frame.index.tz_convert(_ET).tz_localize(None).as_unit("ns").asi8
     minute = ((et_naive_ns // 60_000_000_000) % 1440).astype(np.int64)
     session = _session_ids(et_naive_ns)
 
     atr = wilder(true_range(high, low, close), 14)
-    atr_safe = atr.where(atr > 0)
-    sma5, sma20, sma50, sma200 = (close.rolling(n, min_periods=n).mean() for n in (5, 20, 50, 200))
-    rsi = rsi_from_changes(close.diff(), 14)
-    macd = close.ewm(span=12, adjust=False).mean() - close.ewm(span=26, adjust=False).mean()
-    momentum = close - close.shift(10)
-    log_volume = np.log1p(volume)
-    volume_mean5, volume_mean20, volume_mean100 = (volume.rolling(n, min_periods=n).mean() for n in (5, 20, 100))
+    atr_safe = _positive_or_nan(atr)
+    sma5, sma20, sma50, sma200 = (_rolling(close, n, None, "mean") for n in (5, 20, 50, 200))
+    change = _diff(close)
+    rsi = rsi_from_changes(change, 14)
+    macd = _ewm_mean(close, span=12) - _ewm_mean(close, span=26)
+    momentum = _diff(close, 10)
+    volume_mean5, volume_mean20, volume_mean100 = (_rolling(volume, n, None, "mean") for n in (5, 20, 100))
+    minute_angle = 2 * np.pi * minute / 1440.0
 
     bar = _finish([
-        close.diff() / atr_safe,
-        log_volume - np.log1p(volume_mean20),
-        (close - sma5) / atr_safe,
-        (close - sma20) / atr_safe,
-        rsi / 50.0 - 1.0,
-        macd / atr_safe,
-        momentum / atr_safe / np.sqrt(10),
-        atr / close * 1000.0,
-        np.sin(2 * np.pi * minute / 1440.0),
-        np.cos(2 * np.pi * minute / 1440.0),
+        change / atr_safe, np.log1p(volume) - np.log1p(volume_mean20),
+        (close - sma5) / atr_safe, (close - sma20) / atr_safe,
+        rsi / 50.0 - 1.0, macd / atr_safe, momentum / atr_safe / np.sqrt(10),
+        atr / close * 1000.0, np.sin(minute_angle), np.cos(minute_angle),
         np.clip((minute - _RTH_OPEN_MINUTE) / 390.0, -1.5, 1.5),
     ])
 
     # Market context.
-    adx14 = adx(high, low, close, 14)
-    session_series = pd.Series(session)
-    typical = (high + low + close) / 3.0
-    cumulative_pv = (typical * volume).groupby(session_series).cumsum()
-    cumulative_volume = volume.groupby(session_series).cumsum()
-    vwap = (cumulative_pv / cumulative_volume.where(cumulative_volume > 0)).fillna(close)
-    atr_mean100 = atr.rolling(100, min_periods=20).mean()
-    volatility_regime = atr / atr_mean100
-    path_length = close.diff().abs().rolling(20, min_periods=20).sum()
-    efficiency = (close - close.shift(20)).abs() / path_length.where(path_length > 0)
-    session_open = close.groupby(session_series).transform("first")
-    bars_into_session = session_series.groupby(session_series).cumcount() + 1
+    adx14 = adx(high, low, close, 14, smoothed_tr=atr)
+    sessions = _Sessions.of(session)
+    cumulative_volume = sessions.cumsum(volume)
+    vwap = _fill(sessions.cumsum((high + low + close) / 3.0 * volume) / _positive_or_nan(cumulative_volume), close)
+    volatility_regime = atr / _rolling(atr, 100, 20, "mean")
+    path_length = _rolling(np.abs(change), 20, None, "sum")
     trend_strength = (sma20 - sma50) / atr_safe
     trend = np.where(trend_strength > 0.25, 1, np.where(trend_strength < -0.25, -1, 0))
-    market_regime = np.where(adx14 > 25, trend, 0)
 
     # Multi-timeframe.
-    rsi15 = rsi_from_changes(close.diff(15), 14 * 15, min_periods=30)
-    rsi60 = rsi_from_changes(close.diff(60), 14 * 60, min_periods=120)
-    support = low.rolling(60, min_periods=20).min()
-    resistance = high.rolling(60, min_periods=20).max()
-    band = (resistance - support).where(lambda width: width > 0)
+    support = _rolling(low, 60, 20, "min")
+    resistance = _rolling(high, 60, 20, "max")
 
     # Patterns (10-bar halves, 60-bar levels).
-    recent_high, earlier_high = high.rolling(10).max(), high.shift(10).rolling(10).max()
-    recent_low, earlier_low = low.rolling(10).min(), low.shift(10).rolling(10).min()
-    higher_highs, higher_lows = recent_high > earlier_high, recent_low > earlier_low
-    lower_highs, lower_lows = recent_high < earlier_high, recent_low < earlier_low
-    peak_recent, peak_before = high.rolling(15).max(), high.shift(15).rolling(45).max()
-    trough_recent, trough_before = low.rolling(15).min(), low.shift(15).rolling(45).min()
-    double_top = ((peak_recent - peak_before).abs() < 0.3 * atr) & (close < peak_recent - atr)
-    double_bottom = ((trough_recent - trough_before).abs() < 0.3 * atr) & (close > trough_recent + atr)
-    breakout = close > high.shift(1).rolling(60, min_periods=20).max()
-    breakdown = close < low.shift(1).rolling(60, min_periods=20).min()
+    recent_high, recent_low = _rolling(high, 10, None, "max"), _rolling(low, 10, None, "min")
+    earlier_high, earlier_low = _shift(recent_high, 10), _shift(recent_low, 10)  # the window 10 bars back
+    peak_recent, trough_recent = _rolling(high, 15, None, "max"), _rolling(low, 15, None, "min")
+    peak_before, trough_before = _rolling(_shift(high, 15), 45, None, "max"), _rolling(_shift(low, 15), 45, None, "min")
+    flags = {
+        "higher_highs": recent_high > earlier_high, "higher_lows": recent_low > earlier_low,
+        "lower_highs": recent_high < earlier_high, "lower_lows": recent_low < earlier_low,
+        "double_top": (np.abs(peak_recent - peak_before) < 0.3 * atr) & (close < peak_recent - atr),
+        "double_bottom": (np.abs(trough_recent - trough_before) < 0.3 * atr) & (close > trough_recent + atr),
+        "breakout": close > _shift(_rolling(high, 60, 20, "max"), 1),
+        "breakdown": close < _shift(_rolling(low, 60, 20, "min"), 1),
+    }
 
     static = _finish([
-        (adx14 - adx14.shift(5)) / 10.0,
+        _diff(adx14, 5) / 10.0,
         (close - vwap) / atr_safe / 5.0,
         volatility_regime - 1.0,
-        np.log(volume_mean20 / volume_mean100.where(volume_mean100 > 0)),
-        (close - close.shift(20)) / atr_safe / np.sqrt(20),
-        (close - close.shift(60)) / atr_safe / np.sqrt(60),
-        efficiency,
+        np.log(volume_mean20 / _positive_or_nan(volume_mean100)),
+        _diff(close, 20) / atr_safe / np.sqrt(20),
+        _diff(close, 60) / atr_safe / np.sqrt(60),
+        np.abs(_diff(close, 20)) / _positive_or_nan(path_length),  # efficiency ratio
         (high - low) / atr_safe - 1.0,
-        (close - session_open) / atr_safe / np.sqrt(bars_into_session),
-        market_regime,
-        (sma50 - sma50.shift(5)) / atr_safe,
-        (sma200 - sma200.shift(5)) / atr_safe,
-        rsi15 / 50.0 - 1.0,
-        rsi60 / 50.0 - 1.0,
-        np.log(volume / volume_mean5.where(volume_mean5 > 0)),
-        np.log(volume / volume_mean20.where(volume_mean20 > 0)),
-        np.log(close / close.shift(60)) * 100.0,
-        (close - support) / band * 2.0 - 1.0,
-        higher_highs, higher_lows, lower_highs, lower_lows, double_top, double_bottom,
+        (close - sessions.first(close)) / atr_safe / np.sqrt(sessions.position()),
+        np.where(adx14 > 25, trend, 0),  # market regime
+        _diff(sma50, 5) / atr_safe,
+        _diff(sma200, 5) / atr_safe,
+        rsi_from_changes(_diff(close, 15), 14 * 15, min_periods=30) / 50.0 - 1.0,
+        rsi_from_changes(_diff(close, 60), 14 * 60, min_periods=120) / 50.0 - 1.0,
+        np.log(volume / _positive_or_nan(volume_mean5)),
+        np.log(volume / _positive_or_nan(volume_mean20)),
+        np.log(close / _shift(close, 60)) * 100.0,
+        (close - support) / _positive_or_nan(resistance - support) * 2.0 - 1.0,
+        *(flags[name] for name in ("higher_highs", "higher_lows", "lower_highs", "lower_lows", "double_top", "double_bottom")),
         (close - support) / atr_safe / 5.0,
         (resistance - close) / atr_safe / 5.0,
-        breakout, breakdown,
+        flags["breakout"], flags["breakdown"],
     ])
 
-    pattern = np.select(
-        [breakout, breakdown, double_top, double_bottom, higher_highs & higher_lows, lower_highs & lower_lows],
-        [PATTERNS.index(name) for name in ("breakout", "breakdown", "double_top", "double_bottom", "higher_highs", "lower_lows")],
-        default=0,
-    )
     volume_ratio = volume_mean5 / volume_mean20
-    volume_trend = np.where(volume_ratio > 1.15, 2, np.where(volume_ratio < 0.85, 0, 1))
-
-    def raw(series: pd.Series, fill: float) -> np.ndarray:
-        return series.to_numpy(dtype=np.float64, na_value=fill)
-
     return FeatureSet(
         bar=bar,
         static=static,
-        atr=raw(atr.fillna((high - low).expanding().mean()), 0.0),  # warm-up: mean range so far (no back-fill from the future)
-        rsi=raw(rsi, 50.0),
-        adx=raw(adx14, 0.0),
-        momentum=raw(momentum, 0.0),
-        vwap_distance_pct=raw((close - vwap) / vwap * 100.0, 0.0),
-        support=raw(support.fillna(low.cummin()), 0.0),
-        resistance=raw(resistance.fillna(high.cummax()), 0.0),
-        volatility_regime=raw(volatility_regime, 1.0),
+        atr=_fill(atr, np.cumsum(high - low) / np.arange(1, len(high) + 1)),  # warm-up: mean range so far (no back-fill from the future)
+        rsi=_fill(rsi, 50.0),
+        adx=_fill(adx14, 0.0),
+        momentum=_fill(momentum, 0.0),
+        vwap_distance_pct=_fill((close - vwap) / vwap * 100.0, 0.0),
+        support=_fill(support, np.fmin.accumulate(low)),
+        resistance=_fill(resistance, np.fmax.accumulate(high)),
+        volatility_regime=_fill(volatility_regime, 1.0),
         trend_code=(trend + 1).astype(np.int8),
-        volume_trend_code=volume_trend.astype(np.int8),
-        pattern_code=pattern.astype(np.int8),
+        volume_trend_code=np.where(volume_ratio > 1.15, 2, np.where(volume_ratio < 0.85, 0, 1)).astype(np.int8),
+        pattern_code=_pattern_codes(flags).astype(np.int8),
         session_id=session.astype(np.int64),
         minute_et=minute.astype(np.int16),
     )
+
+
+def _pattern_codes(flags: dict[str, np.ndarray]) -> np.ndarray:
+    """Index into PATTERNS of each bar's most telling pattern (the first that holds, in this order)."""
+    ranked = ("breakout", "breakdown", "double_top", "double_bottom", "higher_highs", "lower_lows")
+    conditions = [flags[name] for name in ranked[:4]]
+    conditions += [flags["higher_highs"] & flags["higher_lows"], flags["lower_highs"] & flags["lower_lows"]]
+    return np.select(conditions, [PATTERNS.index(name) for name in ranked], default=0)
