@@ -2,7 +2,8 @@
 
 What a job needs from this package: ``check_data`` (read the user's bars once, before any process
 starts), ``DataError``, and the report writer (``write_report``, ``format_metrics_table``,
-``entries_sentence``, ``MIN_TRADES``). They are
+``entries_sentence``, ``MIN_TRADES``), and for market-history experiences an env over the
+training days (``make_env``) and the hindsight labels' barriers (``barrier_spec``). They are
 loaded on first use, so importing ``actors.env.config`` (every config load does) stays free of pandas.
 """
 
@@ -14,12 +15,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from config.schema import Config
 
-__all__ = ["MIN_TRADES", "DataError", "check_data", "entries_sentence", "format_metrics_table", "load_bars", "write_report"]
+__all__ = ["MIN_TRADES", "DataError", "barrier_spec", "check_data", "entries_sentence", "format_metrics_table", "load_bars",
+           "make_env", "write_report"]
 
 _LAZY_EXPORTS = {
     "DataError": "actors.common.bar_files",
     "load_bars": "actors.common.bar_files",
     "MIN_TRADES": "actors.env.statistics",
+    "barrier_spec": "actors.env.hindsight",
+    "make_env": "actors.env.factory",
     "entries_sentence": "actors.env.report",
     "format_metrics_table": "actors.env.report",
     "write_report": "actors.env.report",

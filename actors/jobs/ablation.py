@@ -14,7 +14,7 @@ import numpy as np
 from actors import ENV, FUSION, POLICY, RISK
 from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobError, configure, format_table
-from actors.jobs.lora import (LEARN_IN_RUN, FirstRoundWatch, adapter_file_settings, published_adapter_settings,
+from actors.jobs.lora import (FirstRoundWatch, learn_in_run_config, adapter_file_settings, published_adapter_settings,
                               run_round_rows, versions_book)
 from actors.jobs.main import MAIN_TRAINING, hybrid_settings
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
@@ -147,7 +147,7 @@ def adapter_for_seed(args: argparse.Namespace, root: Path, seed: int, trained_in
         return adapter_file_settings(args.adapter)
     if trained_in is None:
         raise JobError("--lora with --model needs --adapter PATH (no training run here to learn an adapter from)")
-    config = configure(args, {**MAIN_TRAINING, **hybrid_settings(args, trained_in), **LEARN_IN_RUN, "run.seed": seed})
+    config = learn_in_run_config(args, {**MAIN_TRAINING, **hybrid_settings(args, trained_in), "run.seed": seed}, root / f"lora-seed{seed}-history")
     watch = FirstRoundWatch()
     run = run_training(config, args, root / f"lora-seed{seed}", watch=(LlmThought, LoraAdapter), stop_when=watch)
     print(format_table(run_round_rows(versions_book(config, run.run_dir.path), watch), f"LoRA learned in lockstep (seed {seed})"))

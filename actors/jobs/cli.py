@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-lora", action="store_true", help="main: leave the LoRA trainer out of the hybrid phase (it adds a "
                         "round of about a minute on 2 cores)")
     parser.add_argument("--adapter", type=Path, help="ablation --lora: this GGUF LoRA adapter for the +LoRA variant instead of training one")
+    parser.add_argument("--market-history", type=int, default=0, metavar="N",
+                        help="main, ablation --lora: the LoRA trainer starts with N hindsight-labelled prompts at bars spread "
+                             "over the training days, besides the run's own thoughts (default 0)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or console log lines, only the final summary")
     return parser
 

@@ -40,6 +40,58 @@ ANNOUNCE_SETTLE_SECS = 0.5
 """A fresh PUB socket's connection to the broker needs a moment before its first message gets through."""
 
 
+def learn_in_run_config(args: argparse.Namespace, settings: dict[str, Any], folder: Path) -> Config:
+    """``settings`` with the trainer beside the loop (LEARN_IN_RUN); with ``--market-history N`` it is seeded with N
+    market-history experiences written to ``folder``."""
+    config = configure(args, {**settings, **LEARN_IN_RUN})
+    count = getattr(args, "market_history", 0) or 0
+    if count <= 0:
+        return config
+    return configure(args, {**settings, **LEARN_IN_RUN, **market_history_settings(config, folder, count)})
+
+
+def market_history_settings(config: Config, folder: Path, count: int) -> dict[str, Any]:
+    """Writes ``count`` market-history experiences of the training days to ``folder`` and returns the setting
+    that makes the trainer store them at start: its first round then sees up, down and sideways markets, not
+    only the few hours the run's own thoughts cover (and its held-out check is on those markets too)."""
+    from actors.common.llm.prompts import PromptBook
+    from actors.lora import history_experiences, write_experiences_file
+
+    experiences = history_experiences(PromptBook(config.reasoner), config.reasoner.mode, config.lora.target_confidence,
+                                      history_bars(config, count))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = write_experiences_file(folder / "market_history.jsonl", experiences)
+    return {"lora.seed_experiences_path": str(path)}
+
+
+def history_bars(config: Config, count: int):
+    """(bar key, market context, action mask, hindsight label) at ``count`` random bars of the training days
+    (an env reset at a random start, flat: what a thought at that bar would have been shown)."""
+    import numpy as np
+
+    from actors.common.hindsight import triple_barrier_label
+    from actors.common.instruments import resolve_instrument
+    from actors.env import barrier_spec, make_env
+
+    lora = config.lora
+    spec = barrier_spec(resolve_instrument(config.instrument), lora.hindsight_horizon_bars, lora.hindsight_stop_atr,
+                        lora.hindsight_target_atr)
+    env = make_env(config, "train", seed=config.run.seed)
+    data = env.split.dataset
+    rng = np.random.default_rng(config.run.seed)
+    seen: set[int] = set()
+    for _ in range(count * 4):  # a bar seen twice or too near the end for a label is skipped
+        if len(seen) >= count:
+            return
+        env.reset(seed=int(rng.integers(2**31)))
+        bar = env.bar
+        label = triple_barrier_label(data.open, data.high, data.low, data.close, bar, float(data.features.atr[bar]), spec)
+        if bar in seen or label is None:
+            continue
+        seen.add(bar)
+        yield str(bar), env.context(), env.action_masks().tolist(), label
+
+
 def lora_actor_settings(config: Config) -> dict[str, Any]:
     """``runtime.actors`` with the trainer when ``lora.enabled`` (the supervisor starts only what it lists)."""
     actors = list(config.runtime.actors)

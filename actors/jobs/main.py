@@ -27,7 +27,7 @@ from actors import ENV, FUSION, POLICY, RISK
 from actors.common.actions import Action
 from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest, trained_fusion_settings
 from actors.jobs.common import configure, format_table
-from actors.jobs.lora import LEARN_IN_RUN, FirstRoundWatch, published_adapter_settings, run_round_rows, versions_book
+from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
 from bus.messages import LlmThought, LoraAdapter
 from config.schema import Config
@@ -89,7 +89,8 @@ def mode_main(args: argparse.Namespace) -> int:
     print(format_table(training_summary(train), "phase 1: RL training at full speed"))
 
     learn = not getattr(args, "no_lora", False)
-    hybrid_config = configure(args, {**MAIN_TRAINING, **hybrid_settings(args, train.run_dir.path), **(LEARN_IN_RUN if learn else {})})
+    phase2 = {**MAIN_TRAINING, **hybrid_settings(args, train.run_dir.path)}
+    hybrid_config = learn_in_run_config(args, phase2, root) if learn else configure(args, phase2)
     watch = FirstRoundWatch()
     hybrid = run_training(hybrid_config, args, root / "2-hybrid", watch=(LlmThought, LoraAdapter), stop_when=watch if learn else None)
     print()

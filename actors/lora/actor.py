@@ -19,6 +19,7 @@ import msgspec
 from actors.lora.core import LoraCore, RoundReport
 from actors.lora.hindsight import HindsightLabel, SideOutcome
 from actors.lora.matching import TradeOutcome
+from actors.lora.store import read_experiences_file
 from actors.lora.trainer import StepProgress
 from bus.messages import EnvHindsight, EnvObs, EnvOutcome, LlmThought, LoraAdapter
 from runtime.actor import Actor
@@ -36,6 +37,22 @@ class LoraActor(Actor):
         self.log.info("lora_started", experiences=self.core.store.count(), model=self.core.model_path,
                       versions=len(self.core.versions.versions()))
         self.spawn(self._load_model(), "lora_load")
+        if self.config.lora.seed_experiences_path:
+            self._seed(self.config.lora.seed_experiences_path)
+
+    def _seed(self, path: str) -> None:
+        """The seed experiences, before any thought: their round can start while the loop's first steps run."""
+        try:
+            experiences = read_experiences_file(path)
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # the trainer goes on with live experiences only
+            self.counters["seed_file_errors"] += 1
+            self.log.error("lora_seed_failed", path=path, error=repr(exc))
+            return
+        added = self.core.add_experiences(experiences)
+        self.counters["seed_experiences"] += added
+        self._stored = self.core.store.count()
+        self.log.info("lora_seeded", path=path, added=added, experiences=self._stored)
+        self._maybe_train()
 
     async def _load_model(self) -> None:
         """Load the trainer's model now, in the worker, so the first round starts training at once."""

@@ -65,6 +65,9 @@ class LoraConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """trades (closed trades only, as the seeds) | trades_hindsight (also the env's hindsight labels of every thought)."""
     store_path: str = ""
     """SQLite experience store; "" = <run dir>/lora/experiences.sqlite."""
+    seed_experiences_path: str = ""
+    """JSON lines of experiences (the bin/run lora --experiences format) stored at start, before any thought;
+    main's phase 2 writes one from the training days' history (actors/lora/history.py). "" = none."""
     max_experiences: PositiveCount = 20000
     """Store bound: the oldest experiences are evicted beyond this."""
     held_out_fraction: Annotated[float, msgspec.Meta(gt=0, lt=1)] = 0.2

@@ -1,3 +1,5 @@
+import asyncio
+
 import numpy as np
 import pytest
 from structlog.testing import capture_logs
@@ -101,3 +103,42 @@ async def test_with_trade_labels_only_env_hindsight_teaches_nothing(tmp_path):
 
     store = ExperienceStore(tmp_path / "lora" / "experiences.sqlite", max_experiences=10, held_out_fraction=0.2)
     assert store.count() == 0
+
+
+async def test_seed_experiences_are_stored_at_start_and_their_round_starts_before_any_thought(tmp_path, monkeypatch):
+    from actors.lora.store import write_experiences_file
+    from tests.actors.lora.test_store import experience
+
+    rounds = []
+    monkeypatch.setattr(LoraCore, "run_round", lambda self, progress=None: rounds.append(self.store.count()) or _no_publish(tmp_path))
+    seed_file = write_experiences_file(tmp_path / "seed.jsonl", [experience(n, action=n % 3) for n in range(6)])
+    with capture_logs() as logs:
+        async with actor_harness("lora", {"lora.experiences_per_round": 4, "lora.seed_experiences_path": str(seed_file)},
+                                 run_dir=tmp_path) as h:
+            for _ in range(200):  # the round runs in the actor's worker thread
+                if rounds:
+                    break
+                await asyncio.sleep(0.05)
+            await h.stop()
+
+    assert [e["added"] for e in logs if e["event"] == "lora_seeded"] == [6]
+    assert rounds == [6]
+
+
+async def test_a_broken_seed_file_is_logged_and_the_trainer_goes_on(tmp_path):
+    broken = tmp_path / "seed.jsonl"
+    broken.write_text('{"id": "x"}\nnot json\n')
+    with capture_logs() as logs:
+        async with actor_harness("lora", {"lora.experiences_per_round": 100, "lora.seed_experiences_path": str(broken)},
+                                 run_dir=tmp_path) as h:
+            await h.deliver(env_obs(3), outcome(["r-1"]), thought("r-1", 3))
+            await h.stop()
+
+    [failed] = [e for e in logs if e["event"] == "lora_seed_failed"]
+    assert failed["path"] == str(broken)
+    assert ExperienceStore(tmp_path / "lora" / "experiences.sqlite", max_experiences=10, held_out_fraction=0.2).count() == 1
+
+
+def _no_publish(tmp_path):
+    version = AdapterVersion(1, tmp_path / "v0001" / "adapter.gguf", {"published": 0.0}, False)
+    return RoundReport(RoundResult(0.5, 0.4, False, TrainStats(1, 0.5, 0.5, 10, 100.0, 0.1), 4), version)
