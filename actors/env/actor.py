@@ -30,6 +30,7 @@ from collections.abc import Callable
 import numpy as np
 
 from actors.common.actions import ACTION_NAMES, BUY, HOLD, NO_ACTION, SELL
+from actors.common.decisions import DecisionStats
 from actors.env import checkpoint as account_checkpoint
 from actors.env.batch import BatchStep, EnvBatch
 from actors.env.env import FuturesTradingEnv
@@ -37,7 +38,6 @@ from actors.env.explain import EntriesFunnel, VerdictRow, run_history
 from actors.env.factory import load_dataset
 from actors.env.hindsight import HindsightBook, LabelledStep, hindsight_book
 from actors.env.instruments import resolve_instrument
-from actors.env.metrics import DecisionStats
 from actors.env.pacing import LagStats, ThoughtGate
 from actors.env.report import ReportInput, ReportTrade, ThoughtUsed, TradeDecision, entries_sentence, write_backtest_report, write_report
 from actors.env.statistics import MIN_TRADES, compute_statistics

@@ -88,11 +88,6 @@ def _capture_env(env: FuturesTradingEnv) -> dict[str, Any]:
 def write(path: Path, state: dict[str, Any]) -> None:
     """Atomically replace ``path`` with ``state`` (a reader sees the old file or the new one, never half)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    _replace(path, state)
-
-
-def _replace(path: Path, state: dict[str, Any]) -> None:
-    """``write`` into a directory known to exist."""
     _replace_bytes(path, _serialised(state))
 
 

@@ -20,9 +20,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-# The loop figures live with the shared vocabulary (fusion reports them too); the env's report imports them here.
-from actors.common.decisions import DecisionStats  # noqa: F401
-
 BARS_PER_YEAR = 252 * 390
 PROFIT_FACTOR_CAP = 100.0
 

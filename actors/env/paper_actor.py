@@ -25,12 +25,12 @@ from collections import OrderedDict, deque
 import numpy as np
 
 from actors.common.actions import ACTION_NAMES, HOLD, NO_ACTION
+from actors.common.bar_files import load_bars
+from actors.common.decisions import DecisionStats
 from actors.env.actor import MAX_THOUGHTS_KEPT, EnvActor, VerdictRow, backtest_report
 from actors.env.batch import ClosedTrade
-from actors.common.bar_files import load_bars
 from actors.env.instruments import resolve_instrument
 from actors.env.live import PaperRecorder, PaperSession, SilenceWatch, trade_row
-from actors.env.metrics import DecisionStats
 from actors.env.report import ReportInput, ReportTrade
 from bus.messages import Bar, EnvObs, EnvOutcome, FusionDecision, LlmThought, MarketContext, RiskVerdict
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from actors import DECISION_LOOP, LORA, POLICY
 from actors.jobs.common import JobError, configure, format_table
-from actors.lora import (LORA_DIR_NAME, AdapterVersion, ExperienceStore, RoundReport, StepProgress, VersionBook,
+from actors.lora import (LORA_DIR_NAME, AdapterVersion, RoundReport, StepProgress, VersionBook,
                          read_experiences_file, train_offline)
 from bus.messages import Done, LlmThought, LoraAdapter, Message, Stats
 from config.schema import Config
@@ -159,9 +159,7 @@ def run_round_rows(book: VersionBook, watch: FirstRoundWatch) -> list[tuple[str,
 def published_adapter_settings(config: Config, run_dir: Path) -> dict[str, Any]:
     """The reasoner on ``run_dir``'s newest published adapter; {} (the base model) when it has none."""
     version = versions_book(config, run_dir).latest_published()
-    if version is None:
-        return {}
-    return {"reasoner.lora_path": str(version.path), "reasoner.lora_version": version.version}
+    return {} if version is None else reasoner_adapter_settings(version.path, version.version)
 
 
 def versions_book(config: Config, run_dir: Path) -> VersionBook:
@@ -212,7 +210,11 @@ def adapter_file_settings(path: Path) -> dict[str, Any]:
     """The reasoner on a given GGUF LoRA adapter file (``--adapter``)."""
     if not Path(path).is_file():
         raise JobError(f"no adapter file {path}")
-    return {"reasoner.lora_path": str(Path(path).resolve()), "reasoner.lora_version": 1}
+    return reasoner_adapter_settings(Path(path).resolve(), 1)
+
+
+def reasoner_adapter_settings(path: Path, version: int) -> dict[str, Any]:
+    return {"reasoner.lora_path": str(path), "reasoner.lora_version": version}
 
 
 def announce(run_dir: Path, version: AdapterVersion) -> bool:

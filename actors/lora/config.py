@@ -67,7 +67,7 @@ class LoraConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """SQLite experience store; "" = <run dir>/lora/experiences.sqlite."""
     seed_experiences_path: str = ""
     """JSON lines of experiences (the bin/run lora --experiences format) stored at start, before any thought;
-    main's phase 2 writes one from the training days' history (actors/lora/history.py). "" = none."""
+    ``bin/run main --market-history N`` writes one from the training days (actors/lora/history.py). "" = none."""
     max_experiences: PositiveCount = 20000
     """Store bound: the oldest experiences are evicted beyond this."""
     held_out_fraction: Annotated[float, msgspec.Meta(gt=0, lt=1)] = 0.2

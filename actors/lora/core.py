@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from actors.common.llm.prompts import PromptBook, PromptSettings
 from actors.lora.config import LoraConfig
-from actors.lora.experience import Experience, ThoughtRecord, decide_messages, market_reason
+from actors.lora.experience import Experience, thought_record
 from actors.lora.hindsight import HindsightLabel
 from actors.lora.matching import ExperienceMatcher, TradeOutcome
 from actors.lora.store import ExperienceStore
@@ -72,9 +72,9 @@ class LoraCore:
     def add_thought(self, *, query_id: str, env_id: int, episode_id: int, step_seen: int, action: int,
                     context: Mapping[str, Any], mask: Sequence[bool], earlier_answers: Mapping[str, str],
                     adapter_version: int = 0) -> int:
-        messages = decide_messages(self._prompts, self._mode, context, mask, earlier_answers)
-        record = ThoughtRecord(query_id, env_id, episode_id, step_seen, action, messages,
-                               tuple(bool(m) for m in mask), adapter_version, market_reason(context))
+        record = thought_record(self._prompts, self._mode, query_id=query_id, env_id=env_id, episode_id=episode_id,
+                                step_seen=step_seen, action=action, context=context, mask=mask,
+                                earlier_answers=earlier_answers, adapter_version=adapter_version)
         return self.add_experiences(self.matcher.add_thought(record))
 
     def add_outcome(self, outcome: TradeOutcome) -> int:

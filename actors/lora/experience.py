@@ -93,3 +93,12 @@ def decide_messages(
         conversation.append({"role": "assistant", "content": answers.get(FOUR_STEPS[FOUR_STEPS.index(step) - 1], "")})
         conversation.append(book.step(step, fields))
     return conversation
+
+
+def thought_record(book: PromptBook, mode: str, *, query_id: str, env_id: int, episode_id: int, step_seen: int,
+                   action: int, context: Mapping[str, Any], mask: Sequence[bool],
+                   earlier_answers: Mapping[str, str] | None = None, adapter_version: int = 0) -> ThoughtRecord:
+    """What the trainer keeps of a thought: the conversation its decide step answered, rebuilt from its context,
+    and the market reason its target will give."""
+    return ThoughtRecord(query_id, env_id, episode_id, step_seen, action, decide_messages(book, mode, context, mask, earlier_answers),
+                         tuple(bool(m) for m in mask), adapter_version, market_reason(context))

@@ -14,7 +14,7 @@ from typing import Any
 from actors.common.actions import HOLD
 from actors.common.hindsight import HindsightLabel
 from actors.common.llm.prompts import PromptBook
-from actors.lora.experience import Experience, ThoughtRecord, decide_messages, market_reason
+from actors.lora.experience import Experience, thought_record
 from actors.lora.matching import ExperienceMatcher
 
 HISTORY_PREFIX = "history"
@@ -30,7 +30,7 @@ def history_experiences(prompts: PromptBook, mode: str, target_confidence: float
     experiences: list[Experience] = []
     for key, context, mask, label in rows:
         query_id = f"{HISTORY_PREFIX}:{key}"
-        matcher.add_thought(ThoughtRecord(query_id, -1, -1, -1, HOLD, decide_messages(prompts, mode, context, mask),
-                                          tuple(bool(m) for m in mask), market_reason=market_reason(context)))
+        matcher.add_thought(thought_record(prompts, mode, query_id=query_id, env_id=-1, episode_id=-1, step_seen=-1,
+                                           action=HOLD, context=context, mask=mask))
         experiences += matcher.add_hindsight(query_id, label)
     return experiences
