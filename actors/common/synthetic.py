@@ -1,13 +1,42 @@
-"""Seeded synthetic NQ-like 1-minute bars: the embedded default data.
+"""Seeded synthetic NQ-like 1-minute bars: the embedded default data, with a known answer.
 
 Regular trading hours only (09:30-15:59 US/Eastern, 390 bars a session, weekends
-skipped). Prices follow a random walk whose drift and volatility come from regimes that
-switch every 30-300 bars (trend up, trend down, mean-reverting range, volatile), with a
-U-shaped intraday volatility and volume curve and an overnight gap at each open. Same
-seed, same bars.
+skipped), a U-shaped intraday volatility and volume curve and an overnight gap at each
+open. Same seed, same bars. Every bar carries a hidden regime (``SyntheticMarket.regime``)
+that is kept beside the bars for evaluation only (the oracle of actors/env/references.py);
+it never reaches the bars' columns, the features or an observation.
+
+Scenarios (``data.scenario``), each a ``MarketScenario`` whose parameters are the
+planted effect sizes, so a harder market is one setting away:
+
+``regimes`` (the default): regimes that switch every ``min_regime_bars``-``max_regime_bars``
+bars (uniform, mean 165): trend up and trend down (25 % each) drift by
+``trend_drift_sigmas`` = 0.12 of the bar's sigma per bar, range (35 %) pulls 2 % of the
+distance to the level where the regime began back per bar, volatile (15 %) has 2.2x the
+sigma and no drift. Inside a trend, the return over the last n bars has a
+signal-to-noise ratio of 0.12 x sqrt(n): 0.93 at n = 60, so the sign of a 60-bar return
+is right about 82 % of the time once a trend has run 60 bars (Phi(0.93)), and the trend
+is certain at two standard errors only after (2 / 0.12)^2 = 278 bars, longer than the
+mean regime. The 261 features hold returns and slopes up to 200 bars (momentum, SMA
+slopes, VWAP distance), so a trend is readable from them after some 30-60 bars of it.
+``tests/actors/common/test_synthetic.py``
+recovers the drift per regime from the bars within its tolerance.
+
+``null``: the same seed's twin with nothing to learn: the same regime sequence drives
+only the volatility (volatile = 2.2x sigma) and the volume, trends have no drift and
+ranges no pull. A random walk with the same volatility profile, gaps, fat tails and
+volume: any edge found on it is noise.
+
+Calibration against real NQ (11 regular sessions, 2023-11-20 to 2023-12-04, price
+~16,000; actors/common/README.md has the side-by-side table): the 1-minute return sigma
+at midday is 0.025 % (``per_minute_sigma``), the first 15 minutes' bars are about 2.4x
+as wide as midday ones (``open_volatility_boost``), and rare jumps (``jump_probability``,
+``jump_sigmas``) give fat tails.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -15,13 +44,67 @@ import pandas as pd
 BARS_PER_SESSION = 390
 SESSION_OPEN_ET = "09:30"
 REGIMES = ("trend_up", "trend_down", "range", "volatile")
+REGIME_PROBABILITIES = (0.25, 0.25, 0.35, 0.15)
+TREND_UP, TREND_DOWN, RANGE, VOLATILE = range(len(REGIMES))
 
-_PER_MINUTE_SIGMA = 0.0005  # ~1% daily move for NQ over 390 bars
-_OVERNIGHT_SIGMA = 0.004
-_TREND_DRIFT_SIGMAS = 0.12  # drift per bar as a share of sigma in a trend regime
-_RANGE_PULL = 0.02  # share of the distance to the range anchor recovered per bar
-_VOLATILE_SIGMA_FACTOR = 2.2
 _BASE_VOLUME = 900.0
+
+
+@dataclass(frozen=True)
+class MarketScenario:
+    """A synthetic market's planted structure; every effect size is a field."""
+
+    name: str = "regimes"
+    trend_drift_sigmas: float = 0.12
+    """Drift per bar in a trend regime, as a share of the bar's sigma (0 = no trends to find)."""
+    range_pull: float = 0.02
+    """Share of the distance to the range regime's starting level recovered per bar (0 = no mean reversion)."""
+    min_regime_bars: int = 30
+    max_regime_bars: int = 300
+    """Regime lengths are uniform in [min_regime_bars, max_regime_bars)."""
+    per_minute_sigma: float = 0.00018
+    """1-minute log-return sigma at midday outside the volatile regime (real NQ: 0.025 %)."""
+    volatile_sigma_factor: float = 2.2
+    open_volatility_boost: float = 1.6
+    """Extra sigma at the open, decaying with a 30-minute time constant (1.6: first 15 minutes ~2.4x midday)."""
+    close_volatility_boost: float = 0.5
+    overnight_sigma: float = 0.004
+    jump_probability: float = 0.001
+    """Chance per bar of a jump (news) of jump_sigmas times the bar's sigma, random sign."""
+    jump_sigmas: float = 15.0
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_regime_bars < self.max_regime_bars:
+            raise ValueError(f"regime lengths need 1 <= min_regime_bars < max_regime_bars, got {self.min_regime_bars}, {self.max_regime_bars}")
+        if self.per_minute_sigma <= 0:
+            raise ValueError(f"per_minute_sigma must be > 0, got {self.per_minute_sigma}")
+
+    @property
+    def mean_regime_bars(self) -> float:
+        return (self.min_regime_bars + self.max_regime_bars - 1) / 2.0
+
+
+SCENARIOS: dict[str, MarketScenario] = {
+    "regimes": MarketScenario(),
+    "null": MarketScenario(name="null", trend_drift_sigmas=0.0, range_pull=0.0),
+}
+
+
+def scenario(name: str, **overrides: float) -> MarketScenario:
+    """The named scenario, with any effect size overridden (``scenario("regimes", trend_drift_sigmas=0.06)``)."""
+    if name not in SCENARIOS:
+        raise ValueError(f"unknown scenario {name!r}; choose one of {tuple(SCENARIOS)}")
+    return replace(SCENARIOS[name], **overrides) if overrides else SCENARIOS[name]
+
+
+@dataclass(frozen=True, eq=False)
+class SyntheticMarket:
+    """Bars and, beside them for evaluation only, the hidden regime of each bar."""
+
+    bars: pd.DataFrame
+    regime: np.ndarray
+    """int8 per bar: an index into REGIMES."""
+    scenario: MarketScenario
 
 
 def session_timestamps(days: int, start_date: str) -> pd.DatetimeIndex:
@@ -34,12 +117,12 @@ def session_timestamps(days: int, start_date: str) -> pd.DatetimeIndex:
     return pd.DatetimeIndex(pd.to_datetime(stamps, unit="ns", utc=True), name="timestamp")
 
 
-def _regime_per_bar(n_bars: int, rng: np.random.Generator) -> np.ndarray:
+def _regime_per_bar(n_bars: int, rng: np.random.Generator, market: MarketScenario) -> np.ndarray:
     regime = np.empty(n_bars, dtype=np.int8)
     position = 0
     while position < n_bars:
-        length = int(rng.integers(30, 300))
-        regime[position : position + length] = rng.choice(len(REGIMES), p=(0.25, 0.25, 0.35, 0.15))
+        length = int(rng.integers(market.min_regime_bars, market.max_regime_bars))
+        regime[position : position + length] = rng.choice(len(REGIMES), p=REGIME_PROBABILITIES)
         position += length
     return regime
 
@@ -48,26 +131,27 @@ def _intraday_curve(minute: np.ndarray, open_boost: float, close_boost: float) -
     return 1.0 + open_boost * np.exp(-minute / 30.0) + close_boost * np.exp(-(BARS_PER_SESSION - 1 - minute) / 30.0)
 
 
-def _close_path(regime: np.ndarray, sigma: np.ndarray, shocks: np.ndarray, gaps: np.ndarray, start_price: float) -> np.ndarray:
+def _close_path(regime: np.ndarray, sigma: np.ndarray, shocks: np.ndarray, gaps: np.ndarray, start_price: float,
+                market: MarketScenario) -> np.ndarray:
     """Log-price path; a loop because the range regime pulls towards an anchor (a recursion)."""
     n_bars = len(regime)
     log_price = np.empty(n_bars)
     level = float(np.log(start_price))
     anchor = level
     previous_regime = -1
-    range_id = REGIMES.index("range")
+    drift_sigmas, pull = market.trend_drift_sigmas, market.range_pull
     for t in range(n_bars):
         current = int(regime[t])
         if current != previous_regime:
             anchor = level
             previous_regime = current
         step_sigma = float(sigma[t])
-        if current == 0:
-            drift = _TREND_DRIFT_SIGMAS * step_sigma
-        elif current == 1:
-            drift = -_TREND_DRIFT_SIGMAS * step_sigma
-        elif current == range_id:
-            drift = -_RANGE_PULL * (level - anchor)
+        if current == TREND_UP:
+            drift = drift_sigmas * step_sigma
+        elif current == TREND_DOWN:
+            drift = -drift_sigmas * step_sigma
+        elif current == RANGE:
+            drift = -pull * (level - anchor)
         else:
             drift = 0.0
         level += float(gaps[t]) + drift + step_sigma * float(shocks[t])
@@ -75,24 +159,35 @@ def _close_path(regime: np.ndarray, sigma: np.ndarray, shocks: np.ndarray, gaps:
     return log_price
 
 
-def generate_bars(days: int = 60, seed: int = 0, start_price: float = 18_000.0, start_date: str = "2024-01-02", tick_size: float = 0.25) -> pd.DataFrame:
+def generate_bars(days: int = 60, seed: int = 0, start_price: float = 18_000.0, start_date: str = "2024-01-02", tick_size: float = 0.25,
+                  market: MarketScenario | str = "regimes") -> pd.DataFrame:
     """``days`` sessions of 1-minute OHLCV bars, indexed by UTC bar start time."""
+    return generate_market(days, seed, start_price, start_date, tick_size, market).bars
+
+
+def generate_market(days: int = 60, seed: int = 0, start_price: float = 18_000.0, start_date: str = "2024-01-02", tick_size: float = 0.25,
+                    market: MarketScenario | str = "regimes") -> SyntheticMarket:
+    """``days`` sessions of bars and their hidden regimes. The same seed gives every scenario the same
+    regimes, shocks, gaps and volume: ``null`` is the ``regimes`` market of that seed with its edge removed."""
     if days < 1:
         raise ValueError(f"days must be >= 1, got {days}")
+    market = scenario(market) if isinstance(market, str) else market
     rng = np.random.default_rng(seed)
     index = session_timestamps(days, start_date)
     n_bars = len(index)
     minute = np.tile(np.arange(BARS_PER_SESSION), days).astype(np.float64)
     session_start = minute == 0
 
-    regime = _regime_per_bar(n_bars, rng)
-    sigma = _PER_MINUTE_SIGMA * _intraday_curve(minute, 1.2, 0.6)
-    sigma = np.where(regime == REGIMES.index("volatile"), sigma * _VOLATILE_SIGMA_FACTOR, sigma)
-    # Fat tails: a normal scaled by a random variance (Student-t like, variance kept near 1).
+    regime = _regime_per_bar(n_bars, rng, market)
+    sigma = market.per_minute_sigma * _intraday_curve(minute, market.open_volatility_boost, market.close_volatility_boost)
+    sigma = np.where(regime == VOLATILE, sigma * market.volatile_sigma_factor, sigma)
+    # Fat tails: a normal scaled by a random variance (Student-t like, variance kept near 1), plus rare jumps.
     shocks = rng.standard_normal(n_bars) * np.sqrt(rng.gamma(4.0, 0.25, n_bars))
-    gaps = np.where(session_start, rng.normal(0.0, _OVERNIGHT_SIGMA, n_bars), 0.0)
+    jumps = (rng.random(n_bars) < market.jump_probability) * rng.choice((-1.0, 1.0), n_bars) * market.jump_sigmas
+    shocks = shocks + jumps
+    gaps = np.where(session_start, rng.normal(0.0, market.overnight_sigma, n_bars), 0.0)
     gaps[0] = 0.0
-    close = np.exp(_close_path(regime, sigma, shocks, gaps, start_price))
+    close = np.exp(_close_path(regime, sigma, shocks, gaps, start_price, market))
 
     previous_close = np.concatenate(([start_price], close[:-1]))
     open_ = np.where(session_start, close / np.exp(sigma * shocks), previous_close * np.exp(rng.normal(0, 0.1, n_bars) * sigma))
@@ -109,8 +204,6 @@ def generate_bars(days: int = 60, seed: int = 0, start_price: float = 18_000.0, 
 
     surprise = np.abs(shocks)
     volume = _BASE_VOLUME * _intraday_curve(minute, 2.5, 1.8) * rng.lognormal(0.0, 0.35, n_bars) * (1.0 + 0.3 * surprise)
-    volume = np.where(regime == REGIMES.index("volatile"), volume * 1.6, volume)
-    return pd.DataFrame(
-        {"open": open_, "high": high, "low": low, "close": close, "volume": np.round(volume)},
-        index=index,
-    )
+    volume = np.where(regime == VOLATILE, volume * 1.6, volume)
+    bars = pd.DataFrame({"open": open_, "high": high, "low": low, "close": close, "volume": np.round(volume)}, index=index)
+    return SyntheticMarket(bars, regime, market)

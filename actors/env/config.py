@@ -16,6 +16,7 @@ from config.checks import require as _require
 STRUCT_OPTIONS = dict(frozen=True, kw_only=True, forbid_unknown_fields=True)
 
 DATA_SOURCES = ("synthetic", "file")
+SCENARIO_NAMES = ("regimes", "null")
 ENV_MODES = ("train", "backtest", "paper")
 SPLITS = ("train", "validation", "test", "all")
 EPISODE_STARTS = ("random", "session_open")
@@ -189,6 +190,15 @@ class DataConfig(msgspec.Struct, **STRUCT_OPTIONS):
     """Time zone of naive timestamps in the file; timestamps with an offset keep their own."""
     dayfirst: str = "auto"
     """auto | yes | no: how to read ambiguous dates like 03/04/2024 (auto: day-first only when the data proves it)."""
+    scenario: str = "regimes"
+    """synthetic: regimes (planted trends and ranges, the default) | null (the same seed's random walk: nothing to
+    learn); effect sizes in actors/common/synthetic.py."""
+    trend_drift_sigmas: Annotated[float, msgspec.Meta(ge=0)] = 0.12
+    """synthetic, regimes: drift per bar in a trend regime, in units of the bar's sigma (smaller = a harder market)."""
+    min_regime_bars: Annotated[int, msgspec.Meta(ge=1)] = 30
+    """synthetic: shortest regime in bars."""
+    max_regime_bars: Annotated[int, msgspec.Meta(ge=2)] = 300
+    """synthetic: regime lengths are uniform in [min_regime_bars, max_regime_bars)."""
     synthetic_days: Annotated[int, msgspec.Meta(ge=2)] = 60
     """Trading days of synthetic data (390 one-minute bars each)."""
     synthetic_start_price: Positive = 18_000.0
@@ -205,6 +215,8 @@ class DataConfig(msgspec.Struct, **STRUCT_OPTIONS):
     def __post_init__(self) -> None:
         _require(self.source in DATA_SOURCES, "data.source", f"must be one of {DATA_SOURCES}, got {self.source!r}")
         _require(self.source != "file" or bool(self.path), "data.path", "is required when data.source = 'file'")
+        _require(self.scenario in SCENARIO_NAMES, "data.scenario", f"must be one of {SCENARIO_NAMES}, got {self.scenario!r}")
+        _require(self.min_regime_bars < self.max_regime_bars, "data.max_regime_bars", "must be > data.min_regime_bars")
         _require(self.dayfirst in DAYFIRST_CHOICES, "data.dayfirst", f"must be one of {DAYFIRST_CHOICES}, got {self.dayfirst!r}")
         check_bounds(self, "data")
         _require(

@@ -52,6 +52,9 @@ class Dataset:
     """Why this data may not fit the env's rules (actors/env/datafit.py); shown in the report."""
     warmup_bars: int = WARMUP_BARS
     """Bars at the start of the data no episode starts in (indicators are still warming up)."""
+    hidden_regime: np.ndarray | None = None
+    """int8 per bar: the synthetic market's hidden regime (actors/common/synthetic.py), None for files. For the
+    oracle of actors/env/references.py only: features and observations are computed from the bars alone."""
     lists: dict[str, list] = field(default_factory=dict)
     """Python-list copies of the per-bar arrays the env reads one scalar at a time (much faster than numpy scalars)."""
 

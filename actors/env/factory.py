@@ -14,7 +14,7 @@ from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.env.instruments import resolve_instrument
-from actors.common.synthetic import generate_bars
+from actors.common.synthetic import generate_market, scenario
 
 if TYPE_CHECKING:
     from config.schema import Config
@@ -39,8 +39,18 @@ def build_dataset(
         dataset = Dataset.from_frame(frame, flat_minute, data.train_fraction, data.validation_fraction, source=source, repair=report)
         dataset.warnings = fit.warnings
         return dataset
-    frame = generate_bars(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price, start_date=data.synthetic_start_date, tick_size=tick_size)
-    return Dataset.from_frame(frame, flat_minute, data.train_fraction, data.validation_fraction, source=f"synthetic(seed={seed}, days={data.synthetic_days})")
+    market = generate_market(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price, start_date=data.synthetic_start_date,
+                             tick_size=tick_size, market=market_scenario(data))
+    source = f"synthetic({data.scenario}, seed={seed}, days={data.synthetic_days})"
+    dataset = Dataset.from_frame(market.bars, flat_minute, data.train_fraction, data.validation_fraction, source=source)
+    dataset.hidden_regime = market.regime
+    return dataset
+
+
+def market_scenario(data: DataConfig):
+    """The [data] section's synthetic market: the named scenario with its effect sizes from the config."""
+    drift = data.trend_drift_sigmas if data.scenario == "regimes" else 0.0
+    return scenario(data.scenario, trend_drift_sigmas=drift, min_regime_bars=data.min_regime_bars, max_regime_bars=data.max_regime_bars)
 
 
 def load_dataset(config: Config, path: str | None = None) -> Dataset:

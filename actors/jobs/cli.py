@@ -21,6 +21,7 @@ MODES = {
     "join": "this host's share of a runtime whose broker runs on another host (--join BUS, implies this mode): start only [runtime].actors, connect them over tcp with CURVE, restart them as needed, stop on Ctrl-C or the main runtime's shutdown",
     "keys": "make CURVE key pairs for a tcp bus beyond loopback (--dir DIR): a server pair and --clients client pairs",
     "paper": "paper-trade on a live feed until Ctrl-C: attach one with bin/feed --run RUN_DIR (optional --model CHECKPOINT)",
+    "evaluate": "walk-forward evidence: per fold, train the policy on the days before a test window and test it frozen, against flat, random, buy-and-hold, momentum rules and the oracle; success table, deflated Sharpe, PBO, learning curve (--market regimes|null|FILE, --folds, --seeds, --quick)",
     "lora": "fine-tune the LLM's LoRA once from --experiences FILE (--rounds N; prints match rate before -> after and the adapter), or --rollback VERSION --run-dir RUN to republish an earlier adapter",
 }
 MODE_HANDLERS = {
@@ -36,6 +37,7 @@ MODE_HANDLERS = {
     "join": "actors.jobs.join:mode_join",
     "paper": "actors.jobs.paper:mode_paper",
     "lora": "actors.jobs.lora:mode_lora",
+    "evaluate": "actors.jobs.evaluate:mode_evaluate",
 }
 """mode -> "module:function", imported only when the mode runs (``bin/run --help`` loads no actor)."""
 
@@ -61,7 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", type=Path, help="backtest: the policy checkpoint to evaluate (a file or a run directory)")
     parser.add_argument("--data", type=Path, help="backtest: a CSV/Parquet file of bars to test on instead of the held-out split")
     parser.add_argument("--resume", type=Path, help="train: continue from the last checkpoint of this run directory")
-    parser.add_argument("--seeds", type=int, default=3, help="ablation: seeds per variant (mean and 95%% interval over them; default 3)")
+    parser.add_argument("--seeds", type=int, default=None, help="ablation, evaluate: seeds per variant (mean and 95%% interval over them; default 3, evaluate --quick 1)")
+    parser.add_argument("--market", help="evaluate: regimes | null (synthetic markets with a known answer) | a bars file (default regimes)")
+    parser.add_argument("--folds", type=int, help="evaluate: walk-forward test windows (default 4, --quick 3)")
+    parser.add_argument("--budgets", help="evaluate: training steps of the learning curve, comma-separated (default 10000,50000,200000; --quick 20000,60000)")
+    parser.add_argument("--days", type=int, help="evaluate: trading days of a synthetic market (default 120, --quick 60)")
+    parser.add_argument("--quick", action="store_true", help="evaluate: a small walk-forward that finishes in a few minutes on 2 cores")
     parser.add_argument("--four-step", action="store_true", help="ablation: add the four-step thought variant (seconds per decision on 2 cores)")
     parser.add_argument("--frames", type=int, default=100_000, help="fuzz: how many bad frames to send (default 100000)")
     parser.add_argument("--with-reasoner", action="store_true", help="chaos: add the reasoner (the LLM) to the loop and kill it too")

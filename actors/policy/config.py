@@ -10,6 +10,7 @@ from config.checks import Count, Fraction, NonNegative, Positive, PositiveCount,
 from config.checks import require as _require
 
 AtLeastTwo = Annotated[int, msgspec.Meta(ge=2)]
+LEARN_FROM = ("proposed", "executed")
 
 
 class PolicyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -23,6 +24,12 @@ class PolicyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """torch.set_num_threads for inference and the PPO update."""
     deterministic_when_frozen: bool = True
     """When learn=false, propose the most probable allowed action instead of sampling."""
+    learn_from: str = "proposed"
+    """proposed: PPO stores the action the policy sampled, and fusion's and risk's changes to it are part of the
+    environment (on-policy: the ratio of new to old probability is about an action the old policy drew) |
+    executed: it stores the action that was executed (the seeds' 001 wish), an off-policy sample whenever fusion or
+    risk changed it. Measured in-process on the regimes market (issue 18): executed gave approx_kl ~0.09 and clip
+    fraction ~0.5 with half the transitions changed by risk; proposed gives 0.01-0.02 and 0.1-0.2."""
 
     # ------------------------------------------------------------------ PPO (SB3 names)
     n_steps: AtLeastTwo = 2048
@@ -70,5 +77,6 @@ class PolicyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """A checkpoint file to load (backtest: with learn=false); '' = none."""
 
     def __post_init__(self) -> None:
+        _require(self.learn_from in LEARN_FROM, "policy.learn_from", f"must be one of {LEARN_FROM}, got {self.learn_from!r}")
         check_bounds(self, "policy")
         _require(len(self.net_arch) >= 1 and all(n >= 1 for n in self.net_arch), "policy.net_arch", "needs positive layer sizes")

@@ -164,7 +164,8 @@ class OnlineMaskablePPO:
         self._episode_lengths: deque[int] = deque(maxlen=100)
         self._update_started_at = 0.0
         self.rollout: RolloutChain | None = (
-            RolloutChain(self.model, n_envs, self.counters, self._terminal_values) if self.learning else None
+            RolloutChain(self.model, n_envs, self.counters, self._terminal_values, config.learn_from == "proposed")
+            if self.learning else None
         )
         """Pairs served steps with their transitions into rollouts; None for a frozen policy."""
 

@@ -63,6 +63,7 @@ class RolloutChain:
         n_envs: int,
         counters: Counter[str],
         terminal_values: Callable[[np.ndarray], np.ndarray],
+        store_proposed: bool = False,
     ) -> None:
         """``terminal_values(raw_obs [k, obs_dim]) -> V [k]``: the serving policy's values of terminal
         observations, for bootstrapping truncated episodes."""
@@ -71,6 +72,8 @@ class RolloutChain:
         self.counters = counters
         self._terminal_values = terminal_values
         self._env_arange = np.arange(n_envs)
+        self.store_proposed = store_proposed
+        """Store the proposed action (fusion's and risk's changes are the environment's) instead of the executed one."""
         self._pending: OrderedDict[int, PendingStep] = OrderedDict()
         self.episode_starts = np.ones(n_envs, dtype=bool)
         """Per env, whether the next observation begins an episode (the last transition ended one)."""
@@ -181,6 +184,9 @@ class RolloutChain:
     ) -> int:
         buffer = self.collecting
         assert buffer is not None
+        n_differs = int((executed != pending.actions).sum())
+        if self.store_proposed:
+            executed = pending.actions
         if buffer.pos > 0 and self._last_stored_step != step - 1 and not self._chain_broken:
             # A step went missing without a value to bootstrap from: this rollout cannot be linked up.
             self.counters["rollouts_discarded_gap"] += 1
@@ -207,7 +213,6 @@ class RolloutChain:
         )
         self._last_stored_step = step
         self._chain_broken = False
-        n_differs = int((executed != pending.actions).sum())
         self.counters["transitions_stored"] += 1
         self.counters["executed_differs_from_proposal"] += n_differs
         return n_differs

@@ -72,8 +72,23 @@ def test_a_batch_of_the_wrong_shape_is_a_clear_error():
         learner.propose(np.zeros((3, OBS_DIM), np.float32), np.ones((3, 6), bool), 0)
 
 
-def test_a_transition_whose_executed_action_differs_is_stored_with_that_action_and_its_log_probability():
+def test_by_default_a_transition_is_stored_with_the_proposed_action_so_ppo_stays_on_policy():
     learner = OnlineMaskablePPO(small_config(), N_ENVS)
+    masks = np.ones((N_ENVS, 6), bool)
+    proposal = learner.propose(random_obs(np.random.default_rng(4)), masks, 0)
+    executed = (proposal.actions + 1) % 6  # risk vetoed / fusion overrode every env: part of the environment
+
+    result = learner.record(0, executed, np.ones(N_ENVS, np.float32), *no_dones())
+
+    buffer = learner.rollout.collecting
+    assert result.stored and result.n_differs == N_ENVS
+    np.testing.assert_array_equal(buffer.actions[0, :, 0], proposal.actions)
+    np.testing.assert_allclose(buffer.log_probs[0], np.log(proposal.probs[np.arange(N_ENVS), proposal.actions]), rtol=1e-4)
+    assert learner.counters["executed_differs_from_proposal"] == N_ENVS
+
+
+def test_learn_from_executed_stores_the_executed_action_and_its_log_probability():
+    learner = OnlineMaskablePPO(small_config(learn_from="executed"), N_ENVS)
     masks = np.ones((N_ENVS, 6), bool)
     proposal = learner.propose(random_obs(np.random.default_rng(4)), masks, 0)
     executed = (proposal.actions + 1) % 6  # fusion/risk chose something else for every env
@@ -90,7 +105,7 @@ def test_a_transition_whose_executed_action_differs_is_stored_with_that_action_a
 
 
 def test_an_executed_action_outside_the_mask_is_stored_with_a_widened_mask_and_a_finite_log_probability():
-    learner = OnlineMaskablePPO(small_config(), N_ENVS)
+    learner = OnlineMaskablePPO(small_config(learn_from="executed"), N_ENVS)
     masks = np.zeros((N_ENVS, 6), bool)
     masks[:, 1] = True
     learner.propose(random_obs(np.random.default_rng(5)), masks, 0)

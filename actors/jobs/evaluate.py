@@ -1,0 +1,206 @@
+"""``bin/run evaluate``: walk-forward evidence that the policy learns, against floors, a ceiling and the null market.
+
+    bin/run evaluate [--market regimes|null|FILE] [--folds K] [--seeds N] [--budgets 10000,50000,200000] [--quick]
+
+Writes ``<run>/evaluate/metrics.json`` (key ``success_table``), ``report.md`` and
+``learning_curve.png``, and prints the success table and a one-line verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from actors.env.factory import build_dataset
+from actors.env.instruments import resolve_instrument
+from actors.jobs.common import EXIT_OK, JobError, configure
+from actors.jobs.evaluation.evidence import summarise
+from actors.jobs.evaluation.folds import purge_days_for
+from actors.jobs.evaluation.walkforward import run_walk_forward
+from config.schema import Config
+from runtime.rundir import create_run_dir
+
+QUICK = {"days": 60, "folds": 3, "seeds": 1, "budgets": (20_000, 60_000)}
+FULL = {"days": 120, "folds": 4, "seeds": 3, "budgets": (10_000, 50_000, 200_000)}
+SCENARIO_MARKETS = ("regimes", "null")
+
+
+def plan(args: argparse.Namespace) -> dict:
+    preset = dict(QUICK if args.quick else FULL)
+    if args.folds:
+        preset["folds"] = args.folds
+    if args.seeds is not None:
+        preset["seeds"] = args.seeds
+    if args.budgets:
+        preset["budgets"] = tuple(sorted(parse_budgets(args.budgets)))
+    if args.days:
+        preset["days"] = args.days
+    return preset
+
+
+def parse_budgets(text: str) -> list[int]:
+    try:
+        values = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise JobError(f"--budgets takes step counts separated by commas (10000,50000), got {text!r}") from None
+    if not values or min(values) < 1:
+        raise JobError(f"--budgets needs positive step counts, got {text!r}")
+    return values
+
+
+def market_settings(market: str, days: int) -> dict:
+    if market in SCENARIO_MARKETS:
+        return {"data.source": "synthetic", "data.scenario": market, "data.synthetic_days": days}
+    path = Path(market)
+    if not path.is_file():
+        raise JobError(f"--market takes {' | '.join(SCENARIO_MARKETS)} or a bars file; no file {market}")
+    return {"data.source": "file", "data.path": str(path.resolve())}
+
+
+def mode_evaluate(args: argparse.Namespace) -> int:
+    settings = plan(args)
+    market = args.market or "regimes"
+    config: Config = configure(args, {**market_settings(market, settings["days"]), "run.name": f"evaluate-{Path(market).stem}"})
+    rd = create_run_dir(config, "evaluate", args.run_dir)
+    out = rd.path / "evaluate"
+    out.mkdir(parents=True, exist_ok=True)
+    instrument = resolve_instrument(config.instrument)
+    seed = config.data.seed if config.data.seed >= 0 else config.run.seed
+    dataset = build_dataset(config.data, config.account, seed, instrument.tick_size, symbol=instrument.symbol)
+    seeds = [config.run.seed + k for k in range(settings["seeds"])]
+    purge = purge_days_for(config.lora.hindsight_horizon_bars, 390)
+    say = (lambda _t: None) if args.quiet else (lambda text: print(f"evaluate: {text}", file=sys.stderr, flush=True))
+    say(f"run directory {rd.path}; market {market} ({dataset.source}), {len(dataset.session_starts)} days, "
+        f"{settings['folds']} folds, seeds {seeds}, budgets {list(settings['budgets'])}, purge {purge} day(s), embargo 1")
+    started = time.monotonic()
+    result = run_walk_forward(config, dataset, market, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
+                              purge_days=purge, progress=say)
+    summary = summarise(result, config.account.start_balance)
+    summary["elapsed_secs"] = time.monotonic() - started
+    summary["folds_days"] = [{"fold": f.index, "train_days": [f.train_start_day, f.train_stop_day - 1],
+                              "test_days": [f.test_start_day, f.test_stop_day - 1]} for f in result.folds]
+    (out / "metrics.json").write_text(json.dumps(_json_ready(summary), indent=2))
+    (out / "report.md").write_text(report_markdown(summary))
+    draw_learning_curve(summary, out / "learning_curve.png")
+    print(console_summary(summary))
+    print(f"\nreport: {out / 'report.md'}\nmetrics: {out / 'metrics.json'}\nlearning curve: {out / 'learning_curve.png'}")
+    return EXIT_OK
+
+
+def _json_ready(value):
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v) for v in value]
+    if isinstance(value, np.generic):
+        return _json_ready(value.item())
+    return value
+
+
+def _num(value: float, fmt: str = ",.2f") -> str:
+    return "n/a" if value is None or not math.isfinite(value) else format(value, fmt)
+
+
+def _interval(pair, fmt: str = ",.2f") -> str:
+    low, high = pair
+    return "n/a" if not (math.isfinite(low) and math.isfinite(high)) else f"[{format(low, fmt)}, {format(high, fmt)}]"
+
+
+def success_lines(summary: dict) -> list[str]:
+    lines = ["| figure | value | 95% interval | target | verdict | note |", "| --- | --- | --- | --- | --- | --- |"]
+    for row in summary["success_table"]:
+        lines.append(f"| {row['figure']} | {_num(row['value'], '.3f')} | {_interval((row['low'], row['high']), '.3f')} | "
+                     f"{row['target']} | {row['verdict']} | {row['note']} |")
+    return lines
+
+
+def variant_lines(summary: dict) -> list[str]:
+    lines = ["| variant | $ per day | 95% interval | daily Sharpe | trades | win rate | halted bars | breaches |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, v in summary["variants"].items():
+        lines.append(f"| {name} | {_num(v['pnl_per_day'], ',.0f')} | {_interval(v['pnl_per_day_interval'], ',.0f')} | "
+                     f"{_num(v['sharpe'])} | {v['trades']} | {_num(v['win_rate'])} | {_num(v['halted_share'])} | {v['breaches']} |")
+    return lines
+
+
+def report_markdown(summary: dict) -> str:
+    policy = summary["policy"]
+    lines = [
+        f"# Walk-forward evaluation: {summary['market']}", "",
+        f"**{summary['verdict']}.**", "",
+        f"{summary['folds']} folds, {summary['test_days']} out-of-sample test days, seeds {summary['seeds']}, "
+        f"budgets {summary['budgets']} env steps. Each fold trains on the days before its test window less a purge, "
+        "and tests frozen; every figure below is out of sample, after costs, through the same env and risk rules.", "",
+        "## Success table (the seeds' targets)", "", *success_lines(summary), "",
+        "## The policy against floors and the ceiling", "",
+        f"Policy (last budget, averaged over seeds): ${_num(policy['pnl_per_day'], ',.0f')} a day "
+        f"{_interval(policy['pnl_per_day_interval'], ',.0f')}, daily Sharpe {_num(policy['sharpe'])} {_interval(policy['sharpe_interval'])}, "
+        f"oracle share {_num(summary['oracle_share'], '.3f')} {_interval(summary['oracle_share_interval'], '.3f')}, "
+        f"PSR {_num(summary['psr'], '.3f')}, DSR {_num(summary['dsr'], '.3f')} ({summary['dsr_trials']} trials), "
+        f"PBO {_num(summary['pbo'].get('pbo', float('nan')), '.2f')}.", "",
+        "| floor | policy minus floor, $ a day | 95% interval | reality check p | SPA p | beats |", "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, c in summary["comparisons"].items():
+        lines.append(f"| {name} | {_num(c['pnl_per_day_difference'], ',.0f')} | {_interval(c['interval'], ',.0f')} | "
+                     f"{_num(c['p_value_reality_check'], '.3f')} | {_num(c['p_value_spa'], '.3f')} | {'yes' if c['beats'] else 'no'} |")
+    lines += ["", "## Every variant", "", *variant_lines(summary), "", "## Learning curve", "", "![learning curve](learning_curve.png)", "",
+              "| env steps | $ per day | 95% interval | daily Sharpe | Sharpe per seed |", "| --- | --- | --- | --- | --- |"]
+    for point in summary["learning_curve"]:
+        per_seed = ", ".join(_num(s) for s in point["sharpe_per_seed"])
+        lines.append(f"| {point['timesteps']:,} | {_num(point['pnl_per_day'], ',.0f')} | {_interval(point['pnl_per_day_interval'], ',.0f')} | "
+                     f"{_num(point['sharpe'])} | {per_seed} |")
+    return "\n".join(lines) + "\n"
+
+
+def console_summary(summary: dict) -> str:
+    policy = summary["policy"]
+    rows = [
+        f"walk-forward on {summary['market']}: {summary['test_days']} test days in {summary['folds']} folds, {summary['elapsed_secs']:.0f} s",
+        f"  policy        ${_num(policy['pnl_per_day'], ',.0f')} a day {_interval(policy['pnl_per_day_interval'], ',.0f')}, "
+        f"Sharpe {_num(policy['sharpe'])}, halted bars {_num(policy['halted_share'])}",
+    ]
+    for name in ("oracle", summary["best_momentum"], "buy_and_hold", "random", "flat"):
+        if name in summary["variants"]:
+            v = summary["variants"][name]
+            rows.append(f"  {name:<13} ${_num(v['pnl_per_day'], ',.0f')} a day, Sharpe {_num(v['sharpe'])}, halted bars {_num(v['halted_share'])}")
+    rows.append(f"  oracle share {_num(summary['oracle_share'], '.3f')}, deflated-Sharpe probability {_num(summary['dsr'], '.3f')}, "
+                f"PBO {_num(summary['pbo'].get('pbo', float('nan')), '.2f')}")
+    rows.append("  success table: " + "; ".join(f"{r['figure'].split(' (')[0]} {r['verdict']}" for r in summary["success_table"]))
+    rows.append(f"  verdict: {summary['verdict']}")
+    return "\n".join(rows)
+
+
+def draw_learning_curve(summary: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curve = summary["learning_curve"]
+    steps = [p["timesteps"] for p in curve]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for ax, key, label in ((axes[0], "pnl_per_day", "OOS net $ per day"), (axes[1], "sharpe", "OOS daily Sharpe (annualised)")):
+        values = [p[key] for p in curve]
+        intervals = [p[f"{key}_interval"] for p in curve]
+        ax.plot(steps, values, "o-", color="tab:blue", label="policy (mean over seeds)")
+        ax.fill_between(steps, [i[0] for i in intervals], [i[1] for i in intervals], color="tab:blue", alpha=0.15, label="95% interval")
+        for name, colour in (("oracle", "tab:green"), (summary["best_momentum"], "tab:orange"), ("flat", "grey")):
+            if name in summary["variants"]:
+                ax.axhline(summary["variants"][name][key if key != "pnl_per_day" else "pnl_per_day"] or 0.0, color=colour, ls="--", label=name)
+        ax.set_xscale("log")
+        ax.set_xlabel("training env steps")
+        ax.set_title(label)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"Learning curve, walk-forward on {summary['market']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

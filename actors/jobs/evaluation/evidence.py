@@ -1,0 +1,213 @@
+"""From out-of-sample daily P&L to evidence: intervals, floors, the ceiling, PSR/DSR, PBO and the success table.
+
+Every figure is computed on the walk-forward's test days only. A verdict is "met" only when
+the whole 95 % interval clears the target, "not met" when the whole interval misses it, and
+"not evidence" when the interval straddles it, the figure is undefined, or this run did not
+measure it (the LLM and fusion rows of a policy-only walk-forward).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from actors.jobs.evaluation.significance import (
+    bootstrap_mean_interval, deflated_sharpe_from_trials, pbo_cscv, probabilistic_sharpe, reality_check,
+)
+from actors.jobs.evaluation.walkforward import WalkForward, annualised_sharpe
+
+MOMENTUM = ("momentum_30", "momentum_60", "momentum_120")
+FLOORS = ("flat", "random", "buy_and_hold")
+DSR_TARGET = 0.95
+ORACLE_SHARE_TARGET = 0.30
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the success table."""
+
+    figure: str
+    value: float
+    low: float
+    high: float
+    target: str
+    verdict: str
+    note: str = ""
+
+
+def verdict_at_least(value: float, low: float, high: float, target: float) -> str:
+    if not all(map(math.isfinite, (value, low, high))):
+        return "not evidence"
+    if low >= target:
+        return "met"
+    if high < target:
+        return "not met"
+    return "not evidence"
+
+
+def verdict_between(value: float, low: float, high: float, lower: float, upper: float) -> str:
+    if not all(map(math.isfinite, (value, low, high))):
+        return "not evidence"
+    if low >= lower and high <= upper:
+        return "met"
+    if high < lower or low > upper:
+        return "not met"
+    return "not evidence"
+
+
+def _bootstrap_days(daily: np.ndarray, statistic, seed: int = 0, resamples: int = 2000) -> tuple[float, float]:
+    if len(daily) < 2:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(daily), size=(resamples, len(daily)))
+    values = np.array([statistic(daily[row]) for row in draws])
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return float("nan"), float("nan")
+    return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
+
+
+def wilson_interval(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return float("nan"), float("nan")
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def pooled_policy_days(result: WalkForward, budget: int | None = None) -> np.ndarray:
+    """The policy's OOS daily P&L averaged over seeds (one series: a seed is a trial, not a day)."""
+    names = result.policy_names(budget)
+    return np.mean([result.series[name].daily_pnl for name in names], axis=0)
+
+
+def summarise(result: WalkForward, capital: float) -> dict:
+    """Every figure of the evaluation, JSON-ready (NaN where undefined)."""
+    series = {name: np.asarray(s.daily_pnl) for name, s in result.series.items()}
+    policy = pooled_policy_days(result)
+    n_days = len(policy)
+    variants = {}
+    for name, days in series.items():
+        s = result.series[name]
+        variants[name] = {
+            "net_pnl": float(days.sum()), "pnl_per_day": float(days.mean()) if len(days) else float("nan"),
+            "pnl_per_day_interval": list(bootstrap_mean_interval(days)),
+            "sharpe": annualised_sharpe(days, capital), "trades": s.trades,
+            "win_rate": s.wins / s.trades if s.trades else float("nan"),
+            "halted_share": s.halted_bars / s.bars if s.bars else float("nan"), "breaches": s.breaches,
+        }
+    # Every policy variant tried (budgets x seeds) is a trial of the deflated Sharpe.
+    trial_names = [name for name in series if name.startswith("policy@")]
+    trial_sharpes = [_per_day_sharpe(series[name]) for name in trial_names]
+    returns = policy / capital
+    best_momentum = max(MOMENTUM, key=lambda name: series[name].sum())
+    comparisons = {}
+    for floor in (*FLOORS, best_momentum):
+        diff = policy - series[floor]
+        low, high = bootstrap_mean_interval(diff)
+        rc = reality_check(policy[:, None], series[floor]) if n_days >= 10 else {"p_value_rc": float("nan"), "p_value_spa": float("nan")}
+        comparisons[floor] = {"pnl_per_day_difference": float(diff.mean()), "interval": [low, high],
+                              "p_value_reality_check": float(rc["p_value_rc"]), "p_value_spa": float(rc["p_value_spa"]),
+                              "beats": bool(low > 0)}
+    oracle = series.get("oracle")
+    oracle_share = _oracle_share(policy, oracle)
+    pbo = _pbo([series[name] for name in [*trial_names, *MOMENTUM]])
+    learning_curve = []
+    for budget in result.budgets:
+        pooled = pooled_policy_days(result, budget)
+        per_seed = [annualised_sharpe(np.asarray(result.series[name].daily_pnl), capital) for name in result.policy_names(budget)]
+        learning_curve.append({"timesteps": budget, "pnl_per_day": float(pooled.mean()),
+                               "pnl_per_day_interval": list(bootstrap_mean_interval(pooled)),
+                               "sharpe": annualised_sharpe(pooled, capital), "sharpe_per_seed": per_seed,
+                               "sharpe_interval": list(_bootstrap_days(pooled, lambda d: annualised_sharpe(d, capital)))})
+    psr = probabilistic_sharpe(returns)
+    dsr = deflated_sharpe_from_trials(returns, trial_sharpes) if len(trial_sharpes) > 1 else psr
+    summary = {
+        "market": result.market, "test_days": n_days, "folds": len(result.folds), "seeds": result.seeds,
+        "budgets": result.budgets, "policy": variants[result.policy_names()[0]] | {
+            "pnl_per_day": float(policy.mean()), "pnl_per_day_interval": list(bootstrap_mean_interval(policy)),
+            "sharpe": annualised_sharpe(policy, capital),
+            "sharpe_interval": list(_bootstrap_days(policy, lambda d: annualised_sharpe(d, capital))),
+            "trades": int(np.mean([result.series[n].trades for n in result.policy_names()])),
+            "win_rate": _pooled_win_rate(result)[0], "halted_share": float(np.mean([variants[n]["halted_share"] for n in result.policy_names()])),
+        },
+        "psr": psr, "dsr": dsr, "dsr_trials": len(trial_sharpes), "pbo": pbo,
+        "oracle_share": oracle_share, "oracle_share_interval": list(_oracle_share_interval(policy, oracle)),
+        "best_momentum": best_momentum, "comparisons": comparisons, "variants": variants,
+        "learning_curve": learning_curve, "training": result.training,
+    }
+    summary["success_table"] = [asdict(row) for row in success_rows(summary, result)]
+    summary["verdict"] = headline(summary)
+    return summary
+
+
+def _per_day_sharpe(days: np.ndarray) -> float:
+    return float(days.mean() / days.std(ddof=1)) if len(days) > 1 and days.std(ddof=1) > 1e-12 else 0.0
+
+
+def _oracle_share(policy: np.ndarray, oracle: np.ndarray | None) -> float:
+    if oracle is None or oracle.sum() <= 0:
+        return float("nan")
+    return float(policy.sum() / oracle.sum())
+
+
+def _oracle_share_interval(policy: np.ndarray, oracle: np.ndarray | None) -> tuple[float, float]:
+    if oracle is None or oracle.sum() <= 0 or len(policy) < 2:
+        return float("nan"), float("nan")
+    paired = np.stack([policy, oracle], axis=1)
+    return _bootstrap_days(paired, lambda d: d[:, 0].sum() / d[:, 1].sum() if d[:, 1].sum() > 0 else float("nan"))
+
+
+def _pbo(columns: list) -> dict:
+    matrix = np.stack([np.asarray(c, dtype=np.float64) for c in columns], axis=1)
+    splits = min(16, (matrix.shape[0] // 2) * 2)
+    if splits < 4 or matrix.shape[1] < 2:
+        return {"pbo": float("nan"), "n_combinations": 0, "why": "too few test days or variants"}
+    out = pbo_cscv(matrix, n_splits=splits)
+    return {"pbo": float(out["pbo"]), "n_combinations": int(out["n_combinations"]), "variants": matrix.shape[1], "splits": splits}
+
+
+def _pooled_win_rate(result: WalkForward) -> tuple[float, float, float]:
+    wins = sum(result.series[n].wins for n in result.policy_names())
+    trades = sum(result.series[n].trades for n in result.policy_names())
+    low, high = wilson_interval(wins, trades)
+    return (wins / trades if trades else float("nan")), low, high
+
+
+def success_rows(summary: dict, result: WalkForward) -> list[Row]:
+    policy = summary["policy"]
+    win, win_low, win_high = _pooled_win_rate(result)
+    sharpe_low, sharpe_high = policy["sharpe_interval"]
+    share_low, share_high = summary["oracle_share_interval"]
+    dsr = summary["dsr"]
+    not_here = "measured by the lockstep backtest and bin/bench lora, not by this policy-only walk-forward"
+    nan = float("nan")
+    return [
+        Row("win rate (RL + risk, OOS trades)", win, win_low, win_high, "0.58-0.62", verdict_between(win, win_low, win_high, 0.58, 0.62)),
+        Row("daily Sharpe (annualised, OOS)", policy["sharpe"], sharpe_low, sharpe_high, ">= 3",
+            verdict_at_least(policy["sharpe"], sharpe_low, sharpe_high, 3.0)),
+        Row("oracle share (net P&L / oracle's)", summary["oracle_share"], share_low, share_high, f">= {ORACLE_SHARE_TARGET:.2f}",
+            verdict_at_least(summary["oracle_share"], share_low, share_high, ORACLE_SHARE_TARGET),
+            "" if math.isfinite(summary["oracle_share"]) else "no oracle (real data) or the oracle made no profit"),
+        Row("deflated-Sharpe probability", dsr, dsr, dsr, f">= {DSR_TARGET}",
+            "not evidence" if not math.isfinite(dsr) else ("met" if dsr >= DSR_TARGET else "not met"),
+            f"{summary['dsr_trials']} trials (budgets x seeds)"),
+        Row("fusion accuracy", nan, nan, nan, "0.85-0.90", "not evidence", not_here),
+        Row("LLM accuracy before -> after", nan, nan, nan, "0.60 -> 0.75", "not evidence", not_here),
+        Row("RL/LLM agreement", nan, nan, nan, "0.65-0.75", "not evidence", not_here),
+    ]
+
+
+def headline(summary: dict) -> str:
+    """One sentence a user reads first: is there evidence of an edge, and does it beat the momentum rule?"""
+    momentum = summary["comparisons"][summary["best_momentum"]]
+    dsr = summary["dsr"]
+    if not (math.isfinite(dsr) and dsr >= DSR_TARGET):
+        edge = f"no evidence of an edge (deflated-Sharpe probability {dsr:.2f} < {DSR_TARGET})"
+    else:
+        edge = f"evidence of an edge (deflated-Sharpe probability {dsr:.2f} >= {DSR_TARGET})"
+    beats = "beats" if momentum["beats"] else "does not beat"
+    return f"{summary['market']}: {edge}; the policy {beats} the best momentum rule ({summary['best_momentum']}) out of sample"

@@ -1,0 +1,73 @@
+"""Walk-forward folds by trading day, with a purge and an embargo.
+
+The data's trading days are cut into an initial training block and ``n_folds`` test windows
+of equal length that follow it in time. Fold k tests on its window and trains on every day
+before it except the last ``purge_days`` (López de Prado, AFML ch. 7):
+
+    days:  [ train ................ ][ purge ][ test k ][ embargo ] ...
+           0                     p_k        s_k      e_k
+
+- The purge keeps out of training the days whose outcome reaches into the test window: a
+  position is held at most until the session's flat time and a hindsight label looks
+  ``hindsight_bars`` ahead, so ``purge_days`` = 1 + ceil(hindsight_bars / bars per day) (``purge_days_for``).
+- The embargo is the ``embargo_days`` after a test window that no training set may use
+  (serial correlation that outlives the purge). A walk-forward never trains on days after
+  its test window, so here the embargo is a rule the folds are checked against
+  (``Fold.training_days`` excludes it in any case), not a gap in the data.
+
+Folds never overlap in their test windows, and every test day lies after every training
+day of its fold: ``tests/actors/jobs/evaluation/test_folds.py`` checks both on the indices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Fold:
+    index: int
+    train_start_day: int
+    train_stop_day: int
+    """Exclusive: the first purged day."""
+    test_start_day: int
+    test_stop_day: int
+    """Exclusive."""
+    embargo_stop_day: int
+    """Exclusive end of the embargo after the test window."""
+
+    def training_days(self) -> np.ndarray:
+        days = np.arange(self.train_start_day, self.train_stop_day)
+        banned = (days >= self.train_stop_day) & (days < self.embargo_stop_day)
+        return days[~banned]
+
+    def test_days(self) -> np.ndarray:
+        return np.arange(self.test_start_day, self.test_stop_day)
+
+
+def walk_forward_folds(n_days: int, n_folds: int, *, purge_days: int = 1, embargo_days: int = 1,
+                       min_train_days: int = 10) -> list[Fold]:
+    """``n_folds`` consecutive test windows over the newest days, each trained on the days before it minus the purge."""
+    if n_folds < 1:
+        raise ValueError(f"n_folds must be >= 1, got {n_folds}")
+    if purge_days < 0 or embargo_days < 0:
+        raise ValueError("purge_days and embargo_days must be >= 0")
+    test_days = (n_days - min_train_days - purge_days) // n_folds
+    if test_days < 1:
+        raise ValueError(
+            f"{n_days} trading days cannot hold {min_train_days} training days, a purge of {purge_days} and {n_folds} "
+            f"test windows of at least one day; use fewer folds or more days")
+    first_test = n_days - n_folds * test_days
+    folds = []
+    for k in range(n_folds):
+        start = first_test + k * test_days
+        stop = start + test_days
+        folds.append(Fold(k, 0, start - purge_days, start, stop, min(stop + embargo_days, n_days)))
+    return folds
+
+
+def purge_days_for(hindsight_bars: int, bars_per_day: int, max_holding_days: int = 1) -> int:
+    """Days to purge before a test window: the longest holding time plus the hindsight horizon, in whole days."""
+    return max_holding_days + int(np.ceil(max(hindsight_bars, 0) / max(bars_per_day, 1)))
