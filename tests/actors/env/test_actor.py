@@ -42,7 +42,7 @@ def test_env_and_random_verdicts_exchange_observations_transitions_outcomes_and_
         env_pid = rt.pid("env")
         assert first.obs.shape == (2, 261) and first.obs.dtype == np.float32
         assert first.masks.shape == (2, 6) and first.masks[:, 0].all()
-        assert len(first.contexts) == 2 and first.contexts[0].symbol == "NQ" and first.contexts[0].trailing_limit == 2500.0
+        assert len(first.contexts) == 2 and first.contexts[0].symbol == "MNQ" and first.contexts[0].trailing_limit == 2500.0
         transition = rt.client.recv(EnvTransition, timeout_secs=10)
         assert transition.env_ids == [0, 1] and transition.timed_out == [False, False]
         nxt = rt.client.recv(EnvObs, timeout_secs=10, where=lambda m: m.step == transition.step + 1)
