@@ -28,6 +28,7 @@ from actors.common.actions import Action
 from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest, trained_fusion_settings
 from actors.jobs.common import configure, format_table
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
+from actors.jobs.evaluation.evidence import backtest_evidence_rows
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
 from bus.messages import LlmThought, LoraAdapter
 from config.schema import Config
@@ -105,6 +106,9 @@ def mode_main(args: argparse.Namespace) -> int:
     result, metrics = run_backtest(backtest_config, args, root / "3-backtest")
     print()
     print_backtest(result, metrics, backtest_config)
+    print()
+    print(format_table(backtest_evidence_rows(backtest_config, metrics.get("net_pnl_usd", 0.0)),
+                       "evidence: the same test bars played by the floors and the oracle (same env, costs, risk rules)"))
 
     lockstep = {**backtest_settings(checkpoint, args.data), **fusion, **LOCKSTEP, "env.max_steps": LOCKSTEP_BACKTEST_STEPS, **lora}
     lockstep_config = configure(args, lockstep)

@@ -211,3 +211,23 @@ def headline(summary: dict) -> str:
         edge = f"evidence of an edge (deflated-Sharpe probability {dsr:.2f} >= {DSR_TARGET})"
     beats = "beats" if momentum["beats"] else "does not beat"
     return f"{summary['market']}: {edge}; the policy {beats} the best momentum rule ({summary['best_momentum']}) out of sample"
+
+
+def backtest_evidence_rows(config, policy_net_pnl: float) -> list[tuple[str, str]]:
+    """The full-speed backtest's net P&L beside the floors and the oracle on the same bars (the main job's evidence)."""
+    from actors.env.factory import load_dataset
+    from actors.env.references import reference_policies
+    from actors.jobs.evaluation.chain import play_window
+
+    dataset = load_dataset(config)
+    split = dataset.split(config.env.split)
+    nets = {name: play_window(config, split, decide).net_pnl for name, decide in reference_policies(dataset.hidden_regime).items()}
+    best = max(MOMENTUM, key=lambda name: nets[name])
+    rows = [("policy net P&L ($)", f"{policy_net_pnl:,.0f}")]
+    rows += [(f"{name} net P&L ($)", f"{nets[name]:,.0f}") for name in ("oracle", best, "buy_and_hold", "random", "flat") if name in nets]
+    oracle = nets.get("oracle", 0.0)
+    share = f"{policy_net_pnl / oracle:.3f}" if oracle > 0 else "n/a (no oracle on this data)"
+    rows.append(("oracle share (target >= 0.30)", share))
+    rows.append(("beats the best momentum rule", "yes" if policy_net_pnl > nets[best] else "no"))
+    rows.append(("intervals, deflated Sharpe, success table", "bin/run evaluate (walk-forward; one backtest is one sample)"))
+    return rows
