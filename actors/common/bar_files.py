@@ -1,25 +1,50 @@
-"""Users' own bars from CSV or Parquet: column detection, repair report, time split.
+"""Users' own bars from the files traders export: column detection, continuous futures, repair report, time split.
 
 ``load_bars(path)`` returns a frame indexed by UTC bar start time (``timestamp``) with
 float columns open, high, low, close, volume, and a ``RepairReport`` counting what was
 repaired. What cannot be repaired safely (a price that is not a number or not positive,
 an unreadable timestamp, a missing column) raises ``DataError`` naming the file, the row
-(1-based data row; the header is not counted) and the column.
+(1-based data row; the header is not counted; a DBN file's record number) and the column.
 
 Repairs, each counted per kind:
 - ``nan_rows``: rows with a missing open/high/low/close are dropped.
 - ``nan_volume``: a missing volume becomes 0.
-- ``unsorted``: rows out of time order are sorted (counted once per out-of-order row).
+- ``unsorted``: rows out of time order are sorted (counted once per out-of-order row; a
+  file of several contracts is sorted before the roll, uncounted).
 - ``duplicate_timestamps``: of rows with the same time the last one is kept.
 - ``high_low_swapped``: high < low is swapped.
 - ``high_low_extended``: high below max(open, close) or low above min(open, close) is widened.
 - ``gaps``: intraday gaps longer than the usual bar interval (reported, not filled).
+- ``spread_rows``: calendar spreads (``NQH4-NQM4``) in a file of futures contracts are dropped.
+
+Formats (read in ``bar_formats``; ``RepairReport.format`` names the one found):
+- CSV with a header, any delimiter and column order, columns found by name (``Date``,
+  ``Time`` apart are joined); Parquet. Naive times are in ``timezone``, times with an
+  offset keep it, epoch numbers (s, ms, us, ns) are UTC.
+- Databento OHLCV CSV (``ts_event,rtype,publisher_id,instrument_id,open,...,symbol``):
+  ``ts_event`` is the bar start, ISO UTC or integer nanoseconds; integer prices are read
+  as Databento's fixed point (units of 1e-9) only when every price is an integer above 1e7;
+  its undefined price (2**63 - 1) is a missing price. A ``.csv.zst`` needs ``zstandard``.
+- Databento DBN (``.dbn``, ``.dbn.zst``, an ohlcv schema), transcoded by ``databento-dbn``
+  (imported only for a DBN file) into the CSV above, symbols mapped from its metadata.
+- NinjaTrader 8 minute export, no header: ``yyyyMMdd HHmmss;open;high;low;close;volume``.
+  NinjaTrader stamps a bar with its END time, in the exporting machine's zone (pass it as
+  ``timezone``): the bar start is that time minus 1 minute.
+- TradingView chart export: ``time,open,high,low,close`` then any columns (``Volume``,
+  indicators); ``time`` is unix seconds or ISO with an offset.
+- FirstRate / Kibot: ``date,time,open,high,low,close,volume`` with or without a header
+  (``01/02/2024,09:30,...``), or one ``2024-01-02 09:30:00`` column; times in ``timezone``,
+  bar start. A file with no header is recognised by numbers in its first row; its columns
+  are then named by role and field number (``open (field 3)``).
+- Several futures contracts in one file (a ``contract``, ``symbol`` or ``instrument_id``
+  column with several values, Databento's ``NQH4``, ``NQM4``): one back-adjusted
+  continuous series, rolled by volume (``bar_formats.back_adjust``); each roll is listed
+  in ``RepairReport.rolls`` (date, timestamp, from, to, adjustment_points, adjusted).
+  Several symbols that are not futures codes (``AAPL``, ``MSFT``) are refused.
 """
 
 from __future__ import annotations
 
-import csv
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,12 +52,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from actors.common import bar_formats
+from actors.common.bar_formats import DataError, RawTable
+from actors.common.bar_formats import normalise_name as _normalise_name
 from actors.common.bars import OHLCV_COLUMNS
 
 OHLCV = OHLCV_COLUMNS
 
 _ALIASES: dict[str, tuple[str, ...]] = {
-    "timestamp": ("timestamp", "datetime", "date_time", "time", "date", "ts", "dt", "time_utc", "timestamp_utc", "bar_time", "start"),
+    "timestamp": ("timestamp", "ts_event", "datetime", "date_time", "time", "date", "ts", "dt", "time_utc", "timestamp_utc", "bar_time", "start"),
     "open": ("open", "o", "open_price", "openprice", "first"),
     "high": ("high", "h", "high_price", "highprice", "max"),
     "low": ("low", "l", "low_price", "lowprice", "min"),
@@ -42,59 +70,23 @@ _ALIASES: dict[str, tuple[str, ...]] = {
 _INDEX_NAMES = ("", "index", "unnamed: 0", "unnamed:_0", "id", "#", "row")
 
 
-class DataError(ValueError):
-    """Bars that cannot be used, with the file, row and column at fault."""
-
-    def __init__(self, path: str | Path, problem: str, *, row: int | None = None, column: str | None = None) -> None:
-        self.path = str(path)
-        self.row = row
-        self.column = column
-        where = [self.path]
-        if row is not None:
-            where.append(f"row {row}")
-        if column is not None:
-            where.append(f"column {column!r}")
-        super().__init__(", ".join(where) + ": " + problem)
-
-
 @dataclass
 class RepairReport:
     path: str = ""
     rows_read: int = 0
     rows_kept: int = 0
     repaired: Counter = field(default_factory=Counter)
+    format: str = ""
+    rolls: list[dict] = field(default_factory=list)
+    """One dict per contract roll: date, timestamp, from, to, adjustment_points, adjusted."""
 
     def as_dict(self) -> dict[str, int]:
-        return {"rows_read": self.rows_read, "rows_kept": self.rows_kept, **dict(self.repaired)}
+        """Counts only (callers log them as integers); the rolls themselves are in ``rolls``."""
+        return {"rows_read": self.rows_read, "rows_kept": self.rows_kept, **dict(self.repaired),
+                **({"rolls": len(self.rolls)} if self.rolls else {})}
 
 
 # --------------------------------------------------------------------------- reading
-
-
-def _sniff_delimiter(path: Path) -> str:
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        sample = handle.read(16_384)
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
-    except csv.Error:
-        return ","
-
-
-def _read_raw(path: Path) -> pd.DataFrame:
-    if not path.exists():
-        raise DataError(path, "file not found")
-    suffix = path.suffix.lower()
-    if suffix in (".parquet", ".pq"):
-        frame = pd.read_parquet(path)
-        if isinstance(frame.index, pd.DatetimeIndex) or frame.index.name:
-            frame = frame.reset_index()
-        return frame
-    # Everything as text first: the parse below reports the exact row and column that is bad.
-    return pd.read_csv(path, sep=_sniff_delimiter(path), dtype=str, keep_default_na=False, encoding="utf-8-sig", skipinitialspace=True)
-
-
-def _normalise_name(name: object) -> str:
-    return re.sub(r"[\s\-.]+", "_", str(name).strip().lower()).strip("_")
 
 
 def _reads_as_dates(column: pd.Series) -> bool:
@@ -126,7 +118,7 @@ def _detect_columns(frame: pd.DataFrame, path: Path) -> dict[str, str]:
                 break
     # Separate date and time columns ("Date", "Time") are joined into one timestamp.
     if "date" in by_normalised and "time" in by_normalised and found.get("timestamp") in (by_normalised["date"], by_normalised["time"]):
-        found["timestamp"] = "__date_time__"
+        found["date"], found["time"] = by_normalised["date"], by_normalised["time"]
     for role in ("timestamp", "open", "high", "low", "close"):
         if role not in found:
             raise DataError(path, f"no {role} column found among {list(map(str, frame.columns))}", column=role)
@@ -190,6 +182,9 @@ def parse_timestamps(raw: pd.Series, path: Path, column: str, timezone: str, day
     else:
         text = raw.astype(str).str.strip()
         numeric = pd.to_numeric(text, errors="coerce")
+        if len(text) and pd.notna(numeric.iloc[0]) and numeric.isna().any():  # epoch numbers with a bad cell among them
+            bad = int(np.flatnonzero(numeric.isna().to_numpy())[0])
+            raise DataError(path, f"unreadable timestamp {text.iloc[bad]!r} among epoch numbers", row=bad + 1, column=column)
         if numeric.notna().all() and len(text):
             parsed = pd.DatetimeIndex(pd.to_datetime(numeric.to_numpy(), unit=_epoch_unit(numeric.to_numpy(dtype=float)), utc=True))
         else:
@@ -294,40 +289,71 @@ def count_intraday_gaps(index: pd.DatetimeIndex) -> int:
 
 
 def load_bars(path: str | Path, timezone: str = "America/New_York", dayfirst: str = "auto") -> tuple[pd.DataFrame, RepairReport]:
-    """Bars from a CSV or Parquet file, repaired and reported (see the module docstring)."""
+    """Bars from a file in one of the formats above, repaired and reported (see the module docstring)."""
     path = Path(path)
-    try:
-        raw = _read_raw(path)
-    except DataError:
-        raise
-    except (OSError, ValueError, pd.errors.ParserError) as exc:
-        raise DataError(path, f"cannot read the file: {exc}") from None
-    if raw.empty:
-        raise DataError(path, "no rows")
-    columns = _detect_columns(raw, path)
-    if columns["timestamp"] == "__date_time__":
-        names = {_normalise_name(c): c for c in raw.columns}
-        stamp_raw = raw[names["date"]].astype(str).str.strip() + " " + raw[names["time"]].astype(str).str.strip()
-        stamp_column = f"{names['date']}+{names['time']}"
-    else:
-        stamp_raw, stamp_column = raw[columns["timestamp"]], columns["timestamp"]
-    index = parse_timestamps(stamp_raw.reset_index(drop=True), path, stamp_column, timezone, dayfirst)
-
-    values = {role: _parse_numbers(raw[columns[role]].reset_index(drop=True), path, columns[role]) for role in ("open", "high", "low", "close")}
-    if "volume" in columns:
-        values["volume"] = _parse_numbers(raw[columns["volume"]].reset_index(drop=True), path, columns["volume"])
-    else:
-        values["volume"] = np.zeros(len(raw))
-        columns["volume"] = "volume"
+    table = _read(path)
+    raw = table.frame
+    columns = dict(table.roles) or _detect_columns(raw, path)
+    index = _timestamps(raw, columns, path, timezone, dayfirst) + table.stamp_shift
+    values = _prices(raw, columns, path, fixed_point=table.format.startswith("databento"))
     frame = pd.DataFrame(values, index=pd.DatetimeIndex(index, name="timestamp"))
     frame["_row"] = np.arange(1, len(frame) + 1)
 
-    report = RepairReport(path=str(path), rows_read=len(frame))
+    report = RepairReport(path=str(path), rows_read=len(frame), format=table.format)
+    contract = bar_formats.contract_column(raw, path)
+    if contract is not None:
+        frame = _continuous(frame, raw[contract], report)
     frame = _repair(frame, report, path, columns)
     if len(frame) < 2:
         raise DataError(path, f"only {len(frame)} usable row(s) after repair")
     report.rows_kept = len(frame)
     return frame[list(OHLCV)].astype(np.float64), report
+
+
+def _read(path: Path) -> RawTable:
+    try:
+        table = bar_formats.read_table(path)
+    except DataError:
+        raise
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise DataError(path, f"cannot read the file: {exc}") from None
+    if table.frame.empty:
+        raise DataError(path, "no rows")
+    return table
+
+
+def _timestamps(raw: pd.DataFrame, columns: dict[str, str], path: Path, timezone: str, dayfirst: str) -> pd.DatetimeIndex:
+    if "date" in columns and "time" in columns:
+        stamps = raw[columns["date"]].astype(str).str.strip() + " " + raw[columns["time"]].astype(str).str.strip()
+        label = f"{columns['date']}+{columns['time']}"
+    else:
+        stamps, label = raw[columns["timestamp"]], columns["timestamp"]
+    return parse_timestamps(stamps.reset_index(drop=True), path, label, timezone, dayfirst)
+
+
+def _prices(raw: pd.DataFrame, columns: dict[str, str], path: Path, fixed_point: bool) -> dict[str, np.ndarray]:
+    """Open, high, low, close (Databento's fixed-point integers scaled when they clearly are one), and volume (0 if absent)."""
+    prices = ("open", "high", "low", "close")
+    values = {role: _parse_numbers(raw[columns[role]].reset_index(drop=True), path, columns[role]) for role in prices}
+    if fixed_point:
+        bar_formats.scale_fixed_point([raw[columns[role]] for role in prices], values)
+    if "volume" in columns:
+        values["volume"] = _parse_numbers(raw[columns["volume"]].reset_index(drop=True), path, columns["volume"])
+    else:
+        values["volume"] = np.zeros(len(raw))
+        columns["volume"] = "volume"
+    return values
+
+
+def _continuous(frame: pd.DataFrame, contracts: pd.Series, report: RepairReport) -> pd.DataFrame:
+    """Spreads dropped, then one back-adjusted series from the contracts (``bar_formats.back_adjust``)."""
+    names = contracts.astype(str).str.strip()
+    spread = names.map({name: bar_formats.is_spread(name) for name in names.unique()}).to_numpy(dtype=bool)
+    names = names.to_numpy()
+    if spread.any():
+        report.repaired["spread_rows"] += int(spread.sum())
+    frame, report.rolls = bar_formats.back_adjust(frame.assign(_contract=names).loc[~spread])
+    return frame.drop(columns="_contract")
 
 
 # --------------------------------------------------------------------------- split
