@@ -194,7 +194,8 @@ def draw_learning_curve(summary: dict, path: Path) -> None:
         ax.fill_between(steps, [i[0] for i in intervals], [i[1] for i in intervals], color="tab:blue", alpha=0.15, label="95% interval")
         for name, colour in (("oracle", "tab:green"), (summary["best_momentum"], "tab:orange"), ("flat", "grey")):
             if name in summary["variants"]:
-                ax.axhline(summary["variants"][name][key if key != "pnl_per_day" else "pnl_per_day"] or 0.0, color=colour, ls="--", label=name)
+                level = summary["variants"][name][key]
+                ax.axhline(level if math.isfinite(level) else 0.0, color=colour, ls="--", label=name)
         ax.set_xscale("log")
         ax.set_xlabel("training env steps")
         ax.set_title(label)

@@ -45,8 +45,6 @@ class RiskStage:
         self.halts = Halts(config.risk, self.rules)
         self.halted_steps: Counter[str] = Counter()
         """Steps on which each entry rule was in force (a halt), whatever the policy proposed."""
-        self.changed: Counter[str] = Counter()
-        """Actions the rules changed, by rule."""
 
     def review(self, env_id: int, step: int, env: FuturesTradingEnv, action: int) -> int:
         if not self.enabled:
@@ -56,10 +54,7 @@ class RiskStage:
         halt = self.halts.update(env_id, step, context, env.episode_id, trades)
         if halt:
             self.halted_steps[halt] += 1
-        review = self.rules.review(int(action), env.action_masks(), context, trades, halt)
-        if review.reason:
-            self.changed[review.reason] += 1
-        return int(review.action)
+        return int(self.rules.review(int(action), env.action_masks(), context, trades, halt).action)
 
 
 def make_split_env(config: Config, split: DataSplit) -> FuturesTradingEnv:

@@ -13,7 +13,7 @@ before it except the last ``purge_days`` (López de Prado, AFML ch. 7):
 - The embargo is the ``embargo_days`` after a test window that no training set may use
   (serial correlation that outlives the purge). A walk-forward never trains on days after
   its test window, so here the embargo is a rule the folds are checked against
-  (``Fold.training_days`` excludes it in any case), not a gap in the data.
+  (tests/actors/jobs/evaluation/test_folds.py), not a gap in the data.
 
 Folds never overlap in their test windows, and every test day lies after every training
 day of its fold: ``tests/actors/jobs/evaluation/test_folds.py`` checks both on the indices.
@@ -39,9 +39,8 @@ class Fold:
     """Exclusive end of the embargo after the test window."""
 
     def training_days(self) -> np.ndarray:
-        days = np.arange(self.train_start_day, self.train_stop_day)
-        banned = (days >= self.train_stop_day) & (days < self.embargo_stop_day)
-        return days[~banned]
+        """Every day before the purge: a walk-forward never trains after its window, so the embargo holds by construction."""
+        return np.arange(self.train_start_day, self.train_stop_day)
 
     def test_days(self) -> np.ndarray:
         return np.arange(self.test_start_day, self.test_stop_day)
