@@ -174,6 +174,8 @@ class MarketContext(msgspec.Struct, frozen=True, kw_only=True):
     daily_pnl: float
     minutes_to_close: float
     """Minutes until the forced-flat time (4:59 PM US/Eastern)."""
+    recent_net_pnl: float = 0.0
+    """Net P&L of the last 10 closed trades, dollars (0 when none yet); the win-rate halt reads it."""
     session_id: int = -1
     """The trading day of the bar (by account.trading_day_reset_et); -1 when unknown. Halts that end with the session read it."""
 

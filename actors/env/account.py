@@ -110,7 +110,7 @@ class ApexAccount:
     """Balance, equity peak, trailing threshold, daily P&L and trade statistics of one evaluation."""
 
     __slots__ = (
-        "config", "balance", "peak", "threshold", "breached", "consecutive_losses", "recent_wins", "daily_pnl",
+        "config", "balance", "peak", "threshold", "breached", "consecutive_losses", "recent_wins", "recent_pnls", "daily_pnl",
         "session", "trades", "violations", "paused_today", "trading_days",
     )
 
@@ -126,6 +126,8 @@ class ApexAccount:
         self.breached = False
         self.consecutive_losses = 0
         self.recent_wins: deque[bool] = deque(maxlen=10)
+        self.recent_pnls: deque[float] = deque(maxlen=10)
+        """Net P&L of the last 10 closed trades (the win-rate halt asks whether they lost money in sum)."""
         self.daily_pnl = 0.0
         self.session = -1
         """The current trading day (see ``trading_days``)."""
@@ -163,6 +165,7 @@ class ApexAccount:
         self.trades += 1
         won = net_pnl_usd > 0
         self.recent_wins.append(won)
+        self.recent_pnls.append(float(net_pnl_usd))
         self.consecutive_losses = 0 if won else self.consecutive_losses + 1
 
     def mark(self, equity: float) -> None:
@@ -194,6 +197,11 @@ class ApexAccount:
     @property
     def win_rate(self) -> float:
         return sum(self.recent_wins) / len(self.recent_wins) if self.recent_wins else 0.5
+
+    @property
+    def recent_net_pnl(self) -> float:
+        """Net P&L of the last 10 closed trades, dollars (0 when none yet)."""
+        return float(sum(self.recent_pnls))
 
     @property
     def daily_loss_reached(self) -> bool:

@@ -79,7 +79,8 @@ def _capture_env(env: FuturesTradingEnv) -> dict[str, Any]:
         "next_trade_id": env._next_trade_id,
         "illegal_actions": env.illegal_actions,
         "rng": env.np_random.bit_generator.state,
-        "account": {**{name: getattr(account, name) for name in _ACCOUNT_FIELDS}, "recent_wins": list(account.recent_wins)},
+        "account": {**{name: getattr(account, name) for name in _ACCOUNT_FIELDS}, "recent_wins": list(account.recent_wins),
+                    "recent_pnls": list(account.recent_pnls)},
         "evaluation": {**{name: getattr(evaluation, name) for name in _EVALUATION_FIELDS}, "days": sorted(evaluation._days)},
         "position": None if position is None else {name: getattr(position, name) for name in Position.__slots__},
     }
@@ -192,6 +193,7 @@ def _restore_env(env: FuturesTradingEnv, saved: dict[str, Any]) -> None:
     for name in _ACCOUNT_FIELDS:
         setattr(account, name, saved["account"][name])
     account.recent_wins = deque((bool(w) for w in saved["account"]["recent_wins"]), maxlen=account.recent_wins.maxlen)
+    account.recent_pnls = deque((float(p) for p in saved["account"].get("recent_pnls", [])), maxlen=account.recent_pnls.maxlen)
     evaluation = saved["evaluation"]
     env.evaluation = Evaluation(int(evaluation["index"]), int(evaluation["start_ns"]), float(evaluation["start_balance"]),
                                 float(evaluation["profit_target_usd"]))

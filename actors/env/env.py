@@ -383,6 +383,7 @@ class FuturesTradingEnv(gym.Env):
             "stop_at_break_even": False if position is None else position.stop_kind == "break_even",
             "consecutive_losses": account.consecutive_losses,
             "win_rate": account.win_rate,
+            "recent_net_pnl": account.recent_net_pnl,
             "balance": account.balance,
             "drawdown_buffer": self._equity - account.threshold,
             "trailing_limit": self.account_config.trailing_drawdown,

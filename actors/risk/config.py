@@ -23,6 +23,10 @@ class RiskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     min_trades_for_win_rate: Count = 5
     """... once the episode has closed at least this many trades (0 = always, as seed 002; with fewer
     trades one early loss would halt the rest of the episode) ..."""
+    win_rate_halt_needs_net_loss: bool = True
+    """... and only while those 10 trades lost money in sum: a trend follower wins fewer than 40 % of its trades
+    and still earns (issue 18: without this, seed 002's rule halted the momentum rules on 80-96 % of bars and the
+    regime oracle, 70 % winners, on 8 %) ..."""
     win_rate_cooldown_bars: PositiveCount = 390
     """... for this many steps (390 = one RTH session of 1-minute bars); then the rule re-arms only when a new
     trade closes (while flat the win rate cannot change, so without this the halt would never end)."""

@@ -44,6 +44,7 @@ class RiskContext(Protocol):
     stop_at_break_even: bool
     consecutive_losses: int
     win_rate: float
+    recent_net_pnl: float
     drawdown_buffer: float
     trailing_limit: float
     daily_pnl: float
@@ -125,7 +126,8 @@ class RiskRules:
                 context.drawdown_buffer / context.trailing_limit < self.config.min_drawdown_buffer_fraction:
             reasons.append("drawdown_buffer")
         enough_trades = episode_trades is None or episode_trades >= self.config.min_trades_for_win_rate
-        if enough_trades and context.win_rate < self.config.min_win_rate:
+        losing = not self.config.win_rate_halt_needs_net_loss or context.recent_net_pnl < 0
+        if enough_trades and losing and context.win_rate < self.config.min_win_rate:
             reasons.append("win_rate")
         return reasons
 

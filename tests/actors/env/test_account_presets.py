@@ -116,3 +116,14 @@ def test_the_none_preset_has_no_flat_time_and_no_trailing_drawdown(env_over, mak
 
     assert not any(result[2] for result in results)  # -$5,000 and holding through 16:59: no breach, no forced flat
     assert env.position is not None and env.account.threshold == 0.0
+
+
+def test_the_account_sums_the_net_pnl_of_its_last_ten_trades():
+    from actors.env.account import ApexAccount
+
+    account = ApexAccount(AccountConfig())
+    assert account.recent_net_pnl == 0.0
+    for pnl in [-50.0] * 7 + [400.0] * 3 + [-10.0]:  # the first -50 drops out of the window of ten
+        account.record_result(pnl)
+    assert account.recent_net_pnl == -50.0 * 6 + 400.0 * 3 - 10.0
+    assert account.win_rate == 0.3

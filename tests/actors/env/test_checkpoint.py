@@ -57,6 +57,7 @@ def test_a_restored_batch_has_the_balance_peak_position_and_cursor_it_was_saved_
         assert after.bar == before.bar and after.account.balance == before.account.balance
         assert after.account.peak == before.account.peak > 50_000.0  # a long in a rising market raised the floor
         assert after.account.threshold == before.account.threshold
+        assert list(after.account.recent_pnls) == list(before.account.recent_pnls)
         assert after.position.entry_price == before.position.entry_price and after.position.bars_held == before.position.bars_held
         assert after.evaluation.record() == before.evaluation.record()
         assert np.array_equal(after.observe(), before.observe())

@@ -12,11 +12,12 @@ LONG_MASK = np.array([True, False, True, True, True, False])  # as the env masks
 
 
 def context(**overrides) -> MarketContext:
+    """A flat NQ account mid-session; its last trades lost $100 in sum (so a low win rate halts unless overridden)."""
     values = dict(symbol="NQ", time_et="10:30", price=18000.0, trend="up", rsi=55.0, adx=25.0, atr=10.0,
                   momentum=1.0, vwap_distance_pct=0.1, support=17950.0, resistance=18050.0, pattern="none",
                   volume_trend="flat", volatility_regime=1.0, position=0, contracts=0, entry_price=0.0,
                   unrealized_pnl=0.0, bars_in_position=0, trail_on=False, stop_at_break_even=False,
-                  consecutive_losses=0, win_rate=0.5, balance=50000.0, drawdown_buffer=2500.0,
+                  consecutive_losses=0, win_rate=0.5, recent_net_pnl=-100.0, balance=50000.0, drawdown_buffer=2500.0,
                   trailing_limit=2500.0, daily_pnl=0.0, minutes_to_close=300.0)
     values.update(overrides)
     return MarketContext(**values)

@@ -31,6 +31,14 @@ def test_win_rate_veto_fires_just_below_its_threshold():
     assert RULES.review(BUY, FLAT_MASK, context(win_rate=0.39)).reason == "win_rate"
 
 
+def test_a_low_win_rate_halts_only_while_the_recent_trades_lost_money():
+    trend_follower = context(win_rate=0.3, recent_net_pnl=450.0)  # three big winners paid for seven small losers
+    assert RULES.review(BUY, FLAT_MASK, trend_follower).reason == ""
+    assert RULES.review(BUY, FLAT_MASK, context(win_rate=0.3, recent_net_pnl=-1.0)).reason == "win_rate"
+    seed_002 = RiskRules(RiskConfig(win_rate_halt_needs_net_loss=False), NQ_LIMITS)
+    assert seed_002.review(BUY, FLAT_MASK, trend_follower).reason == "win_rate"
+
+
 def test_win_rate_veto_waits_for_enough_trades_in_the_episode():
     one_early_loss = context(win_rate=0.0, consecutive_losses=1)
     assert RULES.review(BUY, FLAT_MASK, one_early_loss, episode_trades=4).reason == ""
