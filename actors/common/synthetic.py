@@ -11,13 +11,18 @@ planted effect sizes, so a harder market is one setting away:
 
 ``regimes`` (the default): regimes that switch every ``min_regime_bars``-``max_regime_bars``
 bars (uniform, mean 165): trend up and trend down (25 % each) drift by
-``trend_drift_sigmas`` = 0.12 of the bar's sigma per bar, range (35 %) pulls 2 % of the
+``trend_drift_sigmas`` = 0.2 of the bar's sigma per bar, range (35 %) pulls 2 % of the
 distance to the level where the regime began back per bar, volatile (15 %) has 2.2x the
 sigma and no drift. Inside a trend, the return over the last n bars has a
-signal-to-noise ratio of 0.12 x sqrt(n): 0.93 at n = 60, so the sign of a 60-bar return
-is right about 82 % of the time once a trend has run 60 bars (Phi(0.93)), and the trend
-is certain at two standard errors only after (2 / 0.12)^2 = 278 bars, longer than the
-mean regime. The 261 features hold returns and slopes up to 200 bars (momentum, SMA
+signal-to-noise ratio of 0.2 x sqrt(n): 1.55 at n = 60, so the sign of a 60-bar return
+is right about 94 % of the time once a trend has run 60 bars (Phi(1.55)), and the trend
+is certain at two standard errors after (2 / 0.2)^2 = 100 bars, within the mean regime.
+Why 0.2: at the calibrated volatility a round trip of 3 MNQ ($7.7 of commission and
+slippage) costs 0.27 of a bar's sigma in dollars, 4.5x what it cost at the old, too-wide
+volatility, and at 0.12 the momentum rules netted about nothing (0-26 % of the oracle on
+seeds 0 and 1, no risk stage); at 0.2 the 60-bar rule makes 39-43 % of the oracle
+($300-340 of $760-800 a day), the structure issue 18 describes. 0.12 and 0.15 stay one
+setting away (harder: momentum at 0-26 % of the oracle). The 261 features hold returns and slopes up to 200 bars (momentum, SMA
 slopes, VWAP distance), so a trend is readable from them after some 30-60 bars of it.
 ``tests/actors/common/test_synthetic.py``
 recovers the drift per regime from the bars within its tolerance.
@@ -55,7 +60,7 @@ class MarketScenario:
     """A synthetic market's planted structure; every effect size is a field."""
 
     name: str = "regimes"
-    trend_drift_sigmas: float = 0.12
+    trend_drift_sigmas: float = 0.2
     """Drift per bar in a trend regime, as a share of the bar's sigma (0 = no trends to find)."""
     range_pull: float = 0.02
     """Share of the distance to the range regime's starting level recovered per bar (0 = no mean reversion)."""

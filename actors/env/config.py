@@ -193,7 +193,7 @@ class DataConfig(msgspec.Struct, **STRUCT_OPTIONS):
     scenario: str = "regimes"
     """synthetic: regimes (planted trends and ranges, the default) | null (the same seed's random walk: nothing to
     learn); effect sizes in actors/common/synthetic.py."""
-    trend_drift_sigmas: Annotated[float, msgspec.Meta(ge=0)] = 0.12
+    trend_drift_sigmas: Annotated[float, msgspec.Meta(ge=0)] = 0.2
     """synthetic, regimes: drift per bar in a trend regime, in units of the bar's sigma (smaller = a harder market)."""
     min_regime_bars: Annotated[int, msgspec.Meta(ge=1)] = 30
     """synthetic: shortest regime in bars."""
@@ -250,6 +250,8 @@ class EnvConfig(msgspec.Struct, **STRUCT_OPTIONS):
     """Reward = change in equity (dollars) / this; see actors/env/rewards.py."""
     drawdown_penalty: NonNegative = 10.0
     """Subtracted from the reward on the step the trailing drawdown is breached."""
+    entry_penalty_usd: NonNegative = 0.0
+    """Training-only turnover charge subtracted from the reward (not the account) on each entry; see actors/env/rewards.py."""
     verdict_deadline_ms: Positive = 5_000.0
     """Without a risk.verdict for the current step by then, every env holds (counted, timed_out)."""
     max_steps: Count = 0

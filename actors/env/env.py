@@ -134,7 +134,9 @@ class FuturesTradingEnv(gym.Env):
         self.account.new_bar(self._session[t1])
         equity_before = self._equity
         closed: list[Trade] = []
+        before = self._position
         held_into_bar = self._execute(action, t1, closed)
+        entered = self._position is not None and self._position is not before
         breached = self._play_bar(t1, held_into_bar, closed)
         truncated = t1 >= self._end
         position = self._position
@@ -148,7 +150,8 @@ class FuturesTradingEnv(gym.Env):
 
         self._t = t1
         self.equity_curve.append(self._equity)
-        reward = step_reward(equity_before, self._equity, breached, self.config.reward_scale_usd, self.config.drawdown_penalty)
+        reward = step_reward(equity_before, self._equity, breached, self.config.reward_scale_usd, self.config.drawdown_penalty,
+                             entered, self.config.entry_penalty_usd)
         self.episode_return += reward
         self._done = breached or truncated
         info: dict[str, Any] = {"closed_trades": closed, "illegal_action": illegal, "executed_action": action, "evaluation": outcome}

@@ -174,6 +174,16 @@ def test_commission_and_slippage_arithmetic_on_a_hand_made_ten_bar_file(tmp_path
     assert rewards[0] == pytest.approx(((20004 - 20001.25) * 20 - 2.5) / 100.0)  # entry commission paid, marked at close
 
 
+def test_the_entry_penalty_lowers_the_reward_of_each_entry_and_never_the_account(env_over, make_bars):
+    rows = [(20000, 20004, 19996, 20000)] * 8
+    plain, charged = env_over(make_bars(rows), **WIDE), env_over(make_bars(rows), **WIDE, entry_penalty_usd=40.0)
+    actions = (BUY, HOLD, SELL, SELL, HOLD, BUY)  # two entries (a long, then a short), two exits
+    pairs = [(plain.step(a)[1], charged.step(a)[1]) for a in actions]
+
+    assert [round(p - c, 9) for p, c in pairs] == [0.4, 0.0, 0.0, 0.4, 0.0, 0.0]
+    assert charged.account.balance == plain.account.balance and len(charged.trades) == 2
+
+
 def test_stop_fills_before_the_target_when_one_bar_touches_both(env_over, make_bars):
     rows = [(20000, 20005, 19995, 20000), (20000, 20030, 19970, 20000), (20000, 20005, 19995, 20000), (20000, 20005, 19995, 20000)]
     env = env_over(make_bars(rows), stop_loss_atr=2.0, take_profit_atr=2.0)
