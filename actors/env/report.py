@@ -423,6 +423,14 @@ def _mark_evaluations(axis, times_ns: np.ndarray, evaluations: Sequence[Evaluati
                       va="top", ha="right", fontsize=7, color=colours[record.outcome])
 
 
+def _session_pnl_records(data: ReportInput) -> list[dict]:
+    """Each session's date and P&L (dollars), the series the deflated Sharpe and the interval read."""
+    if not len(data.bars.times_ns):
+        return []
+    sessions = session_returns(data.bars.times_ns, data.bars.equity)
+    return [{"date": str(day.date()), "pnl_usd": float(pnl)} for day, pnl in zip(sessions.dates(), sessions.pnl_usd)]
+
+
 def plot_sessions(path: Path, data: ReportInput) -> None:
     plt = _pyplot()
     sessions = session_returns(data.bars.times_ns, data.bars.equity)
@@ -559,6 +567,7 @@ def write_backtest_report(out_dir: str | Path, data: ReportInput) -> dict[str, f
         "halted_bars": {rule: count for rule, count, _ in _halt_rows(np.asarray(data.halts))},
         "evaluation_accounts": [asdict(record) if hasattr(record, "__dataclass_fields__") else dict(vars(record)) for record in data.evaluations],
         "trade_list": [_trade_record(item) for item in data.trades],
+        "session_pnl": _session_pnl_records(data),
         "statistics_basis": STATISTICS_BASIS,
     }
     (out / "metrics.json").write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")

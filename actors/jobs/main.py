@@ -19,6 +19,7 @@ Each stage prints what it measured; ``--run-dir DIR`` holds the four stage direc
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from actors import ENV, FUSION, POLICY, RISK
 from actors.common.actions import Action
 from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest, trained_fusion_settings
-from actors.jobs.common import configure, format_table
+from actors.jobs.common import JobResult, configure, format_table
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
 from actors.jobs.evaluation.evidence import backtest_evidence_rows
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
@@ -107,7 +108,7 @@ def mode_main(args: argparse.Namespace) -> int:
     print()
     print_backtest(result, metrics, backtest_config)
     print()
-    print(format_table(backtest_evidence_rows(backtest_config, metrics.get("net_pnl_usd", 0.0)),
+    print(format_table(backtest_evidence_rows(backtest_config, metrics, backtest_session_pnl(result, backtest_config)),
                        "evidence: the same test bars played by the floors and the oracle (same env, costs, risk rules)"))
 
     lockstep = {**backtest_settings(checkpoint, args.data), **fusion, **LOCKSTEP, "env.max_steps": LOCKSTEP_BACKTEST_STEPS, **lora}
@@ -124,6 +125,15 @@ def mode_main(args: argparse.Namespace) -> int:
         print("\n" + format_thought(thought))
     print(f"\nall stages: {root.resolve()}")
     return EXIT_OK
+
+
+def backtest_session_pnl(result: JobResult, config: Config) -> list[float]:
+    """The backtest's P&L per session, from its report (empty when the report has none)."""
+    path = result.run_dir.path / config.env.report_dir / "metrics.json"
+    try:
+        return [float(row["pnl_usd"]) for row in json.loads(path.read_text()).get("session_pnl", [])]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
 
 
 def format_thought(thought: LlmThought) -> str:

@@ -1,0 +1,41 @@
+"""The main job's evidence rows: the backtest beside the floors and the oracle, with its own verdicts."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from actors.jobs.evaluation.evidence import backtest_evidence_rows, verdict_at_least, verdict_between
+from config.loader import load_config
+
+
+def small_test_split():
+    return load_config(None, {"data.synthetic_days": 12, "env.split": "test"})
+
+
+def test_a_steadily_profitable_backtest_meets_the_sharpe_probability_and_a_losing_one_does_not():
+    config = small_test_split()
+    metrics = {"net_pnl_usd": 900.0, "win_rate": 0.6, "win_rate_ci_low": 0.59, "win_rate_ci_high": 0.61,
+               "sharpe": 4.0, "sharpe_ci_low": 1.0, "sharpe_ci_high": 7.0}
+    steady = list(100.0 + np.random.default_rng(0).normal(0, 20, 9))
+    rows = dict(backtest_evidence_rows(config, metrics, steady))
+
+    assert rows["policy net P&L ($)"] == "900"
+    assert rows["deflated-Sharpe probability, 1 trial (target >= 0.95)"].endswith(": met")
+    assert rows["win rate 0.60 [0.59, 0.61] (target 0.58-0.62)"] == "met"
+    assert rows["daily Sharpe 4.00 [1.00, 7.00] (target >= 3)"] == "not evidence"  # the interval straddles 3
+    assert "oracle net P&L ($)" in rows and rows["beats the best momentum rule"] in ("yes", "no")
+
+    losing = dict(backtest_evidence_rows(config, {"net_pnl_usd": -500.0}, [-60.0, 10.0, -80.0, -40.0]))
+    assert losing["deflated-Sharpe probability, 1 trial (target >= 0.95)"].endswith(": not met")
+    assert losing["win rate n/a (target 0.58-0.62)"] == "not evidence"
+
+
+def test_too_few_sessions_give_no_probability_rather_than_a_number():
+    rows = dict(backtest_evidence_rows(small_test_split(), {"net_pnl_usd": 0.0}, [5.0]))
+    assert rows["deflated-Sharpe probability, 1 trial (target >= 0.95)"].startswith("n/a")
+
+
+def test_verdicts_need_the_whole_interval_on_one_side():
+    assert verdict_at_least(4.0, 3.5, 5.0, 3.0) == "met"
+    assert verdict_at_least(1.0, 0.5, 2.0, 3.0) == "not met"
+    assert verdict_between(0.6, 0.5, 0.7, 0.58, 0.62) == "not evidence"
