@@ -250,7 +250,7 @@ class EnvConfig(msgspec.Struct, **STRUCT_OPTIONS):
     """Reward = change in equity (dollars) / this; see actors/env/rewards.py."""
     drawdown_penalty: NonNegative = 10.0
     """Subtracted from the reward on the step the trailing drawdown is breached."""
-    entry_penalty_usd: NonNegative = 0.0
+    entry_penalty_usd: NonNegative = 30.0
     """Training-only turnover charge subtracted from the reward (not the account) on each entry; see actors/env/rewards.py."""
     verdict_deadline_ms: Positive = 5_000.0
     """Without a risk.verdict for the current step by then, every env holds (counted, timed_out)."""

@@ -68,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--folds", type=int, help="evaluate: walk-forward test windows (default 4, --quick 3)")
     parser.add_argument("--budgets", help="evaluate: training steps of the learning curve, comma-separated (default 10000,50000,200000; --quick 20000,60000)")
     parser.add_argument("--days", type=int, help="evaluate: trading days of a synthetic market (default 120, --quick 60)")
+    parser.add_argument("--long", action="store_true", help="main: train phase 1 for 1M steps on 300 synthetic days "
+                        "(about 30 minutes on 2 cores) instead of 20k on 60")
     parser.add_argument("--quick", action="store_true", help="evaluate: a small walk-forward that finishes in a few minutes on 2 cores")
     parser.add_argument("--four-step", action="store_true", help="ablation: add the four-step thought variant (seconds per decision on 2 cores)")
     parser.add_argument("--frames", type=int, default=100_000, help="fuzz: how many bad frames to send (default 100000)")

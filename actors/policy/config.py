@@ -39,7 +39,10 @@ class PolicyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     n_epochs: PositiveCount = 10
     """Passes over the rollout per PPO update."""
     learning_rate: Positive = 3e-4
-    gamma: Annotated[float, msgspec.Meta(gt=0, le=1)] = 0.99
+    gamma: Annotated[float, msgspec.Meta(gt=0, le=1)] = 0.9
+    """0.9, not SB3's 0.99: the reward marks the position to market every bar, so an action's worth shows within a
+    few bars and a long horizon only adds noise (issue 18, in process, 150k steps on 44 days: 0.99 lost $391 a day
+    out of sample, 0.9 $95; on 208 days at 300k: 0.99 -$117, 0.9 +$86)."""
     gae_lambda: Fraction = 0.95
     clip_range: Positive = 0.2
     ent_coef: NonNegative = 0.01

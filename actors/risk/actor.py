@@ -29,14 +29,15 @@ class RiskActor(Actor):
 
     async def on_start(self) -> None:
         limits = account_limits(self.config)
-        rules = RiskRules(self.config.risk, limits)
-        self.book = VerdictBook(rules, self.config.risk.max_pending_steps, counts=self.counters)
-        self.halts = Halts(self.config.risk, rules)
+        risk = self.config.risk.for_env_mode(self.config.env.mode)
+        rules = RiskRules(risk, limits)
+        self.book = VerdictBook(rules, risk.max_pending_steps, counts=self.counters)
+        self.halts = Halts(risk, rules)
         self._deadline_secs = self.config.risk.fusion_deadline_ms / 1000.0
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self.trades = EpisodeTrades()
         self._deadline_log = RateLimiter(self.config.logging.rate_limit_secs)
-        self.log.info("risk_limits", **{k: getattr(limits, k) for k in limits.__slots__})
+        self.log.info("risk_limits", vetoes=risk.veto_enabled, **{k: getattr(limits, k) for k in limits.__slots__})
 
     async def on_message(self, msg) -> None:
         match msg:

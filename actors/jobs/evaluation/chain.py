@@ -37,12 +37,16 @@ Decide = Callable[[FuturesTradingEnv], int]
 
 
 class RiskStage:
-    """The risk actor's review of one env's action, in process (same rules, same halts)."""
+    """The risk actor's review of one env's action, in process (same rules, same halts).
 
-    def __init__(self, config: Config, enabled: bool = True) -> None:
+    ``training``: the rules of an env in train mode (risk.vetoes_while_training decides the vetoes), else every rule.
+    """
+
+    def __init__(self, config: Config, enabled: bool = True, training: bool = False) -> None:
         self.enabled = enabled
-        self.rules = RiskRules(config.risk, account_limits(config))
-        self.halts = Halts(config.risk, self.rules)
+        risk = config.risk.for_env_mode("train" if training else "backtest")
+        self.rules = RiskRules(risk, account_limits(config))
+        self.halts = Halts(risk, self.rules)
         self.halted_steps: Counter[str] = Counter()
         """Steps on which each entry rule was in force (a halt), whatever the policy proposed."""
 
@@ -142,8 +146,9 @@ def learner_decide(learner: OnlineMaskablePPO) -> Decide:
 class InProcessTrainer:
     """The policy actor's learner trained in one process on random episodes of ``split``, step budget by budget.
 
-    The same loop as ``bin/run train`` without the bus: ``config.env.n_envs`` envs step together, the risk rules
-    review every proposal (``risk``), and the learner stores what ``policy.learn_from`` says.
+    The same loop as ``bin/run train`` without the bus: ``config.env.n_envs`` envs step together, the risk rules of
+    training review every proposal (``risk``; the vetoes only with risk.vetoes_while_training), and the learner
+    stores what ``policy.learn_from`` says.
     ``train_until(n)`` can be called with growing ``n`` for a learning curve.
     """
 
@@ -152,7 +157,7 @@ class InProcessTrainer:
         self.envs = [make_split_env(config, split) for _ in range(self.n_envs)]
         for env_id, env in enumerate(self.envs):
             env.reset(seed=max(config.policy.seed, config.run.seed) * 1000 + env_id)
-        self.stage = RiskStage(config, enabled=risk)
+        self.stage = RiskStage(config, enabled=risk, training=True)
         self.learner = OnlineMaskablePPO(config.policy, self.n_envs)
         self.step = 0
         self._returns = [0.0] * self.n_envs

@@ -2,7 +2,7 @@
 
 from actors.jobs.cli import build_parser
 from actors.jobs.common import configure
-from actors.jobs.main import HYBRID_LOOP_STEPS, format_thought, hybrid_settings, main_root
+from actors.jobs.main import HYBRID_LOOP_STEPS, LONG_TRAINING, data_settings, format_thought, hybrid_settings, main_root, phase1_settings
 from bus.messages import LlmThought
 
 
@@ -24,6 +24,16 @@ def test_the_hybrid_phase_resumes_phase_one_in_lockstep_with_short_rollouts(tmp_
     assert settings["policy.total_timesteps"] == 4096 + HYBRID_LOOP_STEPS * 4
     assert settings["env.thought_lag_steps"] == 1 and settings["policy.rollout_from_checkpoint"] is False
     assert settings["policy.n_steps"] * 4 <= HYBRID_LOOP_STEPS * 4  # at least one PPO update with the LLM in it
+
+
+def test_long_trains_phase_one_for_a_million_steps_on_a_longer_history_and_the_hybrid_phase_follows_it(tmp_path):
+    default, long = build_parser().parse_args(["main"]), build_parser().parse_args(["main", "--long"])
+
+    assert phase1_settings(default)["policy.total_timesteps"] == 20480 and data_settings(default) == {}
+    assert phase1_settings(long)["policy.total_timesteps"] == LONG_TRAINING["policy.total_timesteps"] == 1_000_000
+    assert configure(long, data_settings(long)).data.synthetic_days == 300
+    assert hybrid_settings(long, tmp_path, n_envs=2)["policy.total_timesteps"] == 1_000_000 + HYBRID_LOOP_STEPS * 2
+    assert phase1_settings(build_parser().parse_args(["main", "--long", "--timesteps", "5000"]))["policy.total_timesteps"] == 5000
 
 
 def test_main_keeps_its_stages_in_the_run_dir_the_user_gave(tmp_path):

@@ -42,7 +42,7 @@ def wait_until_ready(rt, with_fusion: bool = False) -> int:
 
 async def test_risk_holds_when_everything_upstream_is_silent_and_uses_rl_past_the_deadline():
     with capture_logs() as logs:
-        async with actor_harness("risk", {"risk.fusion_deadline_ms": 100.0}) as h:
+        async with actor_harness("risk", {"risk.fusion_deadline_ms": 100.0, "env.mode": "backtest"}) as h:
             step = 1
             await h.deliver(env_obs(step))
             silent = await h.recv(RiskVerdict, where=lambda v: v.step == step)
@@ -55,6 +55,13 @@ async def test_risk_holds_when_everything_upstream_is_silent_and_uses_rl_past_th
     vetoes = [entry for entry in logs if entry["event"] == "veto"]
     assert [(entry["rule"], entry["env_id"], entry["step"]) for entry in vetoes] == [("consecutive_losses", 0, step + 1)]
     assert any(entry["event"] == "fusion_deadline_passed" and entry["step"] == step for entry in logs)
+
+
+async def test_in_training_the_risk_actor_lets_an_entry_through_a_losing_streak():
+    async with actor_harness("risk", {"risk.fusion_deadline_ms": 100.0, "env.mode": "train"}) as h:
+        await h.deliver(env_obs(1, consecutive_losses=5), proposal(1, [BUY, HOLD]))
+        verdict = await h.recv(RiskVerdict, where=lambda v: v.step == 1)
+        assert verdict.actions.tolist() == [BUY, HOLD] and verdict.reasons == ["", ""]
 
 
 async def test_risk_answers_a_fusion_decision_at_once_and_never_twice_for_a_step():

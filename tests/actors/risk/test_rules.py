@@ -128,3 +128,17 @@ def test_a_masked_action_never_passes():
 def test_config_names_the_key_it_rejects():
     with pytest.raises(ValueError, match="risk.min_win_rate"):
         RiskConfig(min_win_rate=1.5)
+
+
+def test_training_leaves_the_vetoes_out_unless_asked_and_backtests_keep_every_rule():
+    config = RiskConfig()
+    assert config.for_env_mode("train").veto_enabled is False
+    assert config.for_env_mode("backtest") is config and config.for_env_mode("paper") is config
+    assert RiskConfig(vetoes_while_training=True).for_env_mode("train").veto_enabled is True
+    assert RiskConfig(veto_enabled=False).for_env_mode("backtest").veto_enabled is False  # the ablation's switch still wins
+
+    streak = context(consecutive_losses=5)
+    assert RiskRules(config.for_env_mode("train"), NQ_LIMITS).review(BUY, FLAT_MASK, streak).reason == ""
+    assert RiskRules(config.for_env_mode("backtest"), NQ_LIMITS).review(BUY, FLAT_MASK, streak).reason == "consecutive_losses"
+    limit_hit = context(daily_pnl=-1000.0)  # the account's own daily loss limit is not a veto: it holds in training
+    assert RiskRules(config.for_env_mode("train"), NQ_LIMITS).review(BUY, FLAT_MASK, limit_hit).reason == "daily_loss_limit"
