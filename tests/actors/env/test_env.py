@@ -159,7 +159,7 @@ def test_commission_and_slippage_arithmetic_on_a_hand_made_ten_bar_file(tmp_path
         + "\n"
     )
     frame, _ = load_bars(csv)
-    env = env_over(frame, **WIDE)
+    env = env_over(frame, **WIDE, entry_penalty_usd=0.0)  # the reward is then exactly the equity change
     rewards = []
     for action in (BUY, HOLD, HOLD, SELL):
         _, reward, *_ , info = env.step(action)
@@ -176,7 +176,7 @@ def test_commission_and_slippage_arithmetic_on_a_hand_made_ten_bar_file(tmp_path
 
 def test_the_entry_penalty_lowers_the_reward_of_each_entry_and_never_the_account(env_over, make_bars):
     rows = [(20000, 20004, 19996, 20000)] * 8
-    plain, charged = env_over(make_bars(rows), **WIDE), env_over(make_bars(rows), **WIDE, entry_penalty_usd=40.0)
+    plain, charged = env_over(make_bars(rows), **WIDE, entry_penalty_usd=0.0), env_over(make_bars(rows), **WIDE, entry_penalty_usd=40.0)
     actions = (BUY, HOLD, SELL, SELL, HOLD, BUY)  # two entries (a long, then a short), two exits
     pairs = [(plain.step(a)[1], charged.step(a)[1]) for a in actions]
 

@@ -27,15 +27,15 @@ def test_drawdown_buffer_veto_fires_just_below_twenty_percent_of_the_trailing_li
 
 
 def test_win_rate_veto_fires_just_below_its_threshold():
-    assert RULES.review(BUY, FLAT_MASK, context(win_rate=0.4)).reason == ""
-    assert RULES.review(BUY, FLAT_MASK, context(win_rate=0.39)).reason == "win_rate"
+    assert RULES.review(BUY, FLAT_MASK, context(win_rate=0.3)).reason == ""
+    assert RULES.review(BUY, FLAT_MASK, context(win_rate=0.29)).reason == "win_rate"
 
 
 def test_a_low_win_rate_halts_only_while_the_recent_trades_lost_money():
-    trend_follower = context(win_rate=0.3, recent_net_pnl=450.0)  # three big winners paid for seven small losers
+    trend_follower = context(win_rate=0.2, recent_net_pnl=450.0)  # two big winners paid for eight small losers
     assert RULES.review(BUY, FLAT_MASK, trend_follower).reason == ""
-    assert RULES.review(BUY, FLAT_MASK, context(win_rate=0.3, recent_net_pnl=-1.0)).reason == "win_rate"
-    seed_002 = RiskRules(RiskConfig(win_rate_halt_needs_net_loss=False), NQ_LIMITS)
+    assert RULES.review(BUY, FLAT_MASK, context(win_rate=0.2, recent_net_pnl=-1.0)).reason == "win_rate"
+    seed_002 = RiskRules(RiskConfig(win_rate_halt_needs_net_loss=False, min_win_rate=0.4), NQ_LIMITS)
     assert seed_002.review(BUY, FLAT_MASK, trend_follower).reason == "win_rate"
 
 
