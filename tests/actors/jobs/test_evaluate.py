@@ -36,3 +36,11 @@ def test_an_unknown_market_file_is_a_clear_error(tmp_path, capsys):
 def test_bad_budgets_are_a_clear_error(tmp_path, capsys):
     assert main(["evaluate", "--budgets", "10k", "--run-dir", str(tmp_path / "r")]) == 1
     assert "--budgets" in capsys.readouterr().err
+
+
+def test_the_first_fold_trains_on_a_quarter_of_the_days_unless_the_folds_need_the_room():
+    from actors.jobs.evaluate import min_train_days
+
+    assert min_train_days(150, 3, 2) == 37
+    assert min_train_days(30, 2, 2) == 10  # the floor
+    assert min_train_days(16, 4, 2) == 10 and min_train_days(60, 3, 2) == 15
