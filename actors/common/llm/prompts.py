@@ -41,6 +41,7 @@ SAMPLE_CONTEXT: dict[str, Any] = {
     "stop_at_break_even": False,
     "consecutive_losses": 0,
     "win_rate": 0.5,
+    "recent_net_pnl": 0.0,
     "balance": 50000.0,
     "drawdown_buffer": 2500.0,
     "trailing_limit": 2500.0,
