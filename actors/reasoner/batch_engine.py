@@ -29,6 +29,7 @@ import numpy as np
 from llama_cpp import _internals
 from llama_cpp._logger import set_verbose
 
+from actors.common.llm.model import model_params
 from actors.reasoner.engine import (
     Completion,
     EngineError,
@@ -90,7 +91,7 @@ class BatchLlamaEngine(LlamaEngineBase):
         set_verbose(False)  # llama.cpp's own log lines, as Llama(verbose=False) does
         llama_cpp.llama_backend_init()
         self._model = _internals.LlamaModel(
-            path_model=self.model_path, params=llama_cpp.llama_model_default_params(), verbose=False
+            path_model=self.model_path, params=model_params(), verbose=False
         )
         self._ctx = self._new_context(n_ctx, n_threads)
         self._batch = llama_cpp.llama_batch_init(n_batch, 0, 1)  # one sequence id per token

@@ -185,12 +185,14 @@ class LlamaEngine(LlamaEngineBase):
     serves_many_at_once = False
 
     def _open(self, *, n_ctx: int, n_threads: int, n_batch: int) -> None:
-        from llama_cpp import Llama, StoppingCriteriaList
+        from llama_cpp import StoppingCriteriaList
+
+        from actors.common.llm.model import open_llama
 
         self._grammars: dict[str, object] = {}
         # Checked by llama-cpp-python after every sampled token.
         self._stop_when_aborted = StoppingCriteriaList([lambda _ids, _logits: self._aborted.is_set()])
-        self._llm = Llama(model_path=self.model_path, seed=self._seed, verbose=False, n_ctx=n_ctx, n_threads=n_threads,
+        self._llm = open_llama(model_path=self.model_path, seed=self._seed, verbose=False, n_ctx=n_ctx, n_threads=n_threads,
                           n_threads_batch=n_threads, n_batch=n_batch)
         llm = self._llm
         self._formatter = chat_formatter(llm.metadata, llm.token_eos(), llm.token_bos(), llm.detokenize)

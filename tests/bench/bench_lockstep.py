@@ -57,10 +57,12 @@ class RawBaseline:
     """Plain llama-cpp-python: Llama.create_chat_completion, one env after the other."""
 
     def __init__(self, config: ReasonerConfig) -> None:
-        from llama_cpp import Llama, LlamaGrammar
+        from llama_cpp import LlamaGrammar
+
+        from actors.common.llm.model import open_llama
 
         self._grammar_of = LlamaGrammar.from_string
-        self._llm = Llama(model_path=str(default_model_path()), n_ctx=config.n_ctx, n_threads=config.n_threads,
+        self._llm = open_llama(model_path=str(default_model_path()), n_ctx=config.n_ctx, n_threads=config.n_threads,
                           n_threads_batch=config.n_threads, n_batch=config.n_batch, seed=config.seed, verbose=False)
         self._config = config
         self._book = PromptBook(config)

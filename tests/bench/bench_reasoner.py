@@ -125,11 +125,11 @@ def drain_until(client, deadline: float) -> Iterator:
 
 def tokens_per_sec(reps: int, max_tokens: int) -> tuple[float, float]:
     """Greedy generation from the same cached prompt: the reasoner's engine vs raw Llama."""
-    from llama_cpp import Llama
+    from actors.common.llm.model import open_llama
 
     model_path = str(default_model_path())
     engine = LlamaEngine(model_path=model_path, n_ctx=2048, n_threads=1, temperature=0.0, top_p=1.0)
-    raw = Llama(model_path=model_path, n_ctx=2048, n_threads=1, n_threads_batch=1, n_batch=256, seed=0, verbose=False)
+    raw = open_llama(model_path=model_path, n_ctx=2048, n_threads=1, n_threads_batch=1, n_batch=256, seed=0, verbose=False)
     book = PromptBook(ReasonerConfig())
     messages = book.opening(prompt_fields(SAMPLE_CONTEXT, FLAT_MASK), "analyse")
     prompt_tokens = raw.tokenize(engine.render(messages).encode(), add_bos=False, special=True)

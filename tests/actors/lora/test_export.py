@@ -43,7 +43,7 @@ def test_peft_names_map_to_gguf_names_and_b_of_v_is_untouched():
 @pytest.mark.slow
 def test_llama_cpp_with_the_exported_adapter_moves_logits_like_peft(tmp_path):
     import torch
-    from llama_cpp import Llama
+    from actors.common.llm.model import open_llama
 
     from actors.lora.config import LoraConfig
     from actors.lora.trainer import LoraTrainer, prompt_ids
@@ -67,7 +67,7 @@ def test_llama_cpp_with_the_exported_adapter_moves_logits_like_peft(tmp_path):
                 return trainer.model(input_ids=torch.tensor([ids])).logits[0].numpy()
 
     def llama_logits(lora_path: str | None) -> np.ndarray:
-        llm = Llama(model_path=str(default_model_path()), lora_path=lora_path, n_ctx=512, logits_all=True, verbose=False)
+        llm = open_llama(model_path=str(default_model_path()), lora_path=lora_path, n_ctx=512, logits_all=True, verbose=False)
         try:
             llm.eval(ids)
             return np.array(llm.scores[: llm.n_tokens])

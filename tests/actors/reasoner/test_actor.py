@@ -109,7 +109,9 @@ def test_an_announced_adapter_swaps_in_between_thoughts_and_the_next_thought_car
     assert base.adapter_version == 0
     assert adapted.adapter_version == 3 and adapted.decision != base.decision  # same market, another answer
     assert still_adapted.adapter_version == 3 and after_junk.adapter_version == 3  # bad adapters refused, v3 stays
-    assert still_adapted.decision == after_junk.decision == adapted.decision
+    # The refused adapters leave v3 serving. Its exact greedy text is not compared across thoughts: under a strong
+    # random adapter the text is chaotic, and a thought that reuses the cached prompt prefix sums in another order
+    # than one that evaluates it whole (llama.cpp without weight repacking, actors/common/llm/model.py).
     assert stats.counters["adapters_loaded"] == 1 and stats.counters["adapter_failures"] == 2
     assert stats.gauges["adapter_version"] == 3.0
     loaded = [e for e in events if e["event"] == "adapter_loaded"]
