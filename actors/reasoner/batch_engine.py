@@ -307,6 +307,7 @@ class BatchLlamaEngine(LlamaEngineBase):
             if not entries:
                 return
             indices = self._decode_chunk(entries)
+            self.decode_steps += 1
             for sequence in live:
                 if sequence.pending is None:
                     continue

@@ -150,6 +150,8 @@ class LlamaEngineBase:
         self._temperature = temperature
         self._top_p = top_p
         self._aborted = threading.Event()
+        self.decode_steps = 0
+        """Tokens sampled (a batch engine: llama_decode calls while generating), over the engine's life."""
         self._adapter = None  # llama_adapter_lora pointer on the live context, None = base model
         self.adapter_version = 0
         self.adapter_path = ""
@@ -191,12 +193,16 @@ class LlamaEngine(LlamaEngineBase):
 
         self._grammars: dict[str, object] = {}
         # Checked by llama-cpp-python after every sampled token.
-        self._stop_when_aborted = StoppingCriteriaList([lambda _ids, _logits: self._aborted.is_set()])
+        self._stop_when_aborted = StoppingCriteriaList([self._count_token_and_check_abort])
         self._llm = open_llama(model_path=self.model_path, seed=self._seed, verbose=False, n_ctx=n_ctx, n_threads=n_threads,
                           n_threads_batch=n_threads, n_batch=n_batch)
         llm = self._llm
         self._formatter = chat_formatter(llm.metadata, llm.token_eos(), llm.token_bos(), llm.detokenize)
         self._whitespace_tokens = whitespace_only_tokens(llm.detokenize, llm.n_vocab())
+
+    def _count_token_and_check_abort(self, _ids, _logits) -> bool:
+        self.decode_steps += 1
+        return self._aborted.is_set()
 
     # ---- public
 

@@ -116,15 +116,17 @@ def test_an_announced_adapter_swaps_in_between_thoughts_and_the_next_thought_car
     assert stats.gauges["adapter_version"] == 3.0
     loaded = [e for e in events if e["event"] == "adapter_loaded"]
     failed = [e for e in events if e["event"] == "adapter_load_failed"]
-    assert len(loaded) == 1 and loaded[0]["swap_ms"] < 100  # swapped on the live context, no model reload
+    assert len(loaded) == 1  # swapped on the live context: the same process, no model reload (see test_engine)
     assert [(e["version"], e["kept_version"]) for e in failed] == [(4, 3), (5, 3)]
     assert "not found" in failed[0]["error"] and str(junk) in failed[1]["error"]
     assert {e["pid"] for e in events if e["event"] == "actor_started"} == {pid}  # never died, never restarted
 
 
 def test_on_shutdown_a_thought_in_progress_is_aborted_and_the_reasoner_stops_within_the_grace_period():
-    # Long free-text steps: a four-step thought takes several seconds, longer than the grace period.
-    overrides = {**QUICK, "reasoner.max_tokens_per_step": 200, "runtime.shutdown_grace_secs": 2.0}
+    # Long free-text steps: a four-step thought (~1,000 tokens) takes longer than even this generous grace
+    # period, so only an abort lets the reasoner stop by itself; the grace is generous for a busy machine.
+    grace_secs = 10.0
+    overrides = {**QUICK, "reasoner.max_tokens_per_step": 250, "runtime.shutdown_grace_secs": grace_secs}
     with running_actors(["reasoner"], overrides=overrides, keep_run_dir=True) as rt:
         rt.client.subscribe(Heartbeat, settle_secs=0.0)
         rt.client.recv(Heartbeat, timeout_secs=60.0, where=lambda h: h.actor == "reasoner")
@@ -140,7 +142,7 @@ def test_on_shutdown_a_thought_in_progress_is_aborted_and_the_reasoner_stops_wit
     assert rt.exit_code == [0]
     assert not [e for e in supervisor_events if e["event"] in ("actor_sigterm", "actor_sigkill")]
     stopped = [e for e in supervisor_events if e["event"] == "actors_stopped"][0]
-    assert stopped["sigterm"] == 0 and stop_secs < 2.0 + 1.0
+    assert stopped["sigterm"] == 0 and stop_secs < grace_secs + 5.0
     assert [e["event"] for e in reasoner_events if e["event"] in ("actor_stopping", "actor_stopped")] == ["actor_stopping", "actor_stopped"]
     assert not [e for e in reasoner_events if e["event"] == "thought"]  # the aborted thought was not published
 

@@ -51,14 +51,12 @@ def _conversations(n: int) -> list[list[dict]]:
 
 def test_one_request_per_environment_is_in_flight_at_once_up_to_the_configured_concurrency(server):
     engine = build_engine(ReasonerConfig(backend="http", http_base_url=server.base_url, http_concurrency=4))
-    started = time.perf_counter()
 
     completions = engine.chat_many(_conversations(6), max_tokens=8)
 
-    elapsed = time.perf_counter() - started
     engine.close()
+    # Four at once (each is held 0.2 s, so four were in flight together), never more, six in all.
     assert server.max_in_flight == 4 and server.requests == 6
-    assert elapsed < 6 * 0.2  # two waves of 0.2 s, not six requests in turn
     # Answers come back in the order of the conversations.
     assert [c.text for c in completions] == [f"HOLD | 0.50 | env {i}" for i in range(6)]
 
