@@ -31,6 +31,7 @@ from actors.jobs.common import JobResult, configure, format_table
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
 from actors.jobs.evaluation.evidence import backtest_evidence_rows
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
+from actors.policy import checkpoint_steps, latest_checkpoint
 from bus.messages import LlmThought, LoraAdapter
 from config.schema import Config
 from runtime.supervisor import EXIT_OK
@@ -82,10 +83,21 @@ def data_settings(args: argparse.Namespace) -> dict[str, Any]:
     return dict(LONG_DATA) if getattr(args, "long", False) else {}
 
 
+def phase1_steps_reached(args: argparse.Namespace, phase1_run: Path) -> int:
+    """Where phase 1's policy stopped: its newest checkpoint's step count. PPO collects whole rollouts, so
+    this is past the configured budget (20,480 -> 21,368); the configured budget when no checkpoint is there yet."""
+    checkpoint = latest_checkpoint(phase1_run)
+    reached = checkpoint_steps(checkpoint) if checkpoint is not None else None
+    return reached if reached is not None else int(phase1_settings(args)["policy.total_timesteps"])
+
+
 def hybrid_settings(args: argparse.Namespace, phase1_run: Path, n_envs: int = HYBRID_ENVS) -> dict[str, Any]:
-    """Phase 2: resume phase 1's policy and keep learning with the LLM in lockstep."""
+    """Phase 2: resume phase 1's policy and keep learning with the LLM in lockstep.
+
+    Its budget counts on from where phase 1 stopped: a total below the resumed step count would end
+    the policy's training at the first transition, with no PPO update that had the LLM in it."""
     settings = {**train_settings(args), **LOCKSTEP, **HYBRID_ROLLOUT}
-    phase1_steps = int(phase1_settings(args)["policy.total_timesteps"])
+    phase1_steps = phase1_steps_reached(args, phase1_run)
     settings.update({
         "policy.resume_from": str(phase1_run),
         "policy.total_timesteps": phase1_steps + HYBRID_LOOP_STEPS * n_envs,

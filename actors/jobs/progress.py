@@ -39,12 +39,20 @@ class ProgressView:
         self.figures.update(msg.figures)
         if not self.enabled or msg.actor != self.actor:
             return
-        figures = {k: f"{self.figures[k]:.3g}" for k in self.SHOWN_FIGURES if k in self.figures}
+        figures = {k: f"{self.figures[k]:.3g}" for k in self.SHOWN_FIGURES if k in self.figures and self._defined(k)}
         if sys.stderr.isatty():
             self._draw_bar(msg, figures)
         elif time.monotonic() - self._last_line > LINE_INTERVAL_SECS:
             self._last_line = time.monotonic()
             self._print_line(msg, figures)
+
+    def _defined(self, key: str) -> bool:
+        """False for a figure that has no value yet: a mean return before any episode ended, a staleness before any thought."""
+        if key == "mean_episode_return":
+            return self.figures.get("episodes", 0.0) > 0
+        if key.startswith("llm_staleness"):
+            return self.figures[key] >= 0
+        return True
 
     def _draw_bar(self, msg: Progress, figures: dict[str, str]) -> None:
         if self.bar is None:
@@ -61,9 +69,14 @@ class ProgressView:
             eta = f" eta {max(0.0, (msg.total_steps - msg.steps) / msg.steps_per_sec):.0f}s"
         total = f"/{msg.total_steps}" if msg.total_steps else ""
         extra = " ".join(f"{k}={v}" for k, v in figures.items())
-        print(f"{self.label}: {msg.steps}{total} steps, {msg.steps_per_sec:.0f} steps/s{eta} {extra}", file=sys.stderr, flush=True)
+        print(f"{self.label}: {msg.steps}{total} steps, {rate_text(msg.steps_per_sec)} steps/s{eta} {extra}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+def rate_text(steps_per_sec: float) -> str:
+    """Whole steps at full speed, two significant digits at the LLM's pace (0.4 steps/s is not 0)."""
+    return f"{steps_per_sec:.0f}" if steps_per_sec >= 10 else f"{steps_per_sec:.2g}"

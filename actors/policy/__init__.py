@@ -9,16 +9,16 @@
 - actor.py        the thin actor shell (ACTOR = PolicyActor)
 - pass_through.py a stand-in for fusion + risk (proposal -> verdict), for tests and benchmarks
 
-What a job needs from this package (no torch import): ``find_checkpoint`` and ``latest_checkpoint``.
+What a job needs from this package (no torch import): ``find_checkpoint``, ``latest_checkpoint`` and ``checkpoint_steps``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from actors.policy.checkpoint import latest_checkpoint
+from actors.policy.checkpoint import checkpoint_steps, latest_checkpoint
 
-__all__ = ["CheckpointNotFound", "find_checkpoint", "latest_checkpoint"]
+__all__ = ["CheckpointNotFound", "checkpoint_steps", "find_checkpoint", "latest_checkpoint"]
 
 
 class CheckpointNotFound(FileNotFoundError):

@@ -95,6 +95,12 @@ def latest_checkpoint(run_dir: Path | str) -> Path | None:
     return None
 
 
+def checkpoint_steps(path: Path | str) -> int | None:
+    """The policy's num_timesteps a checkpoint was written at (from its name), None for another name."""
+    match = _NAME_PATTERN.match(Path(path).name)
+    return int(match.group(1)) if match else None
+
+
 def prune_checkpoints(directory: Path, keep: int) -> list[Path]:
     """Delete all but the `keep` newest checkpoints; returns what was deleted."""
     found = list_checkpoints(directory)

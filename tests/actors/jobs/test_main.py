@@ -26,6 +26,17 @@ def test_the_hybrid_phase_resumes_phase_one_in_lockstep_with_short_rollouts(tmp_
     assert settings["policy.n_steps"] * 4 <= HYBRID_LOOP_STEPS * 4  # at least one PPO update with the LLM in it
 
 
+def test_the_hybrid_phase_counts_its_budget_from_where_phase_one_stopped_not_from_its_configured_total(tmp_path):
+    # PPO collects whole rollouts, so phase 1 stops past its budget; a total below that ends training at once.
+    args = build_parser().parse_args(["main", "--timesteps", "20480"])
+    (tmp_path / "1-train" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "1-train" / "checkpoints" / "policy_000000021368.zip").write_bytes(b"")
+
+    settings = hybrid_settings(args, tmp_path / "1-train", n_envs=2)
+
+    assert settings["policy.total_timesteps"] == 21368 + HYBRID_LOOP_STEPS * 2
+
+
 def test_long_trains_phase_one_for_a_million_steps_on_a_longer_history_and_the_hybrid_phase_follows_it(tmp_path):
     default, long = build_parser().parse_args(["main"]), build_parser().parse_args(["main", "--long"])
 

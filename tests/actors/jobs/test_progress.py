@@ -1,0 +1,26 @@
+from actors.jobs.progress import ProgressView, rate_text
+from bus.messages import Progress
+
+
+def _line(capsys, figures: dict[str, float], steps_per_sec: float = 0.4) -> str:
+    view = ProgressView("policy", "train", enabled=True)
+    view.update(Progress(actor="policy", steps=21370, total_steps=21464, steps_per_sec=steps_per_sec, figures=figures))
+    return capsys.readouterr().err
+
+
+def test_a_slow_lockstep_rate_reads_as_a_fraction_not_as_zero_steps_a_second():
+    assert rate_text(0.4) == "0.4" and rate_text(2.25) == "2.2" and rate_text(0.0) == "0" and rate_text(712.4) == "712"
+
+
+def test_a_progress_line_leaves_out_figures_that_have_no_value_yet(capsys):
+    line = _line(capsys, {"episodes": 0.0, "mean_episode_return": 0.0, "llm_staleness_max_steps": -1.0, "late_steps": 0.0})
+
+    assert "21370/21464 steps, 0.4 steps/s eta 235s" in line
+    assert "mean_episode_return" not in line and "llm_staleness_max_steps" not in line
+    assert "episodes=0" in line and "late_steps=0" in line
+
+
+def test_a_progress_line_shows_the_mean_return_once_an_episode_ended_and_the_staleness_once_a_thought_came(capsys):
+    line = _line(capsys, {"episodes": 2.0, "mean_episode_return": -3.5, "llm_staleness_max_steps": 1.0})
+
+    assert "mean_episode_return=-3.5" in line and "llm_staleness_max_steps=1" in line
