@@ -43,6 +43,7 @@ from actors.env.report import ReportInput, ReportTrade, ThoughtUsed, TradeDecisi
 from actors.env.statistics import MIN_TRADES, compute_statistics
 from bus.messages import EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, EnvTransition, FusionDecision, Heartbeat, LlmThought, MarketContext, RiskVerdict
 from runtime.actor import Actor
+from runtime.rate import StepRate
 
 TRAIN_REPORT_DIR = "train_report"
 """Run sub-directory for the metrics of training episodes (backtests use env.report_dir)."""
@@ -557,13 +558,10 @@ class EnvActor(Actor):
     # ------------------------------------------------------------------ figures
 
     async def _report_progress(self) -> None:
-        last_steps, last_time = 0, time.monotonic()
+        meter = StepRate(self.env_steps)
         while True:
             await asyncio.sleep(self.config.env.progress_interval_secs)
-            now = time.monotonic()
-            rate = (self.env_steps - last_steps) / max(now - last_time, 1e-9)
-            last_steps, last_time = self.env_steps, now
-            self.progress(self.env_steps, self._total_steps, rate, self._figures())
+            self.progress(self.env_steps, self._total_steps, meter.rate(self.env_steps), self._figures())
 
     def _figures(self) -> dict[str, float]:
         returns = self.batch.recent_returns

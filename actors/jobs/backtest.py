@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from actors.env import MIN_TRADES, entries_sentence, format_metrics_table
 from actors.fusion import trained_model_path
 from actors.jobs.common import JobError, JobResult, configure, run_job
 from actors.jobs.train import policy_checkpoint
-from bus.messages import Message
+from bus.messages import Done, Message
 from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
@@ -42,8 +43,17 @@ def trained_fusion_settings(run_dir: Path) -> dict[str, Any]:
 def run_backtest(
     config: Config, args: argparse.Namespace, run_dir: Path | None = None, label: str = "backtest",
     watch: tuple[type[Message], ...] = (),
+    observe: Callable[[Message], None] | None = None,
 ) -> tuple[JobResult, dict[str, float]]:
-    result = run_job(config, "backtest", run_dir=run_dir, done_actor=ENV, progress_actor=ENV, progress_label=label, quiet=args.quiet, watch=watch)
+    """A backtest until the env has played its pass; ``observe`` sees every message of the ``watch`` types."""
+    stop_when = None
+    if observe is not None:
+        def stop_when(msg: Message) -> bool:
+            observe(msg)
+            return isinstance(msg, Done) and msg.actor == ENV
+
+    result = run_job(config, "backtest", run_dir=run_dir, done_actor=ENV, progress_actor=ENV, progress_label=label, quiet=args.quiet,
+                     watch=watch, stop_when=stop_when)
     if ENV not in result.done:
         raise JobError(f"backtest stopped before the env finished its pass (run directory {result.run_dir.path})")
     return result, dict(result.done[ENV].summary)

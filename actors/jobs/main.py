@@ -30,6 +30,7 @@ from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest
 from actors.jobs.common import JobResult, configure, format_table
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
 from actors.jobs.evaluation.evidence import backtest_evidence_rows
+from actors.jobs.evaluation.sources import SourceBook, SourceScores
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
 from actors.policy import checkpoint_steps, latest_checkpoint
 from bus.messages import LlmThought, LoraAdapter
@@ -61,7 +62,7 @@ LLM_FIGURES = (
     ("llm_staleness_max_steps", "LLM staleness (steps, max)"), ("late_steps", "late steps (thought past its deadline)"),
     ("thought_wait_share", "share of wall time the loop waited for the LLM"),
     ("llm_confidence", "LLM confidence (mean)"), ("agreement_rate", "RL/LLM agreement"), ("llm_trust", "fusion LLM trust (mean)"),
-    ("veto_rate", "risk veto rate"), ("net_pnl_usd", "net P&L $"), ("trades", "trades"),
+    ("veto_rate", "risk veto rate"), ("net_pnl_usd", "net P&L $ (marked to market: closed trades + any position still open)"), ("trades", "trades"),
 )
 MAX_STEP_CHARS = 300
 """A reasoning step longer than this is cut when printed."""
@@ -139,20 +140,32 @@ def mode_main(args: argparse.Namespace) -> int:
     print(format_table(backtest_evidence_rows(backtest_config, metrics, backtest_session_pnl(result, backtest_config)),
                        "evidence: the same test bars played by the floors and the oracle (same env, costs, risk rules)"))
 
-    lockstep = {**data, **backtest_settings(checkpoint, args.data), **fusion, **LOCKSTEP, "env.max_steps": LOCKSTEP_BACKTEST_STEPS, **lora}
-    lockstep_config = configure(args, lockstep)
-    live, live_metrics = run_backtest(lockstep_config, args, root / "4-lockstep-backtest", label="lockstep backtest", watch=(LlmThought,))
+    lockstep_backtest(args, {**data, **backtest_settings(checkpoint, args.data), **fusion, **lora}, root / "4-lockstep-backtest",
+                      full_speed_query_rate=metrics.get("query_rate", 0.0))
+    print(f"\nall stages: {root.resolve()}")
+    return EXIT_OK
+
+
+def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_dir: Path, full_speed_query_rate: float) -> SourceScores:
+    """Phase 4: the first test decisions in lockstep; the LLM's figures, and each source scored against hindsight."""
+    config = configure(args, {**settings, **LOCKSTEP, "env.max_steps": LOCKSTEP_BACKTEST_STEPS, "env.publish_hindsight": True})
+    sources = SourceBook()
+    live, live_metrics = run_backtest(config, args, run_dir, label="lockstep backtest", watch=(LlmThought, *SourceBook.WATCH),
+                                      observe=sources.add)
+    report = live.run_dir.path / config.env.report_dir
     print()
     print(llm_table(
         live_metrics, f"lockstep backtest: {LOCKSTEP_BACKTEST_STEPS} decisions of the test days, each with the previous step's thought",
-        [("full-speed backtest query rate, for comparison", metrics.get("query_rate", 0.0)),
-         ("report", str(live.run_dir.path / lockstep_config.env.report_dir / "report.html"))],
+        [("full-speed backtest query rate, for comparison", full_speed_query_rate), ("report", str(report / "report.html"))],
     ))
+    scores = sources.scores()
+    (report / "sources.json").write_text(json.dumps(scores.to_json(), indent=2))
+    print()
+    print(format_table(scores.rows(), "whom fusion should have trusted: each source against the hindsight label of its bar"))
     thought = live.last.get(LlmThought)
     if thought is not None:
         print("\n" + format_thought(thought))
-    print(f"\nall stages: {root.resolve()}")
-    return EXIT_OK
+    return scores
 
 
 def backtest_session_pnl(result: JobResult, config: Config) -> list[float]:

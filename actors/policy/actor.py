@@ -20,6 +20,7 @@ from actors.policy.checkpoint import checkpoint_dir, latest_checkpoint, prune_ch
 from actors.policy.learner import OnlineMaskablePPO
 from bus.messages import EnvEpisode, EnvObs, EnvTransition, PolicyProposal
 from runtime.actor import Actor
+from runtime.rate import StepRate
 
 PROGRESS_FIGURES = (
     "approx_kl",
@@ -258,13 +259,11 @@ class PolicyActor(Actor):
 
     async def _progress_loop(self) -> None:
         interval = self.config.policy.progress_interval_secs
-        last_steps, last_time = self.learner.num_timesteps, time.monotonic()
+        meter = StepRate(self.learner.num_timesteps)
         while True:
             await asyncio.sleep(interval)
-            now, steps = time.monotonic(), self.learner.num_timesteps
-            rate = (steps - last_steps) / max(now - last_time, 1e-9)
-            last_steps, last_time = steps, now
-            self.progress(steps, self.config.policy.total_timesteps, rate, self._progress_figures())
+            steps = self.learner.num_timesteps
+            self.progress(steps, self.config.policy.total_timesteps, meter.rate(steps), self._progress_figures())
 
     def _progress_figures(self) -> dict[str, float]:
         counters = self.learner.counters

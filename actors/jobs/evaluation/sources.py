@@ -1,0 +1,157 @@
+"""Whom should fusion have trusted? The seeds' fusion and LLM accuracy, scored against hindsight on held-out bars.
+
+A lockstep backtest (every decision has the previous step's thought) publishes, per decision step,
+what the policy proposed, what the LLM advised, what fusion chose (fusion.decision), whether the
+account was flat (env.obs masks: entries are allowed only when flat), and, once the horizon has been
+played, the step's hindsight label (env.hindsight: BUY if a long at the next open with the ATR stop and
+target pays more than a short after costs, SELL the other way, HOLD if neither pays).
+
+On the flat decisions that had a thought and a label:
+
+- RL accuracy and LLM accuracy: the share whose advice equals the label (the seeds' "LLM accuracy");
+- fusion accuracy, the seeds' way ("choosing the source that was right"): of the decisions where the
+  two sources disagree and exactly one of them matches the label, the share where fusion chose it;
+- fused accuracy: the share where fusion's action equals the label, beside the better single source;
+- RL/LLM agreement: the share where both advised the same action.
+
+Each with a Wilson 95 % interval over decisions. Decisions are not independent (neighbouring bars
+share their future), so the intervals are optimistic; they still say when a figure rests on a handful.
+
+Plain Python over bus messages: no process, no socket.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from actors.common.actions import BUY, NO_ACTION
+from actors.jobs.evaluation.evidence import verdict_at_least, verdict_between, wilson_interval
+from bus.messages import EnvHindsight, EnvObs, FusionDecision, Message
+
+FUSION_ACCURACY_TARGET = (0.85, 0.90)
+LLM_ACCURACY_TARGET = 0.75
+AGREEMENT_TARGET = (0.65, 0.75)
+
+
+@dataclass(frozen=True)
+class Share:
+    """hits of n, with its Wilson 95 % interval (NaN when n = 0)."""
+
+    hits: int
+    n: int
+
+    @property
+    def value(self) -> float:
+        return self.hits / self.n if self.n else float("nan")
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson_interval(self.hits, self.n)
+
+    def text(self) -> str:
+        if not self.n:
+            return "n/a (no such decision)"
+        low, high = self.interval
+        return f"{self.value:.2f} [{low:.2f}, {high:.2f}] of {self.n}"
+
+
+@dataclass(frozen=True)
+class SourceScores:
+    decisions: int
+    """Flat decisions that had a thought and a hindsight label."""
+    rl: Share
+    llm: Share
+    fused: Share
+    chose_right_source: Share
+    """Of the decisions where exactly one source matched the label, how often fusion chose that one."""
+    agreement: Share
+    label_mix: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def better_single_source(self) -> str:
+        if not self.decisions:
+            return "n/a"
+        return "RL" if self.rl.value >= self.llm.value else "LLM"
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The terminal table's rows: figure, value [interval] of n, and the verdict beside the seeds' target."""
+        lower, upper = FUSION_ACCURACY_TARGET
+        low, high = AGREEMENT_TARGET
+        return [
+            ("decisions scored (flat, with a thought and a hindsight label)", str(self.decisions)),
+            ("hindsight labels among them", ", ".join(f"{name} {count}" for name, count in self.label_mix.items()) or "none"),
+            (f"fusion accuracy: chose the source that was right (target {lower:.2f}-{upper:.2f})",
+             f"{self.chose_right_source.text()}: {verdict_between(self.chose_right_source.value, *self.chose_right_source.interval, lower, upper)}"),
+            ("fused action = hindsight label", self.fused.text()),
+            ("RL advice = hindsight label", self.rl.text()),
+            (f"LLM advice = hindsight label (target >= {LLM_ACCURACY_TARGET:.2f})",
+             f"{self.llm.text()}: {verdict_at_least(self.llm.value, *self.llm.interval, LLM_ACCURACY_TARGET)}"),
+            ("better single source", self.better_single_source),
+            (f"RL/LLM agreement (target {low:.2f}-{high:.2f})",
+             f"{self.agreement.text()}: {verdict_between(self.agreement.value, *self.agreement.interval, low, high)}"),
+        ]
+
+    def to_json(self) -> dict:
+        def share(s: Share) -> dict:
+            low, high = s.interval
+            return {"value": _finite(s.value), "low": _finite(low), "high": _finite(high), "hits": s.hits, "n": s.n}
+
+        return {"decisions": self.decisions, "label_mix": dict(self.label_mix), "better_single_source": self.better_single_source,
+                **{name: share(getattr(self, name)) for name in ("rl", "llm", "fused", "chose_right_source", "agreement")}}
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    fused: int
+    rl: int
+    llm: int
+
+
+class SourceBook:
+    """Collects a run's decisions, flat flags and hindsight labels from the bus, keyed by (env, step)."""
+
+    WATCH: tuple[type[Message], ...] = (EnvObs, FusionDecision, EnvHindsight)
+
+    def __init__(self) -> None:
+        self.flat: dict[tuple[int, int], bool] = {}
+        self.decisions: dict[tuple[int, int], _Decision] = {}
+        self.labels: dict[tuple[int, int], int] = {}
+
+    def add(self, msg: Message) -> None:
+        match msg:
+            case EnvObs():
+                for row, env_id in enumerate(msg.env_ids):
+                    self.flat[(env_id, msg.step)] = bool(msg.masks[row][BUY])
+            case FusionDecision():
+                for row, env_id in enumerate(msg.env_ids):
+                    self.decisions[(env_id, msg.step)] = _Decision(int(msg.actions[row]), int(msg.rl_actions[row]), int(msg.llm_actions[row]))
+            case EnvHindsight():
+                for row, env_id in enumerate(msg.env_ids):
+                    self.labels[(env_id, msg.steps[row])] = int(msg.actions[row])
+
+    def scores(self) -> SourceScores:
+        return score_sources(self.decisions, self.labels, self.flat)
+
+
+def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tuple[int, int], int],
+                  flat: dict[tuple[int, int], bool]) -> SourceScores:
+    scored = [(d, labels[key]) for key, d in sorted(decisions.items())
+              if key in labels and flat.get(key, False) and d.llm != NO_ACTION]
+    contested = [(d, label) for d, label in scored if d.rl != d.llm and label in (d.rl, d.llm)]
+    mix = np.bincount([label for _, label in scored], minlength=3) if scored else np.zeros(3, dtype=int)
+    return SourceScores(
+        decisions=len(scored),
+        rl=Share(sum(d.rl == label for d, label in scored), len(scored)),
+        llm=Share(sum(d.llm == label for d, label in scored), len(scored)),
+        fused=Share(sum(d.fused == label for d, label in scored), len(scored)),
+        chose_right_source=Share(sum(d.fused == label for d, label in contested), len(contested)),
+        agreement=Share(sum(d.rl == d.llm for d, _ in scored), len(scored)),
+        label_mix={"HOLD": int(mix[0]), "BUY": int(mix[1]), "SELL": int(mix[2])},
+    )

@@ -1,0 +1,64 @@
+import math
+
+import msgspec
+import numpy as np
+
+from actors.common.actions import BUY, HOLD, N_ACTIONS, NO_ACTION, SELL
+from actors.jobs.evaluation.sources import SourceBook, score_sources
+from actors.jobs.evaluation.sources import _Decision as D
+from bus.messages import EnvHindsight, EnvObs, FusionDecision
+from tests.bus.samples import sample_struct
+
+FLAT_MASK = [True, True, True, False, False, False]
+IN_POSITION_MASK = [True, False, False, True, True, False]
+
+
+def test_fusion_accuracy_counts_only_the_contested_decisions_where_exactly_one_source_was_right():
+    decisions = {
+        (0, 1): D(fused=BUY, rl=BUY, llm=SELL),    # contested, RL right, fusion chose RL: hit
+        (0, 2): D(fused=BUY, rl=BUY, llm=SELL),    # contested, LLM right, fusion chose RL: miss
+        (0, 3): D(fused=HOLD, rl=HOLD, llm=HOLD),  # agreement: not contested
+        (0, 4): D(fused=BUY, rl=BUY, llm=SELL),    # both wrong (label HOLD): not contested
+        (0, 5): D(fused=BUY, rl=BUY, llm=NO_ACTION),  # no thought: not scored at all
+        (0, 6): D(fused=SELL, rl=HOLD, llm=SELL),  # in a position: not scored
+    }
+    labels = {(0, 1): BUY, (0, 2): SELL, (0, 3): HOLD, (0, 4): HOLD, (0, 5): BUY, (0, 6): SELL}
+    flat = {key: key != (0, 6) for key in decisions}
+
+    scores = score_sources(decisions, labels, flat)
+
+    assert scores.decisions == 4
+    assert (scores.chose_right_source.hits, scores.chose_right_source.n) == (1, 2)
+    assert (scores.rl.hits, scores.llm.hits, scores.fused.hits, scores.agreement.hits) == (2, 2, 2, 1)
+    assert scores.label_mix == {"HOLD": 2, "BUY": 1, "SELL": 1}
+    low, high = scores.chose_right_source.interval
+    assert low < 0.5 < high  # one of two is no evidence either way
+
+
+def test_nothing_to_score_is_reported_as_not_available_never_as_zero():
+    scores = score_sources({}, {}, {})
+
+    assert scores.decisions == 0 and math.isnan(scores.llm.value) and scores.better_single_source == "n/a"
+    rows = dict(scores.rows())
+    assert rows["RL advice = hindsight label"] == "n/a (no such decision)"
+    assert scores.to_json()["llm"]["value"] is None
+
+
+def _obs(step: int, masks: list[list[bool]]) -> EnvObs:
+    sample = sample_struct(EnvObs)
+    return msgspec.structs.replace(sample, step=step, env_ids=[0, 1], masks=np.array(masks, dtype=bool))
+
+
+def test_the_book_joins_decisions_flat_flags_and_labels_that_arrive_as_bus_messages_in_any_order():
+    book = SourceBook()
+    fused = msgspec.structs.replace(sample_struct(FusionDecision), env_ids=[0, 1], step=5, actions=np.array([BUY, HOLD]),
+                                rl_actions=np.array([BUY, HOLD]), llm_actions=np.array([SELL, HOLD]))
+    label = msgspec.structs.replace(sample_struct(EnvHindsight), env_ids=[0, 1], steps=[5, 5], actions=np.array([BUY, SELL]))
+
+    for msg in (label, fused, _obs(5, [FLAT_MASK, IN_POSITION_MASK])):
+        book.add(msg)
+    scores = book.scores()
+
+    assert N_ACTIONS == 6 and scores.decisions == 1  # env 1 was in a position
+    assert (scores.chose_right_source.hits, scores.chose_right_source.n) == (1, 1)
+    assert scores.better_single_source == "RL"
