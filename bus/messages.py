@@ -245,6 +245,8 @@ class LlmThought(ThoughtHeader, Message, frozen=True, kw_only=True):
     """0 = base model; otherwise the lora.adapter version that produced this thought."""
     cached: bool = False
     """True when served from the thought cache instead of the model."""
+    memo: bool = False
+    """True when it is the model's earlier answer to the exact same prompt and adapter (temperature 0; no model call)."""
     fallback: bool = False
     """True when the text did not parse and the thought fell back to HOLD with confidence 0."""
 

@@ -146,6 +146,12 @@ class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     query_on_state_change: bool = True
     """selective: think when position, contracts, consecutive losses or trail/break-even state changed."""
 
+    # ---- exact thought reuse (actors/reasoner/memo.py)
+    memo_enabled: bool = True
+    """At temperature 0: the same prompt under the same adapter gets the model's earlier answer, without the model."""
+    memo_size: PositiveCount = 4096
+    """Most prompts remembered; the least recently used is evicted first."""
+
     # ---- thought cache (seed 002)
     cache_enabled: bool = True
     cache_size: PositiveCount = 100

@@ -143,6 +143,8 @@ class ReasonerCore:
         figures = self.stats.gauges()
         figures.update(
             cache_hit_rate=self.cache.hit_rate() if self.cache is not None else 0.0,
+            thought_memo_hits=float(memo.hits) if (memo := self.thinker.memo) is not None else 0.0,
+            thought_memo_hit_rate=memo.hit_rate() if memo is not None else 0.0,
             parse_fallbacks=float(self.thinker.parser.fallbacks),
             pending_envs=float(len(self.pending)),
             obs_replaced=float(self.pending.replaced),

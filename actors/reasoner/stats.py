@@ -32,7 +32,7 @@ class ReasonerStats:
     def published_thought(self, thought: Thought) -> None:
         self.published += 1
         self._finished_at.append(self._clock())
-        if not thought.cached:
+        if not (thought.cached or thought.memo):
             self.model_thoughts += 1
             self._recent.append(thought)
 

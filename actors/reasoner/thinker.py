@@ -42,13 +42,19 @@ class Thought:
     generation_secs: float
     adapter_version: int
     cached: bool = False
+    memo: bool = False
+    """True when this is the model's earlier answer to the exact same prompt (actors/reasoner/memo.py)."""
 
 
 class Thinker:
     """Turns a market context + action mask into a Thought with one engine (blocking)."""
 
     def __init__(self, engine: ChatEngine, config: ReasonerConfig, parser: DecisionParser | None = None) -> None:
+        from actors.reasoner.memo import ThoughtMemo
+
         self.engine = engine
+        # Exact reuse only where the model's answer is a function of its prompt: greedy decoding.
+        self.memo = ThoughtMemo(config.memo_size) if config.memo_enabled and config.temperature == 0.0 else None
         self.parser = parser or DecisionParser()
         self._prompts = PromptBook(config)
         self._mode = config.mode
@@ -64,9 +70,26 @@ class Thinker:
         """One thought per (context, mask), in order; none at all when the engine was aborted (shutdown):
         a thought cut short is no thought, and the ones finished before it are dropped with it."""
         try:
-            return self._think_many(states)
+            if self.memo is None:
+                return self._think_many(states)
+            return self._think_many_with_memo(states)
         except GenerationAborted:
             return []
+
+    def _think_many_with_memo(self, states: Sequence[tuple[Mapping[str, Any], Sequence[bool]]]) -> list[Thought]:
+        """Repeated prompts from the memo, the others from the model (together, as one batch)."""
+        assert self.memo is not None
+        first_step = "single_shot" if self._mode == "single_shot" else FOUR_STEPS[0]
+        version = self.engine.adapter_version
+        keys = [self.memo.key(version, self._prompts.opening(prompt_fields(context, mask), first_step),
+                              decision_grammar(mask) if self._use_grammar else None) for context, mask in states]
+        thoughts: list[Thought | None] = [self.memo.get(key) for key in keys]
+        missing = [i for i, thought in enumerate(thoughts) if thought is None]
+        if missing:
+            for i, thought in zip(missing, self._think_many([states[i] for i in missing])):
+                self.memo.put(keys[i], thought)
+                thoughts[i] = thought
+        return [thought for thought in thoughts if thought is not None]
 
     def _think_many(self, states: Sequence[tuple[Mapping[str, Any], Sequence[bool]]]) -> list[Thought]:
         """An engine that serves several conversations at once (batched llama.cpp, concurrent
