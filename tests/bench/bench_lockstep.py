@@ -22,6 +22,9 @@ with ``--sections``):
   share of wall time the loop waited for the LLM; beside it the free-running loop (K = 0) of the same
   settings. The bound: lockstep env-steps/s against the reasoner's own thoughts/s in that run
   (thoughts per second of generation, from its log): the loop cannot beat it; target >= 0.9.
+
+- memo: the lockstep loop (1 env, single shot) at temperature 0 with the exact-thought memo on and off
+  (reasoner.memo_enabled): loop steps/s and the share of thoughts served from the memo.
 """
 
 from __future__ import annotations
@@ -215,12 +218,14 @@ def run_loop(settings: dict) -> dict[str, float]:
                 elapsed = time.perf_counter() - (first_at or time.perf_counter())
                 break
         rt.stop()
-        reasoner_rate = _reasoner_thoughts_per_sec(rt.run_dir / "logs" / "reasoner.jsonl")
+        reasoner_log = rt.run_dir / "logs" / "reasoner.jsonl"
+        reasoner_rate = _reasoner_thoughts_per_sec(reasoner_log)
     summary = msg.summary
     loop_steps = summary["loop_steps"] - 1  # timed from the first decision: one step fewer
     return {"steps_per_sec": loop_steps / max(elapsed, 1e-9), "env_steps_per_sec": loop_steps * settings["env.n_envs"] / max(elapsed, 1e-9),
             "late_steps": summary.get("late_steps", 0.0), "wait_share": summary.get("thought_wait_share", 0.0),
-            "reasoner_thoughts_per_sec": reasoner_rate, "staleness_mean": summary.get("llm_staleness_steps", -1.0), **lag.figures()}
+            "reasoner_thoughts_per_sec": reasoner_rate, "staleness_mean": summary.get("llm_staleness_steps", -1.0), **lag.figures(),
+            "reasoner_log": reasoner_log}
 
 
 def _reasoner_thoughts_per_sec(log_file) -> float:
@@ -263,8 +268,31 @@ def section_loop(args: argparse.Namespace) -> None:
                     f"({args.free_steps} steps), same settings", rows)
 
 
+def _memo_hits(log_file) -> tuple[int, int]:
+    """(thoughts served from the memo, thoughts) from the reasoner's thought log."""
+    import json
+
+    events = [json.loads(line) for line in log_file.read_text().splitlines()]
+    thoughts = [e for e in events if e.get("event") == "thought"]
+    return sum(1 for e in thoughts if e.get("memo")), len(thoughts)
+
+
+def section_memo(args: argparse.Namespace) -> None:
+    """Lockstep at temperature 0 on the default market, the memo on and off, alternating: hit rate and loop steps/s."""
+    rows = []
+    for memo in (True, False):
+        settings = {**loop_settings(1, "single_shot", 1, args.loop_steps, args.threads), "reasoner.temperature": 0.0,
+                    "reasoner.memo_enabled": memo}
+        figures = run_loop(settings)
+        hits, thoughts = _memo_hits(figures.pop("reasoner_log"))
+        rows.append((f"memo {'on' if memo else 'off'}: loop steps/s", f"{figures['steps_per_sec']:.3f}",
+                     f"{hits} of {thoughts} thoughts from the memo ({hits / max(thoughts, 1):.1%})", "", ""))
+    print_table(f"exact thought reuse: lockstep, 1 env, single shot, temperature 0, {args.loop_steps} steps of the default market "
+                "(its prompts carry the price, so a state rarely repeats within a run)", rows)
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], None]] = {
-    "reasoner": section_reasoner, "prompt_form": section_prompt_form, "loop": section_loop}
+    "reasoner": section_reasoner, "prompt_form": section_prompt_form, "loop": section_loop, "memo": section_memo}
 
 
 def main() -> None:
