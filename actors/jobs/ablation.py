@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,9 @@ import numpy as np
 from actors import ENV, FUSION, POLICY, RISK
 from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobError, configure, format_table
+from actors.jobs.evaluate import success_lines
+from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
+from actors.jobs.evaluation.sources import SourceBook, SourceScores, pooled
 from actors.jobs.lora import (FirstRoundWatch, learn_in_run_config, adapter_file_settings, published_adapter_settings,
                               run_round_rows, versions_book)
 from actors.jobs.main import MAIN_TRAINING, hybrid_settings
@@ -123,6 +127,54 @@ def ablation_notes(config: Config, seeds: list[int], trained: str) -> str:
     )
 
 
+SYSTEM_VARIANT = "RL + neural fusion (single-shot)"
+"""The seeds' system (policy, LLM, fusion network, risk veto): the success table's subject."""
+
+
+def _seed_interval(per_seed: list[dict[str, float]], key: str) -> tuple[float, float, float]:
+    mean, half = mean_and_half_width([m.get(key, float("nan")) for m in per_seed])
+    return mean, mean - half, mean + half
+
+
+def _share_row(figure: str, scores: SourceScores | None, name: str, target: str, verdict_of, note: str = "") -> Row:
+    nan = float("nan")
+    if scores is None or not getattr(scores, name).n:
+        return Row(figure, nan, nan, nan, target, "not evidence", note or "no scored decision (flat, with a thought and a label)")
+    share = getattr(scores, name)
+    low, high = share.interval
+    return Row(figure, share.value, low, high, target, verdict_of(share.value, low, high), note or f"{share.hits} of {share.n} decisions")
+
+
+def ablation_success_rows(rows: list[dict[str, Any]], scores: dict[str, SourceScores]) -> list[Row]:
+    """The seeds' targets for the seeds' system (SYSTEM_VARIANT): win rate and Sharpe over seeds (t-interval),
+    fusion accuracy, LLM accuracy and agreement over its pooled decisions (Wilson), LLM accuracy after LoRA from
+    the +LoRA variant when it ran."""
+    nan = float("nan")
+    system = next((row for row in rows if row["variant"] == SYSTEM_VARIANT), None)
+    if system is None:
+        return []
+    per_seed = system["per_seed"]
+    several = len(per_seed) > 1
+    win = _seed_interval(per_seed, "win_rate")
+    sharpe = _seed_interval(per_seed, "sharpe")
+    one_seed = "one seed: no interval (--seeds 3 or more)"
+    return [
+        Row("win rate (mean over seeds)", *win, "0.58-0.62", verdict_between(*win, 0.58, 0.62) if several else "not evidence",
+            "" if several else one_seed),
+        Row("daily Sharpe (annualised, mean over seeds)", *sharpe, ">= 3", verdict_at_least(*sharpe, 3.0) if several else "not evidence",
+            "" if several else one_seed),
+        _share_row("fusion accuracy (chose the source that was right)", scores.get(SYSTEM_VARIANT), "chose_right_source", "0.85-0.90",
+                   lambda v, lo, hi: verdict_between(v, lo, hi, 0.85, 0.90)),
+        _share_row("LLM accuracy, base model (advice = hindsight label)", scores.get(SYSTEM_VARIANT), "llm", ">= 0.60",
+                   lambda v, lo, hi: verdict_at_least(v, lo, hi, 0.60)),
+        _share_row("LLM accuracy, after LoRA", scores.get(LORA_VARIANT[0]), "llm", ">= 0.75",
+                   lambda v, lo, hi: verdict_at_least(v, lo, hi, 0.75), "" if LORA_VARIANT[0] in scores else "run with --lora"),
+        _share_row("RL/LLM agreement", scores.get(SYSTEM_VARIANT), "agreement", "0.65-0.75",
+                   lambda v, lo, hi: verdict_between(v, lo, hi, 0.65, 0.75)),
+        Row("oracle share, deflated Sharpe", nan, nan, nan, ">= 0.30, >= 0.95", "not evidence", "bin/run evaluate (walk-forward)"),
+    ]
+
+
 def ablation_root(args: argparse.Namespace, base: Config) -> Path:
     root = Path(args.run_dir) if args.run_dir else Path(base.run.runs_dir) / f"{time.strftime('%Y%m%d-%H%M%S')}-ablation"
     root.mkdir(parents=True, exist_ok=True)
@@ -167,6 +219,7 @@ def mode_ablation(args: argparse.Namespace) -> int:
     variants = ablation_variants(args)
     results: dict[str, list[dict[str, float]]] = {name: [] for name, _ in variants}
     run_dirs: dict[str, list[str]] = {name: [] for name, _ in variants}
+    sources: dict[str, list[SourceScores]] = {name: [] for name, _ in variants}
     config = base
     for seed in seeds:
         checkpoint, trained_in = checkpoint_for_seed(args, root, seed)
@@ -180,8 +233,13 @@ def mode_ablation(args: argparse.Namespace) -> int:
             if variant == LORA_VARIANT[0]:
                 settings.update(lora)  # {} when no adapter could be trained: the variant then runs the base model
             print(f"\n[seed {seed}, {index + 1}/{len(variants)}] {variant}", file=sys.stderr, flush=True)
-            config = configure(args, settings)
-            result, metrics = run_backtest(config, args, root / f"seed{seed}" / f"variant-{index + 1}")
+            thinks = settings.get("env.thought_lag_steps", 0) >= 1
+            book = SourceBook() if thinks else None
+            config = configure(args, {**settings, "env.publish_hindsight": True} if thinks else settings)
+            result, metrics = run_backtest(config, args, root / f"seed{seed}" / f"variant-{index + 1}",
+                                           watch=SourceBook.WATCH if book else (), observe=book.add if book else None)
+            if book is not None:
+                sources[variant].append(book.scores())
             results[variant].append(metrics)
             run_dirs[variant].append(str(result.run_dir.path))
     rows = []
@@ -195,9 +253,16 @@ def mode_ablation(args: argparse.Namespace) -> int:
     verdict = ("Differences larger than their intervals:\n" + "\n".join(f"- {f}" for f in findings)) if findings else \
         "No difference from RL only is larger than its 95% interval over these seeds." if len(seeds) > 1 else \
         "One seed: no interval and no test of the differences (--seeds 3 or more for that)."
+    scores = {variant: pooled(found) for variant, found in sources.items() if found}
+    success = [asdict(row) for row in ablation_success_rows(rows, scores)]
     markdown = ablation_markdown(rows, notes) + "\n" + verdict + "\n"
+    if success:
+        markdown += f"\n## Success table (the seeds' targets, {SYSTEM_VARIANT})\n\n" + "\n".join(success_lines({"success_table": success})) + "\n"
     (root / "ablation.md").write_text(markdown)
-    (root / "ablation.json").write_text(json.dumps({"notes": notes, "seeds": seeds, "findings": findings, "variants": rows}, indent=2, default=str))
+    (root / "ablation.json").write_text(json.dumps({"notes": notes, "seeds": seeds, "findings": findings, "variants": rows,
+                                                    "success_table": success,
+                                                    "sources": {variant: score.to_json() for variant, score in scores.items()}},
+                                                   indent=2, default=str))
     print("\n" + markdown)
     print(f"ablation table: {root}/ablation.md and ablation.json")
     return EXIT_OK

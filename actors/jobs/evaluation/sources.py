@@ -155,3 +155,16 @@ def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tupl
         agreement=Share(sum(d.rl == d.llm for d, _ in scored), len(scored)),
         label_mix={"HOLD": int(mix[0]), "BUY": int(mix[1]), "SELL": int(mix[2])},
     )
+
+
+def pooled(scores: list[SourceScores]) -> SourceScores:
+    """Several runs' scores as one (hits and counts summed: the seeds of an ablation variant)."""
+    def share(name: str) -> Share:
+        return Share(sum(getattr(s, name).hits for s in scores), sum(getattr(s, name).n for s in scores))
+
+    mix: dict[str, int] = {}
+    for s in scores:
+        for label, count in s.label_mix.items():
+            mix[label] = mix.get(label, 0) + count
+    return SourceScores(decisions=sum(s.decisions for s in scores), rl=share("rl"), llm=share("llm"), fused=share("fused"),
+                        chose_right_source=share("chose_right_source"), agreement=share("agreement"), label_mix=mix)

@@ -56,3 +56,22 @@ def test_one_seed_shows_no_interval_and_several_seeds_do():
 
     assert "| RL only | - | - | - | - | 6 |" in table  # not "6 ± 0"
     assert "| RL + rules | - | - | - | - | 6 ± 2.500 |" in table
+
+
+def test_the_success_table_scores_the_seeds_system_and_says_what_this_run_could_not_measure():
+    from actors.jobs.ablation import LORA_VARIANT, SYSTEM_VARIANT, ablation_success_rows
+    from actors.jobs.evaluation.sources import Share, SourceScores
+
+    rows = [{"variant": SYSTEM_VARIANT, "per_seed": [{"win_rate": 0.40, "sharpe": 1.0}, {"win_rate": 0.44, "sharpe": 2.0},
+                                                     {"win_rate": 0.42, "sharpe": 1.5}]}]
+    scores = {SYSTEM_VARIANT: SourceScores(decisions=200, rl=Share(40, 200), llm=Share(60, 200), fused=Share(50, 200),
+                                           chose_right_source=Share(30, 60), agreement=Share(70, 200))}
+
+    table = {row.figure: row for row in ablation_success_rows(rows, scores)}
+
+    assert table["win rate (mean over seeds)"].verdict == "not met"  # 0.40-0.44 with its t-interval, all under 0.58
+    assert table["fusion accuracy (chose the source that was right)"].value == 0.5
+    assert table["fusion accuracy (chose the source that was right)"].verdict == "not met"
+    assert table["RL/LLM agreement"].verdict == "not met" and table["LLM accuracy, base model (advice = hindsight label)"].value == 0.3
+    after = table["LLM accuracy, after LoRA"]
+    assert after.verdict == "not evidence" and after.note == "run with --lora" and LORA_VARIANT[0] not in scores
