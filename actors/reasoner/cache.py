@@ -82,11 +82,20 @@ class ThoughtCache:
         """Store a fresh model thought (a fallback is not worth reusing)."""
         if thought.fallback or thought.cached:
             return
-        self._entries[key] = _Entry(thought, self._clock())
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._max_entries:
-            self._entries.popitem(last=False)
+        put_bounded(self._entries, key, _Entry(thought, self._clock()), self._max_entries)
 
     def hit_rate(self) -> float:
-        lookups = self.hits + self.misses
-        return self.hits / lookups if lookups else 0.0
+        return share_of_hits(self.hits, self.misses)
+
+
+def put_bounded(entries: OrderedDict, key, value, max_entries: int) -> None:
+    """Store as the newest entry; the oldest go once there are more than ``max_entries``."""
+    entries[key] = value
+    entries.move_to_end(key)
+    while len(entries) > max_entries:
+        entries.popitem(last=False)
+
+
+def share_of_hits(hits: int, misses: int) -> float:
+    lookups = hits + misses
+    return hits / lookups if lookups else 0.0

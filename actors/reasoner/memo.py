@@ -23,6 +23,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Sequence
 
+from actors.reasoner.cache import put_bounded, share_of_hits
 from actors.reasoner.thinker import Thought
 
 MemoKey = tuple[int, str, str]
@@ -60,14 +61,10 @@ class ThoughtMemo:
         if thought.fallback or thought.cached or thought.memo:
             return
         self._flush_if_swapped(key[0])
-        self._entries[key] = thought
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._max_entries:
-            self._entries.popitem(last=False)
+        put_bounded(self._entries, key, thought, self._max_entries)
 
     def hit_rate(self) -> float:
-        lookups = self.hits + self.misses
-        return self.hits / lookups if lookups else 0.0
+        return share_of_hits(self.hits, self.misses)
 
     def _flush_if_swapped(self, adapter_version: int) -> None:
         # Answers under the old adapter are not the new one's: the memo starts over.
