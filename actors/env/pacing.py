@@ -204,6 +204,6 @@ def unused_thoughts_cause(summary: dict[str, float]) -> str:
     if stale and not summary.get("thoughts_usable", 0.0):
         share = "all" if stale == arrived else f"{stale} of them"
         return (f"{arrived} thoughts arrived, {share} {ages} bars old (max_staleness_steps = {bound})"
-                f"{f', {fallbacks} fallbacks' if fallbacks else ''}{pace}; use bin/feed --speed agent or bin/run paper --lockstep")
+                f"{f', {fallbacks} of them fallbacks' if fallbacks else ''}{pace}; use bin/feed --speed agent or bin/run paper --lockstep")
     return (f"{arrived} thoughts arrived ({stale} older than max_staleness_steps = {bound}, {fallbacks} fallbacks), "
             f"{ages} bars old{pace}, and fusion used none of them")

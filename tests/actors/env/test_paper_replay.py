@@ -129,3 +129,37 @@ def test_the_cause_names_the_bar_interval_and_the_thought_time_when_both_were_me
 def test_the_cause_of_unused_thoughts_follows_what_was_measured(figures, expected):
     cause = unused_thoughts_cause(figures)
     assert (expected in cause) if expected else cause == ""
+
+
+@pytest.mark.slow
+def test_bin_run_paper_lockstep_with_an_agent_paced_replay_has_a_thought_in_every_decision_after_the_first(tmp_path):
+    """The README's two commands, small: the warm-up from the file, a decision on every played bar from T, each with the previous bar's thought."""
+    import subprocess
+    import time
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    csv_path, run_dir = tmp_path / "nq.csv", tmp_path / "paper-run"
+    subprocess.run([str(root / "bin" / "run"), "paper", "--write-bars", str(csv_path), "--days", "2"], check=True, capture_output=True, timeout=120)
+    runtime = subprocess.Popen([str(root / "bin" / "run"), "paper", "--lockstep", "--until-feed-done", "--run-dir", str(run_dir), "--quiet",
+                                "--set", f"env.paper_warmup_bars={WARMUP}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (run_dir / "bus.json").is_file() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        feed = subprocess.run([str(root / "bin" / "feed"), "--run", str(run_dir), "--source", "replay", "--path", str(csv_path),
+                               "--start", "2023-11-28 09:30", "--speed", "agent", "--max-bars", "6",
+                               *[arg for actor in ("env", "policy", "reasoner", "fusion", "risk") for arg in ("--wait-for", actor)]],
+                              capture_output=True, text=True, timeout=240)
+        output, _ = runtime.communicate(timeout=120)
+    finally:
+        if runtime.poll() is None:
+            runtime.kill()
+
+    summary = json.loads((run_dir / "paper" / "summary.json").read_text())
+    decisions = [json.loads(line) for line in (run_dir / "paper" / "decisions.jsonl").read_text().splitlines()]
+    assert feed.returncode == 0 and runtime.returncode == 0, feed.stderr + output
+    assert summary["history_bars"] == WARMUP and summary["decisions"] == 6 and summary["bars_without_decision"] == 0
+    assert decisions[0]["bar_start_ns"] == pd.Timestamp("2023-11-28 09:30", tz="America/New_York").value
+    assert summary["thoughts_used"] >= 5 and summary["llm_staleness_max_bars"] == 1  # every decision after the first
+    assert "thoughts_arrived" in output and "LLM: " in output
