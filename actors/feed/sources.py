@@ -245,7 +245,8 @@ class CcxtSource:
 
     async def fetch_closed(self) -> list[SourceBar]:
         """One poll: the candles that closed since the last one taken (the first poll: ``ccxt_history_bars`` of them)."""
-        if self._last_start_ms is None:
+        first_poll = self._last_start_ms is None
+        if first_poll:
             since, limit = None, self.feed.ccxt_history_bars + 2
         else:
             since, limit = self._last_start_ms + 1, self.page_limit
@@ -264,13 +265,13 @@ class CcxtSource:
             closed = [c for c in closed if c[0] > self._last_start_ms]
         if closed:
             self._last_start_ms = max(self._last_start_ms, max(int(c[0]) for c in closed))
-        return [self._to_bar(c) for c in closed]
+        return [self._to_bar(c, history=first_poll) for c in closed]  # the first poll's candles: a warm-up history
 
-    def _to_bar(self, candle) -> SourceBar:
+    def _to_bar(self, candle, history: bool = False) -> SourceBar:
         start_ms, o, h, l, c, v = candle[:6]
         start_ns = int(start_ms) * 10**6
         volume = 0.0 if v is None else _num(v)  # some exchanges leave an empty candle's volume out
-        return SourceBar(start_ns, _num(o), _num(h), _num(l), _num(c), volume, self.interval_ns, due_ns=start_ns + self.interval_ns)
+        return SourceBar(start_ns, _num(o), _num(h), _num(l), _num(c), volume, self.interval_ns, due_ns=start_ns + self.interval_ns, history=history)
 
     def _next_poll_in(self) -> float:
         if self.feed.ccxt_poll_secs > 0:
