@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections import OrderedDict, deque
 
@@ -89,7 +90,7 @@ class PaperEnvActor(EnvActor):
         self._obs_times: OrderedDict[int, float] = OrderedDict()
         """step -> when its observation went out (a thought's age in seconds)."""
         self._played_at: list[float] = []
-        """When the first and the newest played bar arrived, and how many came (the wall-clock bar interval)."""
+        """When the first and the newest played bar arrived; with _played, the mean wall-clock bar interval."""
         self._played = 0
         self.log.info("env_ready", mode="paper", lag_steps=cfg.thought_lag_steps, history_bars=self.session.counters["history_bars"], warmup_bars=cfg.paper_warmup_bars,
                       instrument=self.session.instrument.symbol, account=self.config.account.name, out_dir=str(self.out_dir))
@@ -371,7 +372,8 @@ class PaperEnvActor(EnvActor):
             except Exception as exc:  # the files appended per bar are kept either way
                 self.log.error("report_failed", exc_info=exc)
         cause = unused_thoughts_cause(summary) if summary.get("thoughts_used", 0.0) == 0 else ""
-        (self.out_dir / "summary.json").write_text(json.dumps({**summary, **({"thoughts_unused_cause": cause} if cause else {})}, indent=2, sort_keys=True))
+        document = {key: (None if isinstance(value, float) and not math.isfinite(value) else value) for key, value in summary.items()}  # n/a -> null
+        (self.out_dir / "summary.json").write_text(json.dumps({**document, **({"thoughts_unused_cause": cause} if cause else {})}, indent=2, sort_keys=True))
         self.recorder.close()
         self.log.info("paper_stopped", **{key: summary[key] for key in sorted(summary) if isinstance(summary[key], float)})
 

@@ -95,6 +95,7 @@ def session_returns(times_ns: np.ndarray, equity: np.ndarray) -> SessionReturns:
 
 
 UNDEFINED_ONE_SESSION = "n/a: one session has no spread (Sharpe, Sortino and bootstrap intervals need at least two)"
+UNDEFINED_INTERVAL_ONE_SESSION = "interval n/a: a bootstrap over one session has no spread"
 
 
 def sharpe(daily_returns: np.ndarray) -> float:
@@ -240,5 +241,8 @@ def compute_statistics(times_ns: np.ndarray, equity: np.ndarray, position: np.nd
     }
     warnings = few_data_warnings(len(trades), len(sessions.session))
     if len(sessions.session) < 2:
-        warnings.update({key: UNDEFINED_ONE_SESSION for key in ("sharpe", "sortino", "net_pnl_usd", "win_rate") if key in metrics})
+        warnings.update({key: UNDEFINED_ONE_SESSION for key in ("sharpe", "sortino")})
+        for key in ("net_pnl_usd", "win_rate"):  # defined figures whose interval is not
+            if f"{key}_ci_low" in metrics:
+                warnings[key] = "; ".join(filter(None, (warnings.get(key, ""), UNDEFINED_INTERVAL_ONE_SESSION)))
     return Statistics(metrics=metrics, warnings=warnings, sessions=sessions)

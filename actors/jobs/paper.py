@@ -73,7 +73,7 @@ def print_paper_summary(run_dir: Path, config: Config) -> None:
         print(f"paper trading stopped; no summary was written (see {run_dir}/logs/{ENV}.jsonl)")
         return
     summary = json.loads(path.read_text())
-    rows = [(key, summary[key]) for key in SUMMARY_ROWS if key in summary]
+    rows = [(key, "n/a" if summary[key] is None else summary[key]) for key in SUMMARY_ROWS if key in summary]
     print(format_table(rows, "paper trading stopped"))
     known, needed = int(summary.get("warmup_bars_known", 0)), int(summary.get("warmup_bars_needed", 0))
     if not summary.get("decisions") and needed and known < needed:

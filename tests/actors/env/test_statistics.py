@@ -75,7 +75,8 @@ def test_a_one_session_report_shows_sharpe_and_its_intervals_as_na_with_the_reas
     sharpe_row = next(line for line in table.splitlines() if line.startswith("| Sharpe"))
     pnl_row = next(line for line in table.splitlines() if line.startswith("| Net P&L"))
     assert "| n/a | n/a |" in sharpe_row and "one session has no spread" in sharpe_row
-    assert "300" in pnl_row and "| n/a |" in pnl_row and "[300" not in pnl_row
+    assert "300" in pnl_row and "| n/a |" in pnl_row and "[300" not in pnl_row and "interval n/a" in pnl_row
+    assert "only 1 trade(s)" in stats.warnings["win_rate"] and "interval n/a" in stats.warnings["win_rate"]
 
 
 def test_exposure_is_the_share_of_bars_in_a_position():
