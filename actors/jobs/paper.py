@@ -39,7 +39,7 @@ SUMMARY_ROWS = (
     "feed_bars", "history_bars", "decisions", "trades", "equity", "thoughts_arrived", "thoughts_used", "thoughts_dropped_stale",
     "thoughts_late", "thoughts_fallback", "thought_age_mean_bars", "thought_age_mean_secs", "thought_latency_mean_ms",
     "fresh_thought_share", "llm_staleness_mean_bars", "llm_staleness_max_bars", "query_rate", "veto_rate",
-    "bar_to_verdict_p50_ms", "bar_to_verdict_p99_ms", "bar_interval_mean_secs", "duplicate_bars", "bars_without_decision",
+    "bar_to_verdict_p50_ms", "bar_to_verdict_p99_ms", "decision_latency_p50_ms", "thought_wait_secs", "bar_interval_mean_secs", "duplicate_bars", "bars_without_decision",
     "feed_silent", "flattened_feed_silent",
 )
 WRITE_BARS_START_PRICE = 16_000.0
