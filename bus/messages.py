@@ -96,6 +96,8 @@ class Bar(OHLCVBar, Message, frozen=True, kw_only=True):
     symbol: str
     source: str
     """Where the bar came from (``replay``, ``synthetic``, ``ccxt:<exchange>``)."""
+    history: bool = False
+    """A bar before the session played (a replay's warm-up from the file): the env only learns its features from it, decides nothing."""
 
 
 # --------------------------------------------------------------------------- batch invariants

@@ -3,7 +3,8 @@
 ``PaperSession`` keeps a growing frame of closed bars (trimmed to ``window_bars``). Each new bar:
 
 1. duplicates and bars older than the newest one are ignored (a feed that reconnects may resend
-   bars: nothing is decided twice for one bar start);
+   bars: nothing is decided twice for one bar start); a bar flagged ``history`` (a replay's warm-up
+   from the file) only joins the frame, counted apart in ``history_bars``: no decision is made on it;
 2. while fewer than ``warmup_bars`` bars are known the features are warming up: no decision;
 3. the features are recomputed over the window (``Dataset.from_frame``, the backtest's code; every
    feature at bar t uses bars <= t, so the newest row is what a backtest would see), the env is
@@ -62,6 +63,8 @@ class PaperStep:
     bar: LiveBar
     ready: bool = False
     warming: bool = False
+    history: bool = False
+    """A warm-up bar from before the session played (md.bar's ``history``): it only joins the frame."""
     executed_action: int = HOLD
     """The action filled at this bar's open (the previous bar's decision, after the env's mask)."""
     decision_step: int = -1
@@ -159,15 +162,26 @@ class PaperSession:
     def warm(self) -> bool:
         return self.env is not None
 
-    def add_bar(self, bar: LiveBar) -> PaperStep | None:
-        """The next closed bar; None when it is a duplicate or older than the newest bar (ignored, counted)."""
+    @property
+    def bars_known(self) -> int:
+        """Bars in the frame (history and feed): the warm-up is complete at ``warmup_bars``."""
+        return len(self._rows)
+
+    def add_bar(self, bar: LiveBar, history: bool = False) -> PaperStep | None:
+        """The next closed bar; None when it is a duplicate or older than the newest bar, or a history bar
+        after the first decision (ignored, counted)."""
         if bar.start_ns <= self.last_start_ns:
             self.counters["duplicate_bars" if bar.start_ns == self.last_start_ns else "late_bars"] += 1
             return None
-        self.counters["bars"] += 1
+        if history and self.env is not None:  # the env plays every bar once it decides: history now would skip one
+            self.counters["late_history_bars"] += 1
+            return None
+        self.counters["history_bars" if history else "bars"] += 1
         self._rows.append((bar.start_ns, bar.open, bar.high, bar.low, bar.close, bar.volume))
         if len(self._rows) > self.window_bars:
             del self._rows[: len(self._rows) - self.window_bars]
+        if history:
+            return PaperStep(bar=bar, warming=True, history=True)
         if len(self._rows) < self.warmup_bars:
             self.counters["warmup_bars"] += 1
             return PaperStep(bar=bar, warming=True)

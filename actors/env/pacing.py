@@ -133,3 +133,77 @@ class LagStats:
             "llm_staleness_min_steps": float(self.min_steps),
             "llm_staleness_max_steps": float(self.max_steps),
         }
+
+
+class ThoughtTally:
+    """What became of the LLM's thoughts in a paper session, and why none was used when none was.
+
+    A thought's age is counted when it arrives: in bars, from the step it saw to the next decision that
+    could use it, and in seconds, from the observation it saw going out. A thought older than fusion's
+    ``max_staleness_steps`` on arrival can never be used (``dropped_stale``); a fallback (an answer
+    the parser could not read) is counted apart; ``late`` (decisions that went on without their thought
+    after the lockstep deadline) comes from the ThoughtGate.
+    """
+
+    def __init__(self, max_staleness_steps: int) -> None:
+        self.max_staleness_steps = max_staleness_steps
+        self.arrived = 0
+        self.fallbacks = 0
+        self.dropped_stale = 0
+        self.usable = 0
+        """Neither stale nor a fallback: fusion could have used these."""
+        self.ages_bars: list[int] = []
+        self.ages_secs: list[float] = []
+        self.latencies_ms: list[float] = []
+
+    def add(self, age_bars: int, age_secs: float | None, latency_ms: float, fallback: bool) -> None:
+        self.arrived += 1
+        self.fallbacks += int(fallback)
+        stale = age_bars > self.max_staleness_steps
+        self.dropped_stale += int(stale)
+        self.usable += int(not stale and not fallback)
+        self.ages_bars.append(age_bars)
+        if age_secs is not None:
+            self.ages_secs.append(age_secs)
+        self.latencies_ms.append(latency_ms)
+
+    def figures(self, late: int = 0) -> dict[str, float]:
+        figures = {
+            "thoughts_arrived": float(self.arrived), "thoughts_fallback": float(self.fallbacks),
+            "thoughts_dropped_stale": float(self.dropped_stale), "thoughts_late": float(late), "thoughts_usable": float(self.usable),
+            "max_staleness_steps": float(self.max_staleness_steps),
+        }
+        if self.ages_bars:
+            figures.update(thought_age_mean_bars=float(np.mean(self.ages_bars)), thought_age_min_bars=float(min(self.ages_bars)),
+                           thought_age_max_bars=float(max(self.ages_bars)), thought_latency_mean_ms=float(np.mean(self.latencies_ms)))
+        if self.ages_secs:
+            figures["thought_age_mean_secs"] = float(np.mean(self.ages_secs))
+        return figures
+
+
+def unused_thoughts_cause(summary: dict[str, float]) -> str:
+    """Why no decision of a session used a thought, from its measured figures ('' when some did)."""
+    if summary.get("thoughts_used", 0.0) > 0:
+        return ""
+    arrived = int(summary.get("thoughts_arrived", 0))
+    if summary.get("decisions", 0.0) == 0:
+        return "no decision was made, so no thought could be used"
+    if arrived == 0:
+        return ("no thought arrived: is the reasoner in runtime.actors, and did it finish one? (its log: bin/tail RUN_DIR --actor reasoner); "
+                "a first four-step thought takes a few seconds on 2 cores")
+    fallbacks, stale = int(summary.get("thoughts_fallback", 0)), int(summary.get("thoughts_dropped_stale", 0))
+    if fallbacks == arrived:
+        return f"{arrived} thoughts arrived, all fallbacks (answers the parser could not read: no action, or a reason that says nothing)"
+    bound = int(summary.get("max_staleness_steps", 0))
+    low, high = int(summary.get("thought_age_min_bars", 0)), int(summary.get("thought_age_max_bars", 0))
+    ages = f"{low}" if low == high else f"{low}-{high}"
+    pace = ""
+    if summary.get("bar_interval_mean_secs") and summary.get("thought_latency_mean_ms"):
+        pace = (f": a bar came every {summary['bar_interval_mean_secs']:.2g} s and a thought took "
+                f"~{summary['thought_latency_mean_ms'] / 1000:.2g} s")
+    if stale and not summary.get("thoughts_usable", 0.0):
+        share = "all" if stale == arrived else f"{stale} of them"
+        return (f"{arrived} thoughts arrived, {share} {ages} bars old (max_staleness_steps = {bound})"
+                f"{f', {fallbacks} of them fallbacks' if fallbacks else ''}{pace}; use bin/feed --speed agent or bin/run paper --lockstep")
+    return (f"{arrived} thoughts arrived ({stale} older than max_staleness_steps = {bound}, {fallbacks} fallbacks), "
+            f"{ages} bars old{pace}, and fusion used none of them")

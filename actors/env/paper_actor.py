@@ -2,9 +2,15 @@
 
 A thin shell over actors/env/live.py (PaperSession, SilenceWatch, PaperRecorder):
 - md.bar -> the session steps the account on the bar with the previous bar's decision (filled at this
-  bar's open) and, once warm, publishes ``env.obs`` for this bar; a duplicate bar is ignored;
+  bar's open) and, once warm, publishes ``env.obs`` for this bar; a duplicate bar is ignored; a bar flagged
+  ``history`` (a replay's warm-up from the file) only warms the features up. Until the warm-up is complete
+  the env logs ``warming_up`` and publishes sys.progress with ``warmup_bars_known`` of ``warmup_bars_needed``;
+- env.thought_lag_steps = K >= 1 (bin/run paper --lockstep): the observation of a bar waits, up to
+  env.thought_wait_deadline_ms, for a thought that saw step >= N-K (actors/env/pacing.py ThoughtGate); a new bar
+  before then ends the wait (counted late, the held observation is dropped: that bar had no decision);
 - risk.verdict for the waiting step -> the decision, kept for the next bar (no verdict by then = HOLD);
-- fusion.decision / llm.thought -> the decision behind each trade (EnvActor's explaining code);
+- fusion.decision / llm.thought -> the decision behind each trade (EnvActor's explaining code); every thought
+  is counted with its age on arrival (ThoughtTally): arrived, used, dropped as stale, late, fallbacks;
 - a silent feed -> ``feed_silent`` warning after env.feed_silence_warn_secs, and past
   env.feed_silence_flatten_secs in a position the position is closed at the last close;
 - files in <run_dir>/<env.paper_dir> are appended per bar; at stop the backtest-style report is written
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections import OrderedDict, deque
 
@@ -31,12 +38,17 @@ from actors.env.actor import MAX_THOUGHTS_KEPT, EnvActor, VerdictRow, backtest_r
 from actors.env.batch import ClosedTrade
 from actors.env.instruments import resolve_instrument
 from actors.env.live import PaperRecorder, PaperSession, SilenceWatch, trade_row
+from actors.env.pacing import ThoughtGate, ThoughtTally, unused_thoughts_cause
 from actors.env.report import ReportInput, ReportTrade
 from bus.messages import Bar, EnvObs, EnvOutcome, FusionDecision, LlmThought, MarketContext, RiskVerdict
 
 LAG_WINDOW = 4096
 """Recent decisions behind the lag percentiles."""
 SILENCE_CHECK_SECS = 0.25
+WARMUP_LOG_EVERY_BARS = 30
+"""A warming_up log line and sys.progress every this many bars known (and at the first and the last)."""
+PROGRESS_EVERY_DECISIONS = 10
+OBS_TIMES_KEPT = 512
 
 
 class PaperEnvActor(EnvActor):
@@ -72,7 +84,15 @@ class PaperEnvActor(EnvActor):
         self._staleness: list[int] = []
         self.data_notes: list[str] = []
         self._started = time.monotonic()
-        self.log.info("env_ready", mode="paper", history_bars=self.session.counters["history_bars"], warmup_bars=cfg.paper_warmup_bars,
+        self.gate = ThoughtGate(cfg.thought_lag_steps, cfg.thought_wait_deadline_ms / 1000.0) if cfg.thought_lag_steps else None
+        self._gate_timer: asyncio.TimerHandle | None = None
+        self.tally = ThoughtTally(self.config.fusion.max_staleness_steps)
+        self._obs_times: OrderedDict[int, float] = OrderedDict()
+        """step -> when its observation went out (a thought's age in seconds)."""
+        self._played_at: list[float] = []
+        """When the first and the newest played bar arrived; with _played, the mean wall-clock bar interval."""
+        self._played = 0
+        self.log.info("env_ready", mode="paper", lag_steps=cfg.thought_lag_steps, history_bars=self.session.counters["history_bars"], warmup_bars=cfg.paper_warmup_bars,
                       instrument=self.session.instrument.symbol, account=self.config.account.name, out_dir=str(self.out_dir))
         self.spawn(self._watch_silence(), "feed_silence")
 
@@ -87,10 +107,23 @@ class PaperEnvActor(EnvActor):
             case FusionDecision():
                 self._on_fusion(msg)
             case LlmThought():
-                if msg.query_id:
-                    self._thoughts[msg.query_id] = msg
-                    while len(self._thoughts) > MAX_THOUGHTS_KEPT:
-                        self._thoughts.popitem(last=False)
+                self._on_thought(msg)
+
+    def _on_thought(self, msg: LlmThought) -> None:
+        if msg.query_id:
+            self._thoughts[msg.query_id] = msg
+            while len(self._thoughts) > MAX_THOUGHTS_KEPT:
+                self._thoughts.popitem(last=False)
+        if msg.env_id != 0:
+            return
+        # Its age at the next decision that can use it: this step's, or the next one once this step is decided.
+        next_decision = self.session.step + (0 if self._awaiting_step >= 0 or self._gate_timer is not None else 1)
+        seen_at = self._obs_times.get(msg.step_seen)
+        self.tally.add(next_decision - msg.step_seen, None if seen_at is None else time.monotonic() - seen_at, msg.latency_ms, msg.fallback)
+        if self.gate is not None and self.gate.record(0, msg.step_seen, time.monotonic()) and self._gate_timer is not None:
+            self._gate_timer.cancel()
+            self._gate_timer = None
+            self._publish_obs()
 
     def _on_fusion(self, msg: FusionDecision) -> None:
         arrays = (msg.rl_actions, msg.llm_actions, msg.llm_confidences, msg.llm_staleness, msg.rl_trust, msg.llm_trust)
@@ -107,21 +140,66 @@ class PaperEnvActor(EnvActor):
         resumed_after = self.silence.on_bar(time.monotonic())
         if resumed_after:
             self.log.info("feed_resumed", silent_secs=round(resumed_after, 1), bar_start_ns=msg.start_ns)
-        if self.session.counters["bars"] == 0:
+        if self.session.bars_known == 0:
             self.log.info("first_bar", symbol=msg.symbol, source=msg.source, start_ns=msg.start_ns)
-        step = self.session.add_bar(msg)
+        step = self.session.add_bar(msg, history=msg.history)
         if step is None:
             self.counters["duplicate_bars"] += 1
             return
         self.counters["bars"] += 1
         if step.warming:
+            self._warming(step)
             return
+        self._count_played()
+        self._end_thought_wait()
         if step.decision_step >= 0 or step.closed_trades:
             self._after_fill(step)
         self.step_index = self.session.step
-        self._publish_obs()
+        if self.step_index == 0:
+            self._warmed_up(msg)
+        if self.gate is not None and not self.gate.begin(self.step_index, [0], time.monotonic()):
+            # Lockstep: this bar's observation waits for the previous bar's thought (_on_thought) or the deadline.
+            self._gate_timer = asyncio.get_running_loop().call_later(self.gate.deadline_secs, self._thoughts_late)
+        else:
+            self._publish_obs()
         self.recorder.bar(step, self.session.env.evaluation.index, ACTION_NAMES[step.executed_action], self.session.position_row())
         self.env_steps += 1
+
+    def _count_played(self) -> None:
+        now = time.monotonic()
+        self._played_at = [self._played_at[0] if self._played_at else now, now]
+        self._played += 1
+
+    def _warming(self, step) -> None:
+        known, needed = self.session.bars_known, self.session.warmup_bars
+        if known >= needed:  # history beyond the warm-up: warm, waiting for the first played bar
+            return
+        if known in (1, needed - 1) or known % WARMUP_LOG_EVERY_BARS == 0 or (not step.history and self.session.counters["warmup_bars"] == 1):
+            self.log.info("warming_up", status=f"warming up: {known} of {needed} bars", bars_known=known, bars_needed=needed,
+                          history_bars=self.session.counters["history_bars"])
+            self.progress(known, needed, 0.0, {"warmup_bars_known": float(known), "warmup_bars_needed": float(needed)})
+
+    def _warmed_up(self, bar: Bar) -> None:
+        """The first decision: the features are warm (from history bars, the feed's bars, or both)."""
+        needed = self.session.warmup_bars
+        self.log.info("warmed_up", status=f"warmed up: {needed} bars known, deciding", history_bars=self.session.counters["history_bars"],
+                      feed_bars_warming=self.session.counters["warmup_bars"], first_decision_bar_start_ns=bar.start_ns)
+        self.progress(needed, needed, 0.0, {"warmup_bars_known": float(needed), "warmup_bars_needed": float(needed)})
+
+    def _end_thought_wait(self) -> None:
+        """A new bar while the previous one's observation still waited for a thought: that wait ends, late."""
+        if self._gate_timer is None:
+            return
+        self._gate_timer.cancel()
+        self._gate_timer = None
+        self.gate.expire(time.monotonic())
+        self.counters["thought_waits_superseded"] += 1
+
+    def _thoughts_late(self) -> None:
+        self._gate_timer = None
+        if self.gate.expire(time.monotonic()):
+            self.log.warning("thoughts_late", step=self.step_index, deadline_ms=self.config.env.thought_wait_deadline_ms)
+        self._publish_obs()
 
     def _publish_obs(self) -> None:
         obs, masks = self.session.observation()
@@ -130,6 +208,9 @@ class PaperEnvActor(EnvActor):
         self.publish(EnvObs(env_ids=[0], episode_ids=[episode], step=self.step_index, obs=obs, masks=masks, contexts=[context]))
         self._awaiting_step = self.step_index
         self._obs_sent_ns = time.monotonic_ns()
+        self._obs_times[self.step_index] = time.monotonic()
+        while len(self._obs_times) > OBS_TIMES_KEPT:
+            self._obs_times.popitem(last=False)
 
     def _on_paper_verdict(self, verdict: RiskVerdict) -> None:
         if verdict.step != self._awaiting_step or list(verdict.env_ids) != [0] or verdict.actions.shape != (1,):
@@ -158,6 +239,11 @@ class PaperEnvActor(EnvActor):
                                                           "staleness_steps": decision.thought.staleness_steps, "reason": decision.thought.reason},
             "fusion_method": decision.fusion_method, "bar_to_verdict_ms": round((now - self._bar_sent_ns) / 1e6, 3),
         })
+        decided = self.session.counters["decisions"]
+        if decided % PROGRESS_EVERY_DECISIONS == 0:
+            rate = self.decisions.summary().get("query_rate", 0.0)
+            self.progress(decided, 0, decided / max(time.monotonic() - self._started, 1e-9),
+                          {"thoughts": float(self.tally.arrived), "query_rate": float(rate)})
 
     # ------------------------------------------------------------------ fills and trades
 
@@ -227,11 +313,21 @@ class PaperEnvActor(EnvActor):
             "fresh_thought_share": float(np.mean(staleness <= 1)),
         }
 
+    def thought_summary(self) -> dict[str, float]:
+        """Thoughts arrived, dropped as stale, late, fallbacks, their ages; the wall-clock bar interval; lockstep waits."""
+        figures = self.tally.figures(late=self.gate.late_steps if self.gate is not None else 0)
+        if self._played >= 2:
+            figures["bar_interval_mean_secs"] = (self._played_at[1] - self._played_at[0]) / (self._played - 1)
+        if self.gate is not None:
+            figures.update(self.gate.figures(time.monotonic() - self._started))
+        return figures
+
     def paper_summary(self) -> dict[str, float]:
         counters = self.session.counters
         decisions = self.decisions.summary()
         return {
-            **decisions, **self.staleness_summary(), **self.lag_ms(),
+            **decisions, **self.staleness_summary(), **self.thought_summary(), **self.lag_ms(),
+            "warmup_bars_known": float(min(self.session.bars_known, self.session.warmup_bars)), "warmup_bars_needed": float(self.session.warmup_bars),
             "feed_bars": float(counters["bars"]), "duplicate_bars": float(counters["duplicate_bars"] + counters["late_bars"]),
             "warmup_bars": float(counters["warmup_bars"]), "history_bars": float(counters["history_bars"]),
             "bars_without_decision": float(counters["bars_without_decision"]), "trades": float(len(self.session.trades)),
@@ -247,9 +343,23 @@ class PaperEnvActor(EnvActor):
                    f"{self.session.counters['bars']} bars, {self.session.counters['decisions']} decisions.")
         return ReportInput(
             title="Paper trading", bars=history, halts=np.array(halts, dtype=object), trades=list(self._report_trades),
-            evaluations=self.session.evaluations(), metrics=metrics, notes=[f"features warmed up on {cfg.paper_warmup_bars} bars"],
+            evaluations=self.session.evaluations(), metrics=metrics, notes=self.paper_notes(metrics),
             entries_funnel={}, context=context,
         )
+
+    def paper_notes(self, summary: dict[str, float]) -> list[str]:
+        """The report's notes: where the warm-up came from, and what became of the thoughts (why none was used)."""
+        counters = self.session.counters
+        notes = [f"features warmed up on {self.config.env.paper_warmup_bars} bars ({counters['history_bars']} history bars from the feed, "
+                 f"{counters['warmup_bars']} of the played bars)"]
+        notes.append(f"thoughts: {summary.get('thoughts_arrived', 0):.0f} arrived, {summary.get('thoughts_used', 0):.0f} decisions used one, "
+                     f"{summary.get('thoughts_dropped_stale', 0):.0f} dropped as older than max_staleness_steps = "
+                     f"{summary.get('max_staleness_steps', 0):.0f}, {summary.get('thoughts_late', 0):.0f} late, "
+                     f"{summary.get('thoughts_fallback', 0):.0f} fallbacks")
+        cause = unused_thoughts_cause(summary)
+        if cause:
+            notes.append(f"no decision used a thought: {cause}")
+        return notes
 
     async def on_stop(self) -> None:
         if not hasattr(self, "session"):
@@ -261,7 +371,9 @@ class PaperEnvActor(EnvActor):
                 self.log.info("report_written", path=str(self.out_dir / "report"))
             except Exception as exc:  # the files appended per bar are kept either way
                 self.log.error("report_failed", exc_info=exc)
-        (self.out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
+        cause = unused_thoughts_cause(summary) if summary.get("thoughts_used", 0.0) == 0 else ""
+        document = {key: (None if isinstance(value, float) and not math.isfinite(value) else value) for key, value in summary.items()}  # n/a -> null
+        (self.out_dir / "summary.json").write_text(json.dumps({**document, **({"thoughts_unused_cause": cause} if cause else {})}, indent=2, sort_keys=True))
         self.recorder.close()
         self.log.info("paper_stopped", **{key: summary[key] for key in sorted(summary) if isinstance(summary[key], float)})
 

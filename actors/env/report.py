@@ -185,6 +185,8 @@ def _interval(metrics: dict[str, float], key: str) -> str:
     low, high = metrics.get(f"{key}_ci_low"), metrics.get(f"{key}_ci_high")
     if low is None or high is None:
         return ""
+    if not (math.isfinite(float(low)) and math.isfinite(float(high))):
+        return "n/a"  # undefined (one session), never a zero-width interval
     return f"[{_format_value(float(low))}, {_format_value(float(high))}]"
 
 

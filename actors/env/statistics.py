@@ -8,10 +8,12 @@ Conventions (the report states them):
 - Daily return = the session's P&L / equity at the end of the previous session (the first session: the
   first bar's equity). Sessions without any bar (weekends, holidays) do not exist; flat sessions count as 0.
 - Sharpe = mean(daily) / std(daily, ddof=1) x sqrt(252). Sortino = mean(daily) / downside deviation x
-  sqrt(252), downside deviation = sqrt(mean(min(daily, 0)^2)) over all sessions. 0 when undefined.
+  sqrt(252), downside deviation = sqrt(mean(min(daily, 0)^2)) over all sessions. 0 without spread; NaN
+  (shown ``n/a`` with its reason in ``Statistics.warnings``) for fewer than two sessions, where it is undefined.
 - Bootstrap: sessions are resampled with replacement (seeded); each resample gives net P&L (sum of session
   P&L), Sharpe, and win rate (of the trades that closed in the drawn sessions); the interval is the
-  2.5th..97.5th percentile of the resamples.
+  2.5th..97.5th percentile of the resamples. Over one session every resample is that session: the
+  intervals are undefined (NaN, ``n/a``), not the zero-width [x, x].
 - A trade-based figure from fewer than MIN_TRADES trades, or a session-based one from fewer than
   MIN_SESSIONS sessions, carries a warning (``Statistics.warnings``): it is noise, not evidence.
 """
@@ -92,10 +94,14 @@ def session_returns(times_ns: np.ndarray, equity: np.ndarray) -> SessionReturns:
     return SessionReturns(sessions[last], pnl, returns)
 
 
+UNDEFINED_ONE_SESSION = "n/a: one session has no spread (Sharpe, Sortino and bootstrap intervals need at least two)"
+UNDEFINED_INTERVAL_ONE_SESSION = "interval n/a: a bootstrap over one session has no spread"
+
+
 def sharpe(daily_returns: np.ndarray) -> float:
     returns = np.asarray(daily_returns, dtype=np.float64)
     if len(returns) < 2:
-        return 0.0
+        return float("nan")
     deviation = returns.std(ddof=1)
     return float(returns.mean() / deviation * np.sqrt(TRADING_DAYS_PER_YEAR)) if deviation > 1e-15 else 0.0
 
@@ -103,7 +109,7 @@ def sharpe(daily_returns: np.ndarray) -> float:
 def sortino(daily_returns: np.ndarray) -> float:
     returns = np.asarray(daily_returns, dtype=np.float64)
     if len(returns) < 2:
-        return 0.0
+        return float("nan")
     downside = float(np.sqrt(np.mean(np.minimum(returns, 0.0) ** 2)))
     return float(returns.mean() / downside * np.sqrt(TRADING_DAYS_PER_YEAR)) if downside > 1e-15 else 0.0
 
@@ -182,6 +188,9 @@ def session_intervals(sessions: SessionReturns, trades: Sequence, seed: int = 0)
     if len(sessions.session) == 0:
         return {}
     n_sessions = len(sessions.session)
+    if n_sessions < 2:  # every resample is the one session: no interval
+        names = ("net_pnl_usd", "sharpe", *(("win_rate",) if len(trades) else ()))
+        return {f"{name}_ci_{end}": float("nan") for name in names for end in ("low", "high")}
     # Per session: P&L, return, wins and trades closed in it; resampling rows keeps them together.
     trade_sessions = session_of(np.array([trade.exit_ns for trade in trades], dtype=np.int64))
     slot = np.searchsorted(sessions.session, trade_sessions).clip(0, n_sessions - 1)
@@ -230,4 +239,10 @@ def compute_statistics(times_ns: np.ndarray, equity: np.ndarray, position: np.nd
         **trade_figures(trades),
         **session_intervals(sessions, trades, seed),
     }
-    return Statistics(metrics=metrics, warnings=few_data_warnings(len(trades), len(sessions.session)), sessions=sessions)
+    warnings = few_data_warnings(len(trades), len(sessions.session))
+    if len(sessions.session) < 2:
+        warnings.update({key: UNDEFINED_ONE_SESSION for key in ("sharpe", "sortino")})
+        for key in ("net_pnl_usd", "win_rate"):  # defined figures whose interval is not
+            if f"{key}_ci_low" in metrics:
+                warnings[key] = "; ".join(filter(None, (warnings.get(key, ""), UNDEFINED_INTERVAL_ONE_SESSION)))
+    return Statistics(metrics=metrics, warnings=warnings, sessions=sessions)

@@ -5,7 +5,13 @@ A thin shell: the source (actors/feed/sources.py) reads and reconnects, the bar 
 other, publishes, and reports. Started by bin/run (``runtime.actors = [..., "feed"]``) or
 attached to a running runtime by ``bin/feed``.
 
-sys.stats: counters bars_published, duplicates, late, bad, gaps, gap_bars, reconnects, ...;
+A replay with a start first publishes the bars before it that the env's warm-up needs, at once and flagged
+``history`` (actors/feed/sources.py); ``max_bars`` counts the bars played from the start, not the history.
+With ``feed.pace = "agent"`` (``bin/feed --speed agent``) a played bar goes out only once the runtime has decided
+on the previous one (a risk.verdict arrived), or after ``agent_wait_secs`` (counted ``agent_timeouts``); the
+bars the env needs to warm up are not waited for (no decision comes for them).
+
+sys.stats: counters bars_published, history_bars, agent_timeouts, duplicates, late, bad, gaps, gap_bars, reconnects, ...;
 gauges bars_per_sec, lag_ms_p50 and lag_ms_max (wall clock from the moment a bar was due, its
 close, replayed at the chosen speed, to its publication) over the last stats interval.
 """
@@ -22,7 +28,7 @@ import pandas as pd
 from actors.feed.bars import OHLCV, BarBuilder, timeframe_ns
 from actors.feed.config import FeedConfig
 from actors.feed.sources import CcxtSource, Record, Source, SourceBar, make_exchange, replay_source, synthetic_source
-from bus.messages import Bar
+from bus.messages import Bar, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
 
@@ -31,25 +37,44 @@ MAX_LAG_SAMPLES = 10_000  # per stats interval; a fast replay keeps the newest
 _COUNTED = ("records", "bad", "duplicates", "out_of_order", "late", "late_dropped", "amended", "gaps", "gap_bars")
 
 
-def build_source(feed: FeedConfig, *, symbol: str, seed: int) -> Source:
+def build_source(feed: FeedConfig, *, symbol: str, seed: int, warmup_bars: int = 0) -> Source:
     """The configured source (blocking: a replay reads its whole file here)."""
     if feed.source == "replay":
-        return replay_source(feed.replay_path, speed=feed.replay_speed, start=feed.replay_start, timezone=feed.replay_timezone)
+        speed = 0.0 if feed.pace == "agent" else feed.replay_speed
+        return replay_source(feed.replay_path, speed=speed, start=feed.replay_start, timezone=feed.replay_timezone, warmup_bars=warmup_bars)
     if feed.source == "synthetic":
-        return synthetic_source(days=feed.synthetic_days, seed=seed, pace_secs=feed.synthetic_pace_secs,
+        pace_secs = 0.0 if feed.pace == "agent" else feed.synthetic_pace_secs
+        return synthetic_source(days=feed.synthetic_days, seed=seed, pace_secs=pace_secs,
                                 start_price=feed.synthetic_start_price, start_date=feed.synthetic_start_date)
     exchange = make_exchange(feed.ccxt_exchange, market_type=feed.ccxt_market_type, api_key_env=feed.ccxt_api_key_env, secret_env=feed.ccxt_secret_env)
     return CcxtSource(exchange, symbol, feed)
 
 
+def warmup_bars(config) -> int:
+    """Bars before a replay's start to publish as history: feed.warmup_bars, or the env's paper warm-up (-1)."""
+    return config.env.paper_warmup_bars if config.feed.warmup_bars < 0 else config.feed.warmup_bars
+
+
 class FeedActor(Actor):
-    subscriptions = ()  # publishes only (heartbeats of wait_for_actors come through the base class)
+    subscriptions = ()  # publishes only (heartbeats of wait_for_actors come through the base class); agent pace: + RiskVerdict
 
     async def on_start(self) -> None:
         feed = self.config.feed
         self.symbol = feed.symbol or self.config.instrument.symbol
         seed = feed.synthetic_seed if feed.synthetic_seed >= 0 else self.config.run.seed
-        self.source: Source = await self.in_worker(lambda: build_source(feed, symbol=self.symbol, seed=seed))
+        self.warmup_bars = warmup_bars(self.config) if feed.replay_start else 0
+        self.source: Source = await self.in_worker(lambda: build_source(feed, symbol=self.symbol, seed=seed, warmup_bars=self.warmup_bars))
+        self.agent_paced = feed.pace == "agent"
+        if self.agent_paced:
+            self.subscriptions = (RiskVerdict,)
+        self.verdicts = 0
+        self._verdict_arrived = asyncio.Event()
+        self.played = 0
+        """Bars published from the replay's start (or from the first, without one): what max_bars counts."""
+        self.history_published = 0
+        short = getattr(self.source, "short_history", None)
+        if short is not None:
+            self.log.warning("feed_history_short", found=short.found, needed=short.needed, start=short.start, message=short.message())
         self.builder = BarBuilder(timeframe_ns(feed.timeframe), feed.late_policy)
         self.gap_log = RateLimiter(self.config.logging.rate_limit_secs)
         self.lags_ms: deque[float] = deque(maxlen=MAX_LAG_SAMPLES)
@@ -68,10 +93,42 @@ class FeedActor(Actor):
         if getattr(self.source, "clock_driven", False):
             self.spawn(self._flush_loop(), "flush")  # trades in a quiet market: close bars on the clock
         async for record in self.source.records():
-            self._publish_all(self._build(record), record)
-            if feed.max_bars and self.published >= feed.max_bars:
+            history = getattr(record, "history", False)
+            bars = self._build(record)
+            waits_for_decision = self._waits_for_decision(bars, history)
+            before = self.verdicts
+            self._publish_all(bars, record, history)
+            if history:
+                continue
+            if waits_for_decision:  # the last bar's too: a run that stops with the feed keeps its decision
+                await self._await_decision(before)
+            if feed.max_bars and self.played >= feed.max_bars:
                 break
         self._finished()
+
+    def _waits_for_decision(self, bars: list[OHLCV], history: bool) -> bool:
+        """Agent pace: a played bar the env will decide on (its warm-up is complete with it)."""
+        return self.agent_paced and bool(bars) and not history and self.published + len(bars) >= self.config.env.paper_warmup_bars
+
+    async def _await_decision(self, verdicts_before: int) -> None:
+        """Until a risk.verdict arrived after the bar went out (the decision on it), or agent_wait_secs."""
+        deadline = time.monotonic() + self.config.feed.agent_wait_secs
+        while self.verdicts == verdicts_before:
+            self._verdict_arrived.clear()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.counters["agent_timeouts"] += 1
+                self.log.warning("feed_agent_timeout", bars_played=self.played, waited_secs=self.config.feed.agent_wait_secs)
+                return
+            try:
+                await asyncio.wait_for(self._verdict_arrived.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+
+    async def on_message(self, msg) -> None:
+        if isinstance(msg, RiskVerdict):
+            self.verdicts += 1
+            self._verdict_arrived.set()
 
     def _build(self, record: Record) -> list[OHLCV]:
         gaps_before = self.builder.counts["gaps"]
@@ -83,14 +140,20 @@ class FeedActor(Actor):
             self._log_gap()
         return bars
 
-    def _publish_all(self, bars: list[OHLCV], record: Record | None) -> None:
+    def _publish_all(self, bars: list[OHLCV], record: Record | None, history: bool = False) -> None:
         now_ns = time.time_ns()
         for bar in bars:
             self.publish(Bar(symbol=self.symbol, start_ns=bar.start_ns, open=bar.open, high=bar.high, low=bar.low,
-                             close=bar.close, volume=bar.volume, source=self.source.name))
+                             close=bar.close, volume=bar.volume, source=self.source.name, history=history))
+            self.published += 1
+            if history:  # published at once: no lag to measure
+                self.history_published += 1
+                continue
+            if self.played == 0 and self.history_published:
+                self.log.info("feed_history_published", history_bars=self.history_published, first_bar_start_ns=bar.start_ns)
             due_ns = record.due_ns if record is not None and record.due_ns else bar.start_ns + self.builder.interval_ns
             self.lags_ms.append((now_ns - due_ns) / 1e6)
-            self.published += 1
+            self.played += 1
             self.window_bars += 1
 
     async def _flush_loop(self) -> None:
@@ -106,8 +169,9 @@ class FeedActor(Actor):
             self.log.info("feed_gap", after_bar=after, missing_bars=gap.missing_bars, suppressed=suppressed)
 
     def _finished(self) -> None:
-        summary = {"bars": float(self.published), **{k: float(v) for k, v in self.builder.counts.items()}}
-        self.done("source_exhausted" if not self.config.feed.max_bars or self.published < self.config.feed.max_bars else "max_bars", summary)
+        summary = {**{k: float(v) for k, v in self.builder.counts.items()}, "bars": float(self.played),
+                   "history_bars": float(self.history_published), "agent_timeouts": float(self.counters["agent_timeouts"])}
+        self.done("source_exhausted" if not self.config.feed.max_bars or self.played < self.config.feed.max_bars else "max_bars", summary)
         if self.config.feed.stop_when_exhausted:
             self.request_stop("source_exhausted")
 
@@ -117,7 +181,8 @@ class FeedActor(Actor):
                 self.counters[kind] = self.builder.counts[kind]
             for kind, count in self.source.counters.items():
                 self.counters[kind] = count
-            self.counters["bars_published"] = self.published
+            self.counters["bars_published"] = self.played
+            self.counters["history_bars"] = self.history_published
         return super().stats()
 
     def gauges(self) -> dict[str, float]:

@@ -21,9 +21,11 @@ from config.schema import Config
 
 SOURCES_HELP = """Sources:
   replay     a CSV or Parquet file of bars (timestamp and OHLCV columns auto-detected, as bin/run's data.path),
-             played at --speed (1.0 = real time, 60 = a minute of bars per second, 0 = as fast as possible),
-             optionally from --start; finer bars are aggregated to --timeframe
-  synthetic  the seeded NQ-like generator (--days sessions, --seed), a bar every --pace-secs
+             played at --speed (1.0 = real time, 60 = a minute of bars per second, 0 = as fast as possible,
+             agent = each bar once the runtime decided on the previous one), optionally from --start: then the
+             --warmup-bars bars before it (default env.paper_warmup_bars) go first, at once, flagged as history,
+             so the first decision is on the bar at --start; finer bars are aggregated to --timeframe
+  synthetic  the seeded NQ-like generator (--days sessions, --seed), a bar every --pace-secs (or --speed agent)
   ccxt       an exchange's public candles through ccxt (--exchange, --symbol e.g. BTC/USDT:USDT, --timeframe):
              polled just after each candle closes, each published once (the forming candle never),
              the exchange's rate limit respected, reconnects with exponential backoff.
@@ -34,6 +36,7 @@ Every option is also a [feed] config key (config/default.toml); --set feed.KEY=V
 Examples:
   bin/feed --run runs/20250101-120000-paper-ab12 --source synthetic --pace-secs 1
   bin/feed --run RUN_DIR --source replay --path bars.csv --speed 60 --start 2024-03-01T09:30
+  bin/feed --run RUN_DIR --source replay --path bars.csv --start "2024-03-01 09:30" --speed agent --max-bars 390 --wait-for env
   bin/feed --run RUN_DIR --source ccxt --exchange bybit --market-type swap --symbol BTC/USDT:USDT --timeframe 1m
   bin/feed --bus ipc:///tmp/tt-x/ab.in,ipc:///tmp/tt-x/ab.out --source synthetic"""
 
@@ -41,7 +44,7 @@ Examples:
 OPTION_KEYS = {
     "source": "source", "symbol": "symbol", "timeframe": "timeframe", "late_policy": "late_policy",
     "max_bars": "max_bars", "wait_for": "wait_for_actors",
-    "path": "replay_path", "speed": "replay_speed", "start": "replay_start", "timezone": "replay_timezone",
+    "path": "replay_path", "start": "replay_start", "timezone": "replay_timezone", "warmup_bars": "warmup_bars",
     "days": "synthetic_days", "pace_secs": "synthetic_pace_secs", "seed": "synthetic_seed",
     "exchange": "ccxt_exchange", "market_type": "ccxt_market_type", "history_bars": "ccxt_history_bars", "poll_secs": "ccxt_poll_secs",
 }
@@ -61,12 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--symbol", help="symbol on md.bar (default: instrument.symbol); ccxt: the market, e.g. BTC/USDT:USDT")
     parser.add_argument("--timeframe", help="bars published: 30s, 1m, 5m, 1h, 1d (default 1m)")
     parser.add_argument("--late-policy", choices=["drop", "amend"], help="a record for a bar already published: drop it, or publish the corrected bar again")
-    parser.add_argument("--max-bars", type=int, help="stop after this many bars (0 = no limit)")
+    parser.add_argument("--max-bars", type=int, help="stop after this many bars played (from --start; the warm-up history is not counted; 0 = no limit)")
     parser.add_argument("--wait-for", action="append", metavar="ACTOR", help="publish only once this actor sent a heartbeat (repeatable), e.g. env")
     replay = parser.add_argument_group("replay")
     replay.add_argument("--path", help="CSV or Parquet file of bars")
-    replay.add_argument("--speed", type=float, help="1.0 = real time, 0 = as fast as possible (default 1.0)")
-    replay.add_argument("--start", help="skip bars before this time (ISO 8601)")
+    replay.add_argument("--speed", type=parse_speed, help="1.0 = real time, 0 = as fast as possible (default 1.0); "
+                        "agent (replay and synthetic) = each bar once the runtime decided on the previous one")
+    replay.add_argument("--start", help="play from this time (ISO 8601; naive = --timezone); the bars before it warm the env up")
+    replay.add_argument("--warmup-bars", type=int, help="with --start: bars before it published first as history (default env.paper_warmup_bars; 0 = none)")
     replay.add_argument("--timezone", help="time zone of naive timestamps in the file (default America/New_York)")
     synthetic = parser.add_argument_group("synthetic")
     synthetic.add_argument("--days", type=int, help="sessions generated (default 5)")
@@ -84,8 +89,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_speed(text: str) -> float | str:
+    """--speed: a replay speed factor (>= 0) or ``agent``."""
+    if text.strip().lower() == "agent":
+        return "agent"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 or 'agent', got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 or 'agent', got {text!r}")
+    return value
+
+
 def feed_overrides(args: argparse.Namespace) -> dict[str, object]:
     settings: dict[str, object] = {f"feed.{key}": getattr(args, option) for option, key in OPTION_KEYS.items() if getattr(args, option) is not None}
+    if args.speed == "agent":
+        settings["feed.pace"] = "agent"
+    elif args.speed is not None:
+        settings["feed.replay_speed"] = args.speed
     settings["feed.stop_when_exhausted"] = not args.keep_running
     return settings
 
@@ -162,7 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     # --run: log beside the runtime's actors; --bus: a run directory of the feed's own.
     rd = RunDir(args.run.resolve()) if args.run is not None else create_run_dir(config, "feed")
     rd.logs.mkdir(exist_ok=True)
-    log = configure_logging(log_file=rd.log_file(args.name), level=config.logging.level, console=sys.stderr.isatty(), actor=args.name, run=rd.run_id)
+    # Warnings (a short warm-up history, agent-pace timeouts) reach the terminal even when it is not a tty.
+    log = configure_logging(log_file=rd.log_file(args.name), level=config.logging.level, console=True,
+                            console_level="info" if sys.stderr.isatty() else "warning", actor=args.name, run=rd.run_id)
     print(f"bin/feed: {config.feed.source} -> {addresses.xsub} (log: {rd.log_file(args.name)})", file=sys.stderr)
     return uvloop.run(run_feed(args.name, config, rd.path, addresses, log))
 

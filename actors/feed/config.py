@@ -10,6 +10,7 @@ from config.checks import Count, NonNegative, Positive, PositiveCount, Secs, che
 STRUCT_OPTIONS = dict(frozen=True, kw_only=True, forbid_unknown_fields=True)
 
 SOURCES = ("replay", "synthetic", "ccxt")
+PACES = ("clock", "agent")
 
 
 class FeedConfig(msgspec.Struct, **STRUCT_OPTIONS):
@@ -29,6 +30,15 @@ class FeedConfig(msgspec.Struct, **STRUCT_OPTIONS):
     """Stop publishing after this many bars; 0 = no limit."""
     stop_when_exhausted: bool = False
     """Stop the actor when the source has no more bars (bin/feed does; under bin/run the supervisor would restart it)."""
+    pace: str = "clock"
+    """clock: bars come at the source's pace (replay_speed, synthetic_pace_secs, the market) | agent (replay and
+    synthetic): bar n+1 is published only once the runtime decided on bar n (a risk.verdict), so a replay runs as
+    fast as the agent thinks and never faster."""
+    agent_wait_secs: Secs = 120.0
+    """pace = agent: longest wait for the decision on a bar, then the next bar goes out anyway (counted agent_timeouts)."""
+    warmup_bars: int = -1
+    """source = replay with replay_start: bars before the start published first, flagged as history, to warm the
+    env's features up; -1 = env.paper_warmup_bars, 0 = none."""
     replay_path: str = ""
     """source = replay: the CSV or Parquet file of bars (columns auto-detected, as data.path)."""
     replay_speed: NonNegative = 1.0
@@ -74,6 +84,9 @@ class FeedConfig(msgspec.Struct, **STRUCT_OPTIONS):
             timeframe_ns(self.timeframe)
         except ValueError as exc:
             require(False, "timeframe", str(exc), section=section)
+        require(self.pace in PACES, "pace", f"must be one of {PACES}, got {self.pace!r}", section=section)
+        require(self.pace != "agent" or self.source != "ccxt", "pace", "agent pacing needs a replay or synthetic source (a live market keeps its own pace)", section=section)
+        require(self.warmup_bars >= -1, "warmup_bars", f"must be >= -1 (-1 = env.paper_warmup_bars), got {self.warmup_bars}", section=section)
         require(self.late_policy in LATE_POLICIES, "late_policy", f"must be one of {LATE_POLICIES}, got {self.late_policy!r}", section=section)
         require(self.source != "replay" or bool(self.replay_path), "replay_path", "is required when feed.source = 'replay'", section=section)
         require(self.source != "ccxt" or bool(self.symbol), "symbol", "is required when feed.source = 'ccxt' (e.g. BTC/USDT:USDT)", section=section)

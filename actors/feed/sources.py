@@ -26,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Protocol
 
+import msgspec
 import numpy as np
 import pandas as pd
 
@@ -40,6 +41,8 @@ class SourceBar(OHLCVBar, frozen=True):
     interval_ns: int
     due_ns: int = 0
     """Wall-clock time (time.time_ns) the bar was due for publication; lag is measured from it. 0 = its end."""
+    history: bool = False
+    """A warm-up bar from before the replay's start: published at once, flagged on md.bar."""
 
 
 @dataclass(frozen=True)
@@ -83,13 +86,17 @@ class PacedBars:
     bars' own spacing divided by ``speed``; 0 for either = as fast as the consumer takes them."""
 
     def __init__(self, name: str, frame: pd.DataFrame, *, speed: float = 0.0, seconds_per_bar: float = 0.0,
+                 history: pd.DataFrame | None = None,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], Any] = asyncio.sleep) -> None:
         self.name = name
         self.counters: Counter[str] = Counter()
         self.starts, self.values = bars_from_frame(frame)
-        self.interval_ns = infer_interval_ns(self.starts)
+        self.history_starts, self.history_values = bars_from_frame(history) if history is not None else (self.starts[:0], self.values[:0])
+        """Warm-up bars before the first played one, handed out first, at once, flagged ``history``."""
+        self.interval_ns = infer_interval_ns(np.concatenate([self.history_starts, self.starts]))
         self.speed = speed
         self.seconds_per_bar = seconds_per_bar
+        self.short_history: ShortHistory | None = None
         self._clock = clock
         self._sleep = sleep
 
@@ -102,6 +109,9 @@ class PacedBars:
         return 0.0
 
     async def records(self) -> AsyncIterator[Record]:
+        for start, (o, h, l, c, v) in zip(self.history_starts, self.history_values):
+            await asyncio.sleep(0)
+            yield SourceBar(int(start), float(o), float(h), float(l), float(c), float(v), self.interval_ns, due_ns=time.time_ns(), history=True)
         t0 = self._clock()
         wall0_ns = time.time_ns()
         for i in range(len(self.starts)):
@@ -119,16 +129,38 @@ class PacedBars:
         pass
 
 
-def replay_source(path: str, *, speed: float, start: str = "", timezone: str = "America/New_York") -> PacedBars:
-    """A CSV/Parquet file of bars (the env's loader: columns detected, repairs counted) played at ``speed``."""
+class ShortHistory(msgspec.Struct, frozen=True):
+    """A replay's file had fewer bars before the start than the warm-up asked for."""
+
+    found: int
+    needed: int
+    start: str
+
+    def message(self) -> str:
+        return (f"the file has {self.found} bars before {self.start}, the warm-up needs {self.needed}: "
+                f"the first {self.needed - self.found} bars from the start warm up instead of deciding")
+
+
+def replay_source(path: str, *, speed: float, start: str = "", timezone: str = "America/New_York", warmup_bars: int = 0) -> PacedBars:
+    """A CSV/Parquet file of bars (the env's loader: columns detected, repairs counted) played at ``speed`` from
+    ``start``; the ``warmup_bars`` bars before ``start`` come first as history (``short_history`` says when there are fewer)."""
     from actors.common.bar_files import load_bars
 
     frame, report = load_bars(path, timezone=timezone)
+    history = None
+    short = None
     if start:
         stamp = pd.Timestamp(start)
         stamp = stamp.tz_localize(timezone) if stamp.tzinfo is None else stamp
-        frame = frame[frame.index >= stamp.tz_convert("UTC")]
-    source = PacedBars("replay", frame, speed=speed)
+        before = frame.index < stamp.tz_convert("UTC")
+        history = frame[before].iloc[-warmup_bars:] if warmup_bars else None
+        if warmup_bars and int(before.sum()) < warmup_bars:
+            short = ShortHistory(found=int(before.sum()), needed=warmup_bars, start=stamp.isoformat())
+        frame = frame[~before]
+    if not len(frame):
+        raise ValueError(f"{path}: no bars at or after {start!r}" if start else f"{path}: no bars")
+    source = PacedBars("replay", frame, speed=speed, history=history)
+    source.short_history = short
     source.counters.update({f"file_{kind}": count for kind, count in report.as_dict().items() if count})
     return source
 
@@ -213,7 +245,8 @@ class CcxtSource:
 
     async def fetch_closed(self) -> list[SourceBar]:
         """One poll: the candles that closed since the last one taken (the first poll: ``ccxt_history_bars`` of them)."""
-        if self._last_start_ms is None:
+        first_poll = self._last_start_ms is None
+        if first_poll:
             since, limit = None, self.feed.ccxt_history_bars + 2
         else:
             since, limit = self._last_start_ms + 1, self.page_limit
@@ -232,13 +265,13 @@ class CcxtSource:
             closed = [c for c in closed if c[0] > self._last_start_ms]
         if closed:
             self._last_start_ms = max(self._last_start_ms, max(int(c[0]) for c in closed))
-        return [self._to_bar(c) for c in closed]
+        return [self._to_bar(c, history=first_poll) for c in closed]  # the first poll's candles: a warm-up history
 
-    def _to_bar(self, candle) -> SourceBar:
+    def _to_bar(self, candle, history: bool = False) -> SourceBar:
         start_ms, o, h, l, c, v = candle[:6]
         start_ns = int(start_ms) * 10**6
         volume = 0.0 if v is None else _num(v)  # some exchanges leave an empty candle's volume out
-        return SourceBar(start_ns, _num(o), _num(h), _num(l), _num(c), volume, self.interval_ns, due_ns=start_ns + self.interval_ns)
+        return SourceBar(start_ns, _num(o), _num(h), _num(l), _num(c), volume, self.interval_ns, due_ns=start_ns + self.interval_ns, history=history)
 
     def _next_poll_in(self) -> float:
         if self.feed.ccxt_poll_secs > 0:

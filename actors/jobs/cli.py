@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--market", help="evaluate: regimes | null (synthetic markets with a known answer) | a bars file (default regimes)")
     parser.add_argument("--folds", type=int, help="evaluate: walk-forward test windows (default 4, --quick 3)")
     parser.add_argument("--budgets", help="evaluate: training steps of the learning curve, comma-separated (default 10000,50000,200000; --quick 20000,60000)")
-    parser.add_argument("--days", type=int, help="evaluate: trading days of a synthetic market (default 120, --quick 60)")
+    parser.add_argument("--days", type=int, help="evaluate: trading days of a synthetic market (default 120, --quick 60); paper --write-bars: sessions (default 2)")
     parser.add_argument("--long", action="store_true", help="main: train phase 1 for 1M steps on 300 synthetic days "
                         "(about 30 minutes on 2 cores) instead of 20k on 60")
     parser.add_argument("--quick", action="store_true", help="evaluate: a small walk-forward that finishes in a few minutes on 2 cores")
@@ -91,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--market-history", type=int, default=0, metavar="N",
                         help="main, ablation --lora: the LoRA trainer starts with N hindsight-labelled prompts at bars spread "
                              "over the training days, besides the run's own thoughts (default 0)")
+    parser.add_argument("--lockstep", action="store_true", help="paper: the main job's hybrid-phase preset (env.thought_lag_steps=1, "
+                        "single-shot thoughts, a query on every bar): each decision waits for the previous bar's thought")
+    parser.add_argument("--until-feed-done", action="store_true", help="paper: stop when the attached feed has played its bars (default: Ctrl-C)")
+    parser.add_argument("--write-bars", type=Path, metavar="FILE", help="paper: write --days (default 2) synthetic NQ sessions as a "
+                        "vendor-style CSV to replay with bin/feed, and exit")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or console log lines, only the final summary")
     return parser
 

@@ -3,7 +3,17 @@
 Attach a feed from another terminal (``bin/feed --run RUN_DIR --source ...``), or list ``"feed"`` in
 runtime.actors. The env actor in paper mode is actors/env/paper_actor.py over actors/env/live.py.
 At stop the job prints the env's summary (<run_dir>/<env.paper_dir>/summary.json): decisions, trades,
-equity, how fresh the LLM's thoughts were and the lag from a bar to its verdict.
+equity, how fresh the LLM's thoughts were and the lag from a bar to its verdict, what became of the
+thoughts (arrived, used, dropped as stale, late, fallbacks) and, where none was used or no decision was
+made, the measured cause.
+
+- ``--lockstep``: the main job's hybrid-phase preset (env.thought_lag_steps = 1, single-shot thoughts, a
+  query on every bar): each decision waits, up to env.thought_wait_deadline_ms, for the previous bar's thought.
+  With ``bin/feed --speed agent`` a replay then runs at the LLM's pace with a thought in every decision.
+- ``--until-feed-done``: stop when the attached feed has played its bars (sys.done from a feed), not on Ctrl-C.
+- ``--write-bars FILE``: write ``--days`` sessions of the seeded synthetic market (NQ at about 16,000, quarter
+  ticks) as a vendor-style CSV (``timestamp,open,high,low,close,volume``, US/Eastern) and exit: a file to
+  replay with ``bin/feed --source replay --path FILE --start ...``, nothing downloaded.
 """
 
 from __future__ import annotations
@@ -14,25 +24,46 @@ from pathlib import Path
 from typing import Any
 
 from actors import ENV
+from actors.env.pacing import unused_thoughts_cause
 from actors.jobs.common import JobStopped, configure, format_table, run_job
 from actors.jobs.train import policy_checkpoint
+from bus.messages import Done
 from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
 PAPER_SETTINGS = {"env.mode": "paper", "env.n_envs": 1, "policy.learn": False}
 """One account, a frozen policy (a learning one would train on the live bars)."""
+LOCKSTEP = {"env.thought_lag_steps": 1, "reasoner.mode": "single_shot", "reasoner.query_policy": "always", "reasoner.process_nice": 0}
+"""--lockstep: the main job's hybrid phase (actors/jobs/main.py LOCKSTEP): each decision uses the previous bar's thought."""
 SUMMARY_ROWS = (
-    "feed_bars", "decisions", "trades", "equity", "thoughts_used", "fresh_thought_share", "llm_staleness_mean_bars",
-    "llm_staleness_max_bars", "query_rate", "veto_rate", "bar_to_verdict_p50_ms", "bar_to_verdict_p99_ms",
-    "duplicate_bars", "bars_without_decision", "feed_silent", "flattened_feed_silent",
+    "feed_bars", "history_bars", "decisions", "trades", "equity", "thoughts_arrived", "thoughts_used", "thoughts_dropped_stale",
+    "thoughts_late", "thoughts_fallback", "thought_age_mean_bars", "thought_age_mean_secs", "thought_latency_mean_ms",
+    "fresh_thought_share", "llm_staleness_mean_bars", "llm_staleness_max_bars", "query_rate", "veto_rate",
+    "bar_to_verdict_p50_ms", "bar_to_verdict_p99_ms", "decision_latency_p50_ms", "thought_wait_secs", "bar_interval_mean_secs", "duplicate_bars", "bars_without_decision",
+    "feed_silent", "flattened_feed_silent",
 )
+WRITE_BARS_START_PRICE = 16_000.0
+"""--write-bars: NQ's level of late 2023, where the issue's real file traded (prompts must survive it)."""
 
 
-def paper_settings(model: Path | None) -> dict[str, Any]:
-    settings: dict[str, Any] = dict(PAPER_SETTINGS)
+def paper_settings(model: Path | None, lockstep: bool = False) -> dict[str, Any]:
+    settings: dict[str, Any] = {**PAPER_SETTINGS, **(LOCKSTEP if lockstep else {})}
     if model is not None:
         settings["policy.model_path"] = str(policy_checkpoint(model))
     return settings
+
+
+def write_vendor_bars(path: Path, *, days: int, seed: int, start_date: str = "2023-11-27") -> list[str]:
+    """``days`` synthetic sessions as a vendor CSV (naive US/Eastern timestamps); returns each session's 09:30 bar time."""
+    from actors.common.synthetic import generate_bars
+
+    frame = generate_bars(days=days, seed=seed, start_price=WRITE_BARS_START_PRICE, start_date=start_date)
+    local = frame.index.tz_convert("America/New_York")
+    out = frame.reset_index(drop=True)
+    out.insert(0, "timestamp", local.strftime("%Y-%m-%d %H:%M:%S"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out[["timestamp", "open", "high", "low", "close", "volume"]].to_csv(path, index=False)
+    return sorted({stamp for stamp in local.strftime("%Y-%m-%d %H:%M") if stamp.endswith("09:30")})
 
 
 def print_paper_summary(run_dir: Path, config: Config) -> None:
@@ -42,23 +73,40 @@ def print_paper_summary(run_dir: Path, config: Config) -> None:
         print(f"paper trading stopped; no summary was written (see {run_dir}/logs/{ENV}.jsonl)")
         return
     summary = json.loads(path.read_text())
-    rows = [(key, summary[key]) for key in SUMMARY_ROWS if key in summary]
+    rows = [(key, "n/a" if summary[key] is None else summary[key]) for key in SUMMARY_ROWS if key in summary]
     print(format_table(rows, "paper trading stopped"))
+    known, needed = int(summary.get("warmup_bars_known", 0)), int(summary.get("warmup_bars_needed", 0))
+    if not summary.get("decisions") and needed and known < needed:
+        print(f"\nno decisions: the run ended during the feature warm-up ({known} of {needed} bars). Replay with bin/feed --start T: "
+              f"the {needed} bars before T then warm up at once (--warmup-bars N), and decisions start at T.")
     if summary.get("thoughts_used"):
-        print(f"\nLLM staleness: {summary.get('fresh_thought_share', 0.0):.0%} of the decisions with a thought used one at most 1 bar old "
+        print(f"\nLLM: {summary['thoughts_used']:.0f} of {summary.get('decisions', 0):.0f} decisions used a thought; "
+              f"{summary.get('fresh_thought_share', 0.0):.0%} of them at most 1 bar old "
               f"(mean {summary.get('llm_staleness_mean_bars', 0.0):.2f} bars, max {summary.get('llm_staleness_max_bars', 0.0):.0f}).")
-    else:
-        print("\nLLM staleness: no decision had a thought (no reasoner, or it had not finished one yet).")
+    elif summary.get("decisions"):
+        print(f"\nLLM: no decision used a thought: {summary.get('thoughts_unused_cause') or unused_thoughts_cause(summary)}.")
     print(f"files: {out_dir}/equity.csv positions.jsonl trades.jsonl decisions.jsonl")
     if (out_dir / "report" / "report.html").is_file():
         print(f"report: {out_dir}/report/report.html")
 
 
+def feed_done(msg) -> bool:
+    """A feed attached with bin/feed (actor name feed, or another given with --name) played its bars."""
+    return isinstance(msg, Done) and msg.actor.startswith("feed")
+
+
 def mode_paper(args: argparse.Namespace) -> int:
-    config = configure(args, paper_settings(args.model))
+    if getattr(args, "write_bars", None) is not None:
+        days = args.days or 2
+        opens = write_vendor_bars(args.write_bars, days=days, seed=configure(args).run.seed)
+        print(f"wrote {days * 390} bars ({days} sessions, NQ from {WRITE_BARS_START_PRICE:,.0f}) to {args.write_bars}; "
+              f"sessions open at {', '.join(opens)} (US/Eastern)")
+        return EXIT_OK
+    config = configure(args, paper_settings(args.model, getattr(args, "lockstep", False)))
     run_dir = args.run_dir
     try:
-        result = run_job(config, "paper", run_dir=run_dir, quiet=args.quiet)
+        result = run_job(config, "paper", run_dir=run_dir, quiet=args.quiet, progress_actor=ENV, progress_label="paper",
+                         stop_when=feed_done if getattr(args, "until_feed_done", False) else None)
         run_dir = result.run_dir.path
     except JobStopped as stopped:  # Ctrl-C is how paper trading ends: a clean stop
         run_dir = stopped.run_dir

@@ -25,7 +25,7 @@ class ProgressView:
     """Renders one actor's sys.progress (steps, steps/s, ETA) with the latest figures of every actor."""
 
     SHOWN_FIGURES = ("mean_episode_return", "approx_kl", "clip_fraction", "explained_variance", "thoughts", "episodes",
-                     "lag_query_rate", "llm_staleness_max_steps", "late_steps", "thought_wait_share")
+                     "lag_query_rate", "llm_staleness_max_steps", "late_steps", "thought_wait_share", "query_rate")
 
     def __init__(self, actor: str, label: str, enabled: bool) -> None:
         self.actor = actor
@@ -36,9 +36,13 @@ class ProgressView:
         self.figures: dict[str, float] = {}
 
     def update(self, msg: Progress) -> None:
-        self.figures.update(msg.figures)
         if not self.enabled or msg.actor != self.actor:
+            self.figures.update(msg.figures)
             return
+        if "warmup_bars_needed" in msg.figures:  # paper env: its features warming up, before any decision
+            self._print_warmup(msg)
+            return
+        self.figures.update(msg.figures)
         figures = {k: f"{self.figures[k]:.3g}" for k in self.SHOWN_FIGURES if k in self.figures and self._defined(k)}
         if sys.stderr.isatty():
             self._draw_bar(msg, figures)
@@ -70,6 +74,11 @@ class ProgressView:
         total = f"/{msg.total_steps}" if msg.total_steps else ""
         extra = " ".join(f"{k}={v}" for k, v in figures.items())
         print(f"{self.label}: {msg.steps}{total} steps, {rate_text(msg.steps_per_sec)} steps/s{eta} {extra}", file=sys.stderr, flush=True)
+
+    def _print_warmup(self, msg: Progress) -> None:
+        known, needed = int(msg.figures.get("warmup_bars_known", 0)), int(msg.figures["warmup_bars_needed"])
+        text = f"warmed up: {needed} bars known, deciding" if known >= needed else f"warming up: {known} of {needed} bars"
+        print(f"{self.label}: {text}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:

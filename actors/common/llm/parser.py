@@ -4,7 +4,9 @@ Accepted, in order of preference:
 1. ``ACTION | confidence | reason`` (seed 002; what the grammar produces),
 2. ``Decision: ACTION`` ... ``Confidence: 0.7`` ... ``Reasoning: ...`` (seed 000),
 3. free text: the first allowed action mentioned, and a "confidence" number if any.
-An explicit answer naming a masked action, or text naming no allowed action, falls back.
+An explicit answer naming a masked action, or text naming no allowed action, falls back; so does a
+reason of numbers that says nothing (no word of three letters but "confidence": "Confidence: 1.00% to 1.00% to"),
+which a small model writes on real price levels: a HOLD at confidence 1.0 behind it would be a made-up answer.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ _PIPE_FORMAT = re.compile(r"^\W*([A-Za-z][A-Za-z_ -]*?)\s*\|\s*([0-9]*\.?[0-9]+)
 _DECISION_FIELD = re.compile(r"(?:final\s+)?decision\s*[:=\-]\s*\**\s*([A-Za-z][A-Za-z_ -]*)", re.IGNORECASE)
 _CONFIDENCE_FIELD = re.compile(r"confidence\W{0,3}([0-9]*\.?[0-9]+)\s*(%?)", re.IGNORECASE)
 _REASON_FIELD = re.compile(r"reason(?:ing)?\s*[:=\-]\s*(.+)", re.IGNORECASE | re.DOTALL)
+_REASON_WORD = re.compile(r"[A-Za-z]{3,}")
 
 # Free-text spellings per action id (word-bounded, case-insensitive).
 _MENTIONS: dict[int, re.Pattern[str]] = {
@@ -57,7 +60,7 @@ class ParsedDecision:
     fallback: bool
     """True when the text gave no usable allowed action: HOLD with confidence 0."""
     how: str
-    """pipe | decision_field | free_text | fallback_no_action | fallback_forbidden_action."""
+    """pipe | decision_field | free_text | fallback_no_action | fallback_forbidden_action | fallback_empty_reason."""
     confidence_missing: bool = False
     """True when an action was found without a readable confidence (MISSING_CONFIDENCE used)."""
 
@@ -70,7 +73,7 @@ class DecisionParser:
 
     @property
     def fallbacks(self) -> int:
-        return self.counts["fallback_no_action"] + self.counts["fallback_forbidden_action"]
+        return self.counts["fallback_no_action"] + self.counts["fallback_forbidden_action"] + self.counts["fallback_empty_reason"]
 
     def parse(self, text: str, mask: Sequence[bool]) -> ParsedDecision:
         allowed = set(allowed_actions(mask))
@@ -115,8 +118,15 @@ def _checked(action: int | None, confidence: float | None, reason: str, allowed:
 
 
 def _decision(action: int, confidence: float | None, reason: str, how: str) -> ParsedDecision:
+    if reason.strip() and not _says_something(reason):
+        return _fallback("fallback_empty_reason")
     missing = confidence is None
     return ParsedDecision(action, MISSING_CONFIDENCE if missing else confidence, _short(reason), False, how, missing)
+
+
+def _says_something(reason: str) -> bool:
+    """False for numbers with no word of three letters but "confidence" ("Confidence: 1.00% to 1.00% to")."""
+    return not any(char.isdigit() for char in reason) or any(word.lower() != "confidence" for word in _REASON_WORD.findall(reason))
 
 
 def _fallback(how: str) -> ParsedDecision:

@@ -70,4 +70,4 @@ def test_a_feed_attached_to_bin_run_paper_drives_decisions_trades_and_the_silenc
     assert trades and all("entry_decision" in trade for trade in trades)
     assert (paper / "report" / "report.html").is_file()
     assert json.loads((paper / "summary.json").read_text())["decisions"] >= 40
-    assert "paper trading stopped" in output and "LLM staleness" in output
+    assert "paper trading stopped" in output and "LLM:" in output and "thoughts_arrived" in output

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from actors.env.report import format_metrics_table
 from actors.env.statistics import (
     MIN_TRADES,
     bootstrap_interval,
@@ -54,9 +55,28 @@ def test_sharpe_and_sortino_match_the_hand_computed_daily_series():
     assert sortino(daily) == pytest.approx(18.3303, abs=1e-4)
 
 
-def test_sharpe_is_zero_when_returns_do_not_vary_or_are_too_few():
-    assert sharpe(np.zeros(10)) == 0.0 and sharpe(np.array([0.01])) == 0.0
-    assert sortino(np.full(5, 0.01)) == 0.0
+def test_sharpe_is_zero_when_returns_do_not_vary_and_undefined_for_one_session():
+    assert sharpe(np.zeros(10)) == 0.0 and np.isnan(sharpe(np.array([0.01])))
+    assert sortino(np.full(5, 0.01)) == 0.0 and np.isnan(sortino(np.array([0.01])))
+
+
+def test_a_one_session_report_shows_sharpe_and_its_intervals_as_na_with_the_reason():
+    # One session (2024-03-04 ET), a winning trade: Sharpe and every interval are undefined, not 0 or [x, x].
+    times = pd.date_range("2024-03-04 14:30", periods=30, freq="1min", tz="UTC").as_unit("ns").asi8
+    equity = 50_000.0 + np.linspace(0.0, 300.0, 30)
+    trade = SimpleNamespace(pnl_usd=300.0, bars_held=29, exit_ns=int(times[-1]))
+
+    stats = compute_statistics(times, equity, np.ones(30, dtype=np.int64), [trade])
+    table = format_metrics_table(stats.metrics, stats.warnings)
+
+    assert stats.metrics["sessions"] == 1.0 and stats.metrics["net_pnl_usd"] == pytest.approx(300.0)
+    for key in ("sharpe", "sortino", "sharpe_ci_low", "net_pnl_usd_ci_low", "net_pnl_usd_ci_high", "win_rate_ci_high"):
+        assert np.isnan(stats.metrics[key]), key
+    sharpe_row = next(line for line in table.splitlines() if line.startswith("| Sharpe"))
+    pnl_row = next(line for line in table.splitlines() if line.startswith("| Net P&L"))
+    assert "| n/a | n/a |" in sharpe_row and "one session has no spread" in sharpe_row
+    assert "300" in pnl_row and "| n/a |" in pnl_row and "[300" not in pnl_row and "interval n/a" in pnl_row
+    assert "only 1 trade(s)" in stats.warnings["win_rate"] and "interval n/a" in stats.warnings["win_rate"]
 
 
 def test_exposure_is_the_share_of_bars_in_a_position():

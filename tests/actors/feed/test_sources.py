@@ -94,6 +94,14 @@ def test_ccxt_source_publishes_each_closed_candle_once_in_order_and_never_the_fo
     assert source.counters["forming_skipped"] >= 5
 
 
+def test_ccxt_source_flags_the_history_candles_of_its_first_poll_and_no_later_one():
+    clock = FakeClock(start_secs=10 * 60 + 3)
+    feed = FeedConfig(timeframe="1m", ccxt_history_bars=3, ccxt_close_delay_secs=2.0, ccxt_backoff_secs=1.0, ccxt_backoff_max_secs=30.0)
+    records = asyncio.run(take(CcxtSource(RecordedExchange(recorded_session(), clock), "BTC/USDT:USDT", feed, clock=clock, sleep=clock.sleep), 7))
+
+    assert [r.history for r in records] == [True] * 3 + [False] * 4
+
+
 def test_ccxt_source_duplicate_is_dropped_and_gap_reported_by_the_builder():
     _, _, _, builder, _ = run_recorded_session()
 
