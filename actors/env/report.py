@@ -91,6 +91,13 @@ _LABELS: dict[str, str] = {
     "late_steps": "Late steps (thought wait deadline passed)",
     "thought_wait_secs": "Time the loop waited for thoughts (s)",
     "thought_wait_share": "Share of wall time waiting for thoughts",
+    "decision_latency_p50_us": "Decision latency obs -> verdict, p50 (µs)",
+    "decision_latency_p99_us": "Decision latency obs -> verdict, p99 (µs)",
+    "loop_steps": "Loop steps",
+    "verdict_timeouts": "Steps with no verdict in time (held)",
+    "illegal_actions": "Illegal actions (replaced by HOLD)",
+    "episodes": "Episodes",
+    "mean_episode_return": "Mean episode return (reward units)",
 }
 _PARTICIPATION_KEYS = ("thought_lag_steps", "query_rate", "lag_query_rate", "llm_staleness_min_steps", "llm_staleness_steps",
                        "llm_staleness_max_steps", "thought_waits", "late_steps", "thought_wait_secs", "thought_wait_share")
@@ -200,9 +207,16 @@ def _label(key: str) -> str:
     return key
 
 
+def _shown_value(key: str, value: float) -> str:
+    # A staleness of -1 means that no decision used a thought: no age to state.
+    if key.startswith("llm_staleness") and value < 0:
+        return "n/a (no thought used)"
+    return _format_value(value)
+
+
 def _metric_rows(metrics: dict[str, float], warnings: dict[str, str]) -> list[tuple[str, str, str, str]]:
     """(label, value, 95% interval, warning) per shown metric."""
-    return [(_label(key), _format_value(float(metrics[key])), _interval(metrics, key), warnings.get(key, ""))
+    return [(_label(key), _shown_value(key, float(metrics[key])), _interval(metrics, key), warnings.get(key, ""))
             for key in _ordered_keys(metrics)]
 
 
@@ -487,7 +501,7 @@ def participation_rows(metrics: dict[str, float]) -> list[tuple[str, str]]:
     if "lag_query_rate" not in metrics and "query_rate" not in metrics:
         return []
     shown = {"thought_lag_steps": 0.0, **metrics}  # free-running runs carry no gate figures: K = 0 all the same
-    return [(_label(key), _format_value(float(shown[key]))) for key in _PARTICIPATION_KEYS if key in shown]
+    return [(_label(key), _shown_value(key, float(shown[key]))) for key in _PARTICIPATION_KEYS if key in shown]
 
 
 def _participation_markdown(metrics: dict[str, float]) -> list[str]:

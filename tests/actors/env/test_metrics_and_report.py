@@ -152,3 +152,17 @@ async def test_a_backtest_report_explains_each_trade_counts_halted_bars_and_wher
         assert entry["thought"]["reason"] == f"reason of {entry['thought']['query_id']}" and entry["thought"]["reason"] in page
         assert entry["fusion_method"] == "rules" and entry["final_action"] == row["side"].replace("long", "BUY").replace("short", "SELL")
     assert "Sharpe and Sortino come from daily (session) returns" in (report / "report.md").read_text()
+
+
+def test_the_human_table_names_every_loop_figure_and_shows_a_staleness_without_thoughts_as_not_available():
+    from actors.env.report import format_metrics_table, participation_rows
+
+    metrics = {"trades": 3.0, "decision_latency_p50_us": 1804.0, "loop_steps": 3509.0, "llm_staleness_steps": -1.0,
+               "llm_staleness_max_steps": -1.0, "query_rate": 0.0}
+
+    table = format_metrics_table(metrics)
+
+    assert "decision_latency_p50_us" not in table and "loop_steps" not in table
+    assert "Decision latency obs -> verdict, p50 (µs)" in table and "| Loop steps | 3,509 |" in table
+    assert "| -1 |" not in table and "n/a (no thought used)" in table
+    assert dict(participation_rows(metrics))["Thought staleness, mean (steps)"] == "n/a (no thought used)"
