@@ -534,6 +534,10 @@ class EnvActor(Actor):
         return summary
 
     async def _finish(self, reason: str) -> None:
+        if self.hindsight is not None and (labelled := self.hindsight.label_all()):
+            # Before sys.done: whoever scores decisions against hindsight gets the last steps' labels too.
+            self.counters["hindsight_labels"] += len(labelled)
+            self.publish(hindsight_message(labelled))
         summary = await self._write_report(*self._report_title_and_dir())
         self.done(reason, summary)
 

@@ -90,6 +90,15 @@ class HindsightBook:
                 labelled.extend(self._label(steps.popleft()))
         return labelled
 
+    def label_all(self) -> list[LabelledStep]:
+        """Every pending step, labelled from the data set's bars: the run ends (env.max_steps) before their horizon
+        was played, but historical bars exist past it. A step too close to the end of the data stays unlabelled."""
+        labelled: list[LabelledStep] = []
+        for steps in self._pending.values():
+            while steps:
+                labelled.extend(self._label(steps.popleft()))
+        return labelled
+
     def _label(self, decision: DecisionStep) -> list[LabelledStep]:
         label = triple_barrier_label(self._open, self._high, self._low, self._close, decision.bar,
                                      float(self._atr[decision.bar]), self.spec)

@@ -64,6 +64,18 @@ def test_a_new_episode_labels_the_old_episodes_steps_from_the_data_and_drops_tho
     assert book.unlabelled == 1 and book.pending == 0
 
 
+def test_a_run_that_ends_before_the_horizon_is_played_labels_its_last_steps_from_the_data():
+    book = HindsightBook(SPEC, bar_lists(RALLY + SLIDE + [FLAT]))
+    book.record(DecisionStep(env_id=0, episode_id=0, step=0, bar=0))
+    book.record(DecisionStep(env_id=1, episode_id=0, step=0, bar=4))
+    book.record(DecisionStep(env_id=1, episode_id=0, step=1, bar=7))  # bars 8..10 do not exist
+
+    labelled = book.label_all()  # env.max_steps reached at bar 1: nothing matured yet
+
+    assert [(item.decision.env_id, item.label.action) for item in labelled] == [(0, BUY), (1, SELL)]
+    assert book.unlabelled == 1 and book.pending == 0
+
+
 def test_costs_are_commission_on_both_sides_and_slippage_on_both_fills():
     nq = resolve_instrument(InstrumentConfig(symbol="NQ"))
 
@@ -112,3 +124,20 @@ async def test_without_the_switch_the_env_publishes_no_hindsight():
             await h.deliver(verdict_holding(obs))
         await h.settle()
         assert h.actor.hindsight is None and h.messages(EnvHindsight) == []
+
+
+async def test_a_backtest_cut_by_max_steps_publishes_its_last_steps_labels_before_it_announces_done():
+    from bus.messages import Done
+
+    overrides = {"data.synthetic_days": 6, "env.n_envs": 1, "env.mode": "backtest", "env.split": "test",
+                 "env.publish_hindsight": True, "lora.hindsight_horizon_bars": 3, "env.max_steps": 4}
+    async with actor_harness("env", overrides) as h:
+        for _ in range(4):
+            obs = await h.recv(EnvObs, timeout_secs=30)
+            await h.deliver(verdict_holding(obs))
+        await h.recv(Done, timeout_secs=60)
+        published = [type(r.msg) for r in h.published if isinstance(r.msg, (EnvHindsight, Done))]
+        steps = sorted(step for m in h.messages(EnvHindsight) for step in m.steps)
+
+    assert steps == [0, 1, 2, 3]  # steps 1-3 labelled from the data set, their horizon never played
+    assert published[-1] is Done
