@@ -15,6 +15,7 @@ import numpy as np
 from actors import ENV, FUSION, POLICY, RISK
 from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobError, configure, format_table
+from actors.jobs.presets import LOCKSTEP_PACING as LOCKSTEP  # each LLM variant names its own thought form
 from actors.jobs.evaluate import success_lines
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
 from actors.jobs.evaluation.sources import SourceBook, SourceScores, pooled
@@ -27,9 +28,8 @@ from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
 LLM_OFF = [ENV, POLICY, FUSION, RISK]
-LOCKSTEP = {"env.thought_lag_steps": 1, "reasoner.query_policy": "always", "reasoner.process_nice": 0}
-"""The LLM variants think in lockstep (each decision has the previous step's thought), so they can differ
-from RL only: at full speed no thought arrives in time and every variant would be RL only."""
+# The LLM variants think in lockstep (each decision has the previous step's thought), so they can differ
+# from RL only: at full speed no thought arrives in time and every variant would be RL only.
 ABLATION_VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("RL only", {"fusion.method": "rl_only", "risk.veto_enabled": False, "risk.account_guard_enabled": False, "runtime.actors": LLM_OFF}),
     ("RL only + risk veto", {"fusion.method": "rl_only", "runtime.actors": LLM_OFF}),

@@ -28,6 +28,7 @@ from actors import ENV, FUSION, POLICY, RISK
 from actors.common.actions import Action
 from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobResult, configure, format_table
+from actors.jobs.presets import LOCKSTEP
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
 from actors.jobs.evaluation.evidence import backtest_evidence_rows
 from actors.jobs.evaluation.sources import SourceBook, SourceScores
@@ -45,9 +46,6 @@ LONG_DATA = {"data.synthetic_days": 300}
 """... on 300 synthetic days (210 to train on, 45 held out for the backtest), so a million steps do not memorise
 the noise of 42 days (measured in process, issue 18: in-sample $1,259 a day, out of sample -$95)."""
 RL_ONLY = {"fusion.method": "rl_only", "runtime.actors": [ENV, POLICY, FUSION, RISK]}
-LOCKSTEP = {"env.thought_lag_steps": 1, "reasoner.mode": "single_shot", "reasoner.query_policy": "always", "reasoner.process_nice": 0}
-"""Each step uses the previous step's thought. Single-shot answers keep the pace of a 2-core machine; every
-step is asked about (a skipped one would be late); the loop waits for the LLM anyway, so it is not niced."""
 HYBRID_ENVS = 2
 HYBRID_LOOP_STEPS = 48
 """Phase 2 length in loop steps (x HYBRID_ENVS env steps, one thought each: about a thought a second on 2 cores)."""

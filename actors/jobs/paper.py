@@ -26,6 +26,7 @@ from typing import Any
 from actors import ENV
 from actors.env.pacing import unused_thoughts_cause
 from actors.jobs.common import JobStopped, configure, format_table, run_job
+from actors.jobs.presets import LOCKSTEP
 from actors.jobs.train import policy_checkpoint
 from bus.messages import Done
 from config.schema import Config
@@ -33,8 +34,6 @@ from runtime.supervisor import EXIT_OK
 
 PAPER_SETTINGS = {"env.mode": "paper", "env.n_envs": 1, "policy.learn": False}
 """One account, a frozen policy (a learning one would train on the live bars)."""
-LOCKSTEP = {"env.thought_lag_steps": 1, "reasoner.mode": "single_shot", "reasoner.query_policy": "always", "reasoner.process_nice": 0}
-"""--lockstep: the main job's hybrid phase (actors/jobs/main.py LOCKSTEP): each decision uses the previous bar's thought."""
 SUMMARY_ROWS = (
     "feed_bars", "history_bars", "decisions", "trades", "equity", "thoughts_arrived", "thoughts_used", "thoughts_dropped_stale",
     "thoughts_late", "thoughts_fallback", "thought_age_mean_bars", "thought_age_mean_secs", "thought_latency_mean_ms",
