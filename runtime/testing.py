@@ -312,7 +312,7 @@ def running_actors(
     *,
     config_path: str | Path | None = None,
     keep_run_dir: bool = False,
-    wait_started_secs: float = 60.0,
+    wait_started_secs: float = 180.0,
 ) -> Iterator[RunningRuntime]:
     """Start a broker and ``actors`` (names or dotted module paths) in real processes, with a tmp run dir.
 
