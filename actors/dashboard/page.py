@@ -38,7 +38,8 @@ LEARNING_LINES = (("approx_kl", "#1f77b4"), ("clip_fraction", "#ff7f0e"), ("expl
 def _table(columns: tuple[tuple[str, str, int], ...], height: int, **kwargs: Any) -> tuple[ColumnDataSource, DataTable]:
     source = ColumnDataSource(columns_of([], tuple(name for name, _, _ in columns)))
     table = DataTable(source=source, columns=[TableColumn(field=name, title=title, width=width) for name, title, width in columns],
-                      height=height, index_position=None, reorderable=False, sizing_mode="stretch_width", **kwargs)
+                      height=height, index_position=None, reorderable=False, autosize_mode="none",
+                      sizing_mode="stretch_width", **kwargs)
     return source, table
 
 
@@ -58,6 +59,7 @@ class DashboardView:
         self.cursors: dict[str, int] = {}
         self.last_tables: dict[str, Any] = {}
         self.trades: list[Any] = []
+        self.redraws = 0
 
         self.health = Div(text=_pre(["connecting..."]), width=420, name="health")
         self.account = Div(text=_pre(["..."]), width=520, name="account")
@@ -128,13 +130,19 @@ class DashboardView:
                            f"win rate {_num(r.get('win_rate'))}  evaluation accounts {r['accounts']}")
         self._text(self.account, account)
         self.trades = snap["trade_objects"]
-        for source, key, columns in ((self.actor_source, "actors", ACTOR_COLUMNS), (self.decision_source, "decisions", DECISION_COLUMNS),
-                                     (self.trade_source, "trades", TRADE_COLUMNS), (self.lora_source, "lora", LORA_COLUMNS),
-                                     (self.event_source, "events", EVENT_COLUMNS)):
+        for table, key, columns in ((self.actor_table, "actors", ACTOR_COLUMNS), (self.decision_table, "decisions", DECISION_COLUMNS),
+                                    (self.trade_table, "trades", TRADE_COLUMNS), (self.lora_table, "lora", LORA_COLUMNS),
+                                    (self.event_table, "events", EVENT_COLUMNS)):
             rows = snap[key]
             if self.last_tables.get(key) != rows:  # unchanged tables cost no websocket traffic
                 self.last_tables[key] = rows
-                source.data = columns_of(rows, tuple(name for name, _, _ in columns))
+                length = len(table.source.data[columns[0][0]])
+                table.source.data = columns_of(rows, tuple(name for name, _, _ in columns))
+                if len(rows) == length:
+                    # BokehJS redraws a table when its row count changes, not when only the values do
+                    # (its view's indices are equal): a new tag makes the table view render again.
+                    self.redraws += 1
+                    table.tags = [self.redraws]
 
     def _text(self, div: Div, lines: list[str]) -> None:
         text = _pre(lines)
