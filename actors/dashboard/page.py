@@ -22,9 +22,9 @@ from actors.dashboard.state import LEARNING_KEYS, MAX_POINTS, DashboardState, ac
 
 UPDATE_MS = 500
 """Page updates twice a second."""
-DECISION_COLUMNS = (("step", "step", 60), ("rl", "RL action", 90), ("probs", "RL probabilities", 230), ("llm", "LLM thought", 110),
+DECISION_COLUMNS = (("step", "step", 60), ("rl", "RL action", 115), ("probs", "RL probabilities", 230), ("llm", "LLM thought", 110),
                     ("reason", "LLM reason", 260), ("stale", "stale", 45), ("adapter", "adapter", 60), ("fusion", "fusion method/rule", 150),
-                    ("trust", "trust RL / LLM", 100), ("final", "final", 80), ("risk", "risk verdict", 180), ("halt", "rule in force", 110))
+                    ("trust", "trust RL / LLM", 100), ("final", "final", 115), ("risk", "risk verdict", 180), ("halt", "rule in force", 110))
 TRADE_COLUMNS = (("trade", "trade", 50), ("side", "side", 50), ("entry", "entry @ step", 120), ("exit", "exit @ step", 120),
                  ("pnl", "P&L $", 70), ("bars", "bars", 45), ("why", "exit", 90))
 EVENT_COLUMNS = (("time", "time (UTC)", 75), ("kind", "kind", 70), ("actor", "actor", 80), ("text", "event", 700))

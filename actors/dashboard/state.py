@@ -36,7 +36,7 @@ LEARNING_KEYS = ("approx_kl", "entropy_loss", "value_loss", "policy_gradient_los
                  "clip_fraction", "mean_episode_return")
 LOG_EVENTS = {
     # event name -> kind shown in the events table (warnings and errors are shown whatever their name)
-    "actor_restarting": "restart", "actor_spawned": "restart", "broker_restarted": "restart", "peer_restarted": "restart",
+    "actor_restarting": "restart", "broker_restarted": "restart", "peer_restarted": "restart",
     "adapter_loaded": "adapter", "adapter_announced": "adapter", "lora_round": "lora", "training_complete": "learning",
     "report_written": "report", "runtime_started": "runtime", "runtime_stopped": "runtime", "runtime_failed": "error",
     "feed_silent": "feed", "feed_resumed": "feed", "paper_stopped": "runtime", "done": "runtime",
@@ -218,6 +218,11 @@ class DashboardState:
                 self._thoughts.clear()
                 self.account = {}
                 self.actors = {}
+                self.report = {}
+                self._halts.clear()
+                # the figures of one run; the events and the learning curve go on across a job's stages
+                self.health = Health()
+                self.counts = dict.fromkeys(self.counts, 0)
             self.health.run_dir, self.health.mode, self.health.source = run_dir, mode, source
             self._event("runtime", "dashboard", f"attached to {run_dir} ({source})")
 

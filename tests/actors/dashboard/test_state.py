@@ -171,11 +171,14 @@ def test_attaching_a_new_stage_starts_the_charts_over_and_keeps_the_events():
     cursors: dict[str, int] = {}
     state.attach("/runs/x/1-train", "train", "live bus")
     state.on_message(obs(1, 100.0))
+    state.on_message(proposal(1, BUY))
+    state.on_message(verdict(1, BUY))
     state.snapshot(cursors)
     state.attach("/runs/x/2-hybrid", "train", "live bus")
 
     snap = state.snapshot(cursors)
     assert snap["reset"] and snap["new"]["price"]["step"] == []
+    assert (snap["counts"]["decisions"], snap["health"]["loop_step"], snap["decisions"]) == (0, 0, [])
     assert len([e for e in snap["events"] if "attached" in e["text"]]) == 2
 
 
