@@ -28,7 +28,7 @@ DECISION_COLUMNS = (("step", "step", 60), ("rl", "RL action", 115), ("probs", "R
 TRADE_COLUMNS = (("trade", "trade", 50), ("side", "side", 50), ("entry", "entry @ step", 120), ("exit", "exit @ step", 120),
                  ("pnl", "P&L $", 70), ("bars", "bars", 45), ("why", "exit", 90))
 EVENT_COLUMNS = (("time", "time (UTC)", 75), ("kind", "kind", 70), ("actor", "actor", 80), ("text", "event", 700))
-ACTOR_COLUMNS = (("actor", "actor", 80), ("pid", "pid", 60), ("age", "heartbeat age", 90), ("restarts", "restarts", 60),
+ACTOR_COLUMNS = (("actor", "actor", 80), ("pid", "pid", 60), ("age", "heartbeat age", 120), ("restarts", "restarts", 60),
                  ("uptime", "uptime", 70))
 LORA_COLUMNS = (("version", "adapter", 55), ("time", "time", 65), ("experiences", "experiences", 80),
                 ("match", "match rate before -> after", 160), ("published", "result", 75), ("alarm", "alarm", 60))
