@@ -201,6 +201,7 @@ class DashboardState:
         self._halts: dict[int, str] = {}
         self._event_seq = 0
         self._learning_t = 0
+        self._recent_updates: deque[tuple] = deque(maxlen=4)
 
     # ------------------------------------------------------------------ attaching
 
@@ -356,7 +357,8 @@ class DashboardState:
         self.counts["trades"] += 1
         side = "long" if msg.side > 0 else "short"
         steps = list(msg.decision_steps)
-        entry_step, exit_step = (steps[0], steps[-1]) if steps else (self.health.loop_step, self.health.loop_step)
+        entry_step = steps[0] if steps else self.health.loop_step - msg.bars_held
+        exit_step = max(steps[-1], entry_step + msg.bars_held) if steps else self.health.loop_step  # a stop closes with no decision
         self._event("fill", f"env {msg.env_id}", f"trade {msg.trade_id} {side} {msg.contracts} @ {msg.entry_price:.2f} -> "
                                                  f"{msg.exit_price:.2f} ({msg.exit_reason}) {msg.pnl_usd:+.2f} $")
         if msg.env_id != 0:
@@ -428,9 +430,14 @@ class DashboardState:
     def _learning_point(self, figures: dict[str, Any]) -> None:
         if not any(key in figures for key in LEARNING_KEYS[:-1]):
             return
+        values = tuple(float(figures[k]) if isinstance(figures.get(k), (int, float)) else float("nan") for k in LEARNING_KEYS)
+        # sys.progress repeats the last update's figures every second, and the log has each update too: one point per update
+        update = tuple(round(v, 6) for v in values[:4] if v == v)
+        if update in self._recent_updates:
+            return
+        self._recent_updates.append(update)
         self._learning_t += 1
-        self.learning.add(self._learning_t, *(float(figures[k]) if isinstance(figures.get(k), (int, float)) else float("nan")
-                                             for k in LEARNING_KEYS))
+        self.learning.add(self._learning_t, *values)
 
     def _event(self, kind: str, actor: str, text: str, stamp: str = "") -> None:
         self._event_seq += 1

@@ -117,6 +117,13 @@ def test_a_closed_trade_marks_its_entry_and_exit_and_its_chain_lists_its_decisio
     assert snap["events"][0]["kind"] == "fill"
 
 
+def test_a_trade_closed_by_its_stop_is_marked_where_it_closed():
+    state = DashboardState()
+    state.on_message(EnvOutcome(env_id=0, episode_id=0, trade_id=1, side=-1, contracts=1, entry_ns=0, exit_ns=1, entry_price=100.0,
+                                exit_price=101.0, pnl_usd=-25.0, bars_held=3, exit_reason="stop", decision_steps=[14], llm_query_ids=[]))
+    assert state.snapshot({})["new"]["marks"]["step"] == [14, 17]
+
+
 def test_a_heartbeat_from_a_new_pid_counts_a_restart():
     now = [10.0]
     state = DashboardState(clock=lambda: now[0])
@@ -143,6 +150,7 @@ def test_health_shows_steps_per_second_and_the_loop_latency():
 def test_learning_takes_ppo_updates_from_progress_and_logs_and_lora_rounds_from_logs():
     state = DashboardState()
     state.on_message(Progress(actor="policy", steps=10, total_steps=20, steps_per_sec=5.0, figures={"approx_kl": 0.01}))
+    state.on_message(Progress(actor="policy", steps=11, total_steps=20, steps_per_sec=5.0, figures={"approx_kl": 0.01}))  # repeated
     state.on_log({"event": "ppo_update", "actor": "policy", "approx_kl": 0.02, "clip_fraction": 0.1})
     state.on_log({"event": "lora_round", "actor": "lora", "version": 1, "match_rate_before": 0.4, "match_rate_after": 0.55,
                   "experiences": 48.0, "published": 1.0})
