@@ -165,6 +165,8 @@ class Health:
     """``live bus`` | ``logs (finished run)`` | ``waiting for the runtime`` | ..."""
     steps_per_sec: float = 0.0
     loop_step: int = 0
+    env_steps: int = 0
+    """Env steps summed over environments (sys.progress); a training budget counts these."""
     total_steps: int = 0
     latency_p50_us: float = float("nan")
     latency_p99_us: float = float("nan")
@@ -269,7 +271,7 @@ class DashboardState:
     def _on_Progress(self, msg) -> None:
         if msg.actor == "env" or not self.health.steps_per_sec:
             self.health.steps_per_sec = float(msg.steps_per_sec)
-            self.health.total_steps = int(msg.total_steps)
+            self.health.env_steps, self.health.total_steps = int(msg.steps), int(msg.total_steps)
         if msg.actor == "policy":
             self._learning_point(msg.figures)
 
@@ -526,7 +528,7 @@ def health_lines(snapshot: dict[str, Any]) -> list[str]:
     def us(value: float) -> str:
         return "-" if value != value else (f"{value / 1000:.1f} ms" if value >= 1000 else f"{value:.0f} µs")
 
-    progress = f"{h['loop_step']:,}" + (f" / {h['total_steps']:,} env steps" if h["total_steps"] else "")
+    progress = f"{h['loop_step']:,}   env steps: {h['env_steps']:,}" + (f" / {h['total_steps']:,}" if h["total_steps"] else "")
     return [
         f"mode: {h['mode'] or '-'}", f"run: {h['run_dir']}", f"source: {h['source']}",
         f"loop step: {progress}", f"steps/s: {h['steps_per_sec']:,.0f}",
