@@ -31,10 +31,12 @@ from runtime.rundir import CONFIG_FILE
 
 TOPICS = ("sys.", "md.bar", "env.obs", "env.outcome", "policy.proposal", "llm.thought", "fusion.decision", "risk.verdict", "lora.adapter")
 HOT = (b"env.obs", b"policy.proposal", b"fusion.decision", b"risk.verdict")
-HOT_KEEP = 6
-"""Frames of each hot topic decoded per pass (the newest ones)."""
-PASS_SECS = 0.1
-"""How often the reader drains the socket: ten passes a second keep the page's 0.5 s updates fresh."""
+HOT_KEEP = 4
+"""Frames of each hot topic decoded per pass (the newest ones): at most 20 steps a second are shown in full."""
+PASS_SECS = 0.2
+"""How often the reader drains the socket: five passes a second keep the page's 0.5 s updates fresh."""
+LOG_EVERY_PASSES = 5
+"""The logs are read once a second (each read opens every actor's log file)."""
 ATTACH_TIMEOUT_SECS = 6.0
 """No message within this long after subscribing: the bus is dead (every actor beats every second)."""
 SILENT_SECS = 6.0
@@ -181,6 +183,7 @@ class Reader:
         self.run_dir: Path | None = None
         self.logs: LogReader | None = None
         self.bus: BusReader | None = None
+        self._passes = 0
         self._tried_bus: tuple[Path, float] | None = None
         """The bus.json (and its mtime) last found dead, so a finished run is not re-tried every pass."""
 
@@ -222,7 +225,8 @@ class Reader:
     def _pass(self) -> None:
         if self.target.bus is None:
             self._follow_newest()
-        if self.logs is not None and self.run_dir is not None:
+        self._passes += 1
+        if self.logs is not None and self.run_dir is not None and self._passes % LOG_EVERY_PASSES == 1:
             for record in self.logs.read():
                 self.state.on_log(record)
                 if record.get("event") == "report_written":  # a backtest just finished: its trades with their chains

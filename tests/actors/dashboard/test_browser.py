@@ -103,6 +103,10 @@ def test_the_page_follows_a_live_run_and_a_closed_browser_costs_the_runtime_noth
                 wait_for(lambda: model_value(driver, "health", "m.text") != first, "an update of the health panel", 10)
                 points = model_value(driver, "price_source", "m.get_length()")
                 wait_for(lambda: model_value(driver, "price_source", "m.get_length()") > points, "new price points", 10)
+                # Clicking a trade (selecting its row) shows the decisions behind it.
+                wait_for(lambda: (model_value(driver, "trades", "m.source.get_length()") or 0) >= 2, "two closed trades", 120)
+                driver.execute_script("Bokeh.documents[0].get_model_by_name('trades').source.selected.indices = [0];")
+                wait_for(lambda: "RL " in (model_value(driver, "chain", "m.text") or ""), "the chain of the clicked trade", 10)
                 driver.save_screenshot(str(tmp_path / "dashboard.png"))
             finally:
                 driver.quit()
