@@ -28,8 +28,6 @@ DECISION_COLUMNS = (("step", "step", 60), ("rl", "RL action", 115), ("probs", "R
 TRADE_COLUMNS = (("trade", "trade", 50), ("side", "side", 50), ("entry", "entry @ step", 120), ("exit", "exit @ step", 120),
                  ("pnl", "P&L $", 70), ("bars", "bars", 45), ("why", "exit", 90))
 EVENT_COLUMNS = (("time", "time (UTC)", 75), ("kind", "kind", 70), ("actor", "actor", 80), ("text", "event", 700))
-ACTOR_COLUMNS = (("actor", "actor", 80), ("pid", "pid", 60), ("age", "heartbeat age", 120), ("restarts", "restarts", 60),
-                 ("uptime", "uptime", 70))
 LORA_COLUMNS = (("version", "adapter", 55), ("time", "time", 65), ("experiences", "experiences", 80),
                 ("match", "match rate before -> after", 160), ("published", "result", 75), ("alarm", "alarm", 60))
 LEARNING_LINES = (("approx_kl", "#1f77b4"), ("clip_fraction", "#ff7f0e"), ("explained_variance", "#2ca02c"), ("entropy_loss", "#9467bd"))
@@ -59,11 +57,10 @@ class DashboardView:
         self.cursors: dict[str, int] = {}
         self.last_tables: dict[str, Any] = {}
         self.trades: list[Any] = []
-        self.redraws = 0
 
         self.health = Div(text=_pre(["connecting..."]), width=420, name="health")
         self.account = Div(text=_pre(["..."]), width=520, name="account")
-        self.actor_source, self.actor_table = _table(ACTOR_COLUMNS, 170, name="actors")
+        self.actor_div = Div(text=_pre([]), width=420, name="actors")
 
         self.price_source = ColumnDataSource({"step": [], "price": []}, name="price_source")
         self.mark_source = ColumnDataSource({"step": [], "price": [], "kind": [], "colour": []})
@@ -91,6 +88,7 @@ class DashboardView:
                                tools="pan,wheel_zoom,reset", name="learning_chart")
         for key, colour in LEARNING_LINES:
             self.learning.line("t", key, source=self.learning_source, color=colour, legend_label=key)
+            self.learning.scatter("t", key, source=self.learning_source, color=colour, size=4, legend_label=key)  # a first update shows
         self.learning.legend.location = "top_left"
         self.lora_source, self.lora_table = _table(LORA_COLUMNS, 150, name="lora")
 
@@ -99,7 +97,7 @@ class DashboardView:
 
         self.layout = column(
             Div(text="<h2 style='margin:4px 0'>thinking trader: live dashboard</h2>"),
-            row(column(_panel("health"), self.health, self.actor_table), column(_panel("account"), self.account)),
+            row(column(_panel("health"), self.health, self.actor_div), column(_panel("account"), self.account)),
             self.price, self.equity,
             _panel("who decided (env 0, newest first)"), self.decision_table,
             row(column(_panel("trades (click one)"), self.trade_table, width=560), column(_panel("decision chain"), self.chain),
@@ -130,19 +128,19 @@ class DashboardView:
                            f"win rate {_num(r.get('win_rate'))}  evaluation accounts {r['accounts']}")
         self._text(self.account, account)
         self.trades = snap["trade_objects"]
-        for table, key, columns in ((self.actor_table, "actors", ACTOR_COLUMNS), (self.decision_table, "decisions", DECISION_COLUMNS),
-                                    (self.trade_table, "trades", TRADE_COLUMNS), (self.lora_table, "lora", LORA_COLUMNS),
-                                    (self.event_table, "events", EVENT_COLUMNS)):
+        self._text(self.actor_div, [f"{'actor':<10} {'pid':>7}  {'heartbeat age':<18} {'restarts':>8}  uptime"]
+                   + [f"{r['actor']:<10} {r['pid']:>7}  {r['age']:<18} {r['restarts']:>8}  {r['uptime']}" for r in snap["actors"]])
+        for table, key, columns in ((self.decision_table, "decisions", DECISION_COLUMNS), (self.trade_table, "trades", TRADE_COLUMNS),
+                                    (self.lora_table, "lora", LORA_COLUMNS), (self.event_table, "events", EVENT_COLUMNS)):
             rows = snap[key]
             if self.last_tables.get(key) != rows:  # unchanged tables cost no websocket traffic
                 self.last_tables[key] = rows
-                length = len(table.source.data[columns[0][0]])
-                table.source.data = columns_of(rows, tuple(name for name, _, _ in columns))
-                if len(rows) == length:
-                    # BokehJS redraws a table when its row count changes, not when only the values do
-                    # (its view's indices are equal): a new tag makes the table view render again.
-                    self.redraws += 1
-                    table.tags = [self.redraws]
+                data = columns_of(rows, tuple(name for name, _, _ in columns))
+                if len(rows) == len(table.source.data[columns[0][0]]):
+                    # BokehJS redraws a table when its row count changes, not when only its values do: a blank last
+                    # row, there every other update, changes the count (cheaper than re-rendering the table).
+                    data = {name: values + [""] for name, values in data.items()}
+                table.source.data = data
 
     def _text(self, div: Div, lines: list[str]) -> None:
         text = _pre(lines)

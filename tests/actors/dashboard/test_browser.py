@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[3]
 CHROME_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--window-size=1400,2300")
 LOOP = ["env", "policy", "reasoner", "fusion", "risk"]
-PACED = {"policy.learn": False, "env.mode": "train", "env.n_envs": 1, "env.step_interval_ms": 100.0, "reasoner.mode": "single_shot"}
+PACED = {"policy.learn": False, "env.mode": "train", "env.n_envs": 1, "env.step_interval_ms": 100.0, "reasoner.mode": "single_shot",
+         "reasoner.process_nice": 0}
 """Ten steps a second with the LLM thinking beside the loop, so thoughts reach the decisions table."""
 
 pytestmark = [
@@ -66,7 +67,10 @@ def chromium(tmp_path: Path):
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
     options.binary_location = CHROMIUM
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_script_timeout(120)  # a busy 2-core machine can keep the page's renderer busy for a while
+    driver.set_page_load_timeout(120)
+    return driver
 
 
 def wait_for(condition, what: str, timeout_secs: float = 120.0):
@@ -88,7 +92,7 @@ def model_value(driver, name: str, expression: str):
 
 
 def test_the_page_follows_a_live_run_and_a_closed_browser_costs_the_runtime_nothing(tmp_path):
-    with running_actors(LOOP, PACED) as rt:
+    with running_actors(LOOP, PACED, wait_started_secs=180) as rt:  # a busy 2-core machine starts five processes slowly
         dashboard, url = start_dashboard("--bus", str(rt.run_dir / "bus.json"), "--port", str(free_port()))
         try:
             driver = chromium(tmp_path)
@@ -122,7 +126,7 @@ def test_the_page_follows_a_live_run_and_a_closed_browser_costs_the_runtime_noth
 
 
 def test_a_page_off_loopback_without_the_token_shows_nothing_of_the_run(tmp_path):
-    with running_actors(LOOP[:1] + ["policy", "fusion", "risk"], {**PACED, "env.step_interval_ms": 200.0}) as rt:
+    with running_actors(LOOP[:1] + ["policy", "fusion", "risk"], {**PACED, "env.step_interval_ms": 200.0}, wait_started_secs=180) as rt:
         dashboard, url = start_dashboard("--bus", str(rt.run_dir / "bus.json"), "--host", "0.0.0.0", "--port", str(free_port()))
         try:
             assert "?token=" in url
