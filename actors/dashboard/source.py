@@ -29,7 +29,7 @@ from actors.dashboard.state import DashboardState
 from bus.broker import ADDRESSES_FILE, BusAddresses
 from runtime.rundir import CONFIG_FILE
 
-TOPICS = ("sys.", "md.bar", "env.obs", "env.outcome", "policy.proposal", "llm.thought", "fusion.decision", "risk.verdict", "lora.adapter")
+TOPICS = ("sys.", "env.obs", "env.outcome", "policy.proposal", "llm.thought", "fusion.decision", "risk.verdict", "lora.adapter")
 HOT = (b"env.obs", b"policy.proposal", b"fusion.decision", b"risk.verdict")
 HOT_KEEP = 4
 """Frames of each hot topic decoded per pass (the newest ones): at most 20 steps a second are shown in full."""

@@ -264,9 +264,8 @@ class DashboardState:
         if "decision_latency_p50_us" in gauges:
             self.health.latency_p50_us = float(gauges["decision_latency_p50_us"])
             self.health.latency_p99_us = float(gauges.get("decision_latency_p99_us", float("nan")))
-        for key in ("feed_lag_secs", "lag_secs", "bar_lag_secs"):
-            if key in gauges:
-                self.health.feed_lag_secs = float(gauges[key])
+        if actor == "feed" and "lag_ms_p50" in gauges:  # the feed's own figure: bar close -> published
+            self.health.feed_lag_secs = float(gauges["lag_ms_p50"]) / 1000.0
 
     def _on_Progress(self, msg) -> None:
         if msg.actor == "env" or not self.health.steps_per_sec:
@@ -373,10 +372,6 @@ class DashboardState:
     def _on_LoraAdapter(self, msg) -> None:
         metrics = " ".join(f"{k}={v:.3g}" for k, v in msg.metrics.items())
         self._event("adapter", "lora", f"adapter v{msg.version} published {metrics}".strip())
-
-    def _on_Bar(self, msg) -> None:
-        lag = time.time() - (msg.start_ns / 1e9)
-        self.health.feed_lag_secs = lag
 
     # ------------------------------------------------------------------ log records
 

@@ -142,8 +142,10 @@ def test_health_shows_steps_per_second_and_the_loop_latency():
     state.on_message(Progress(actor="env", steps=500, total_steps=1000, steps_per_sec=250.0))
     state.on_message(Stats(actor="env", counters={}, gauges={"decision_latency_p50_us": 800.0, "decision_latency_p99_us": 2500.0}))
 
+    state.on_message(Stats(actor="feed", counters={}, gauges={"lag_ms_p50": 1500.0}))
+
     lines = health_lines(state.snapshot({}))
-    assert "steps/s: 250" in lines
+    assert "steps/s: 250" in lines and "feed lag: 1.5 s" in lines
     assert "decision latency p50 800 µs / p99 2.5 ms" in lines
 
 
