@@ -536,7 +536,9 @@ def health_lines(snapshot: dict[str, Any]) -> list[str]:
 def account_lines(snapshot: dict[str, Any]) -> list[str]:
     a, c = snapshot["account"], snapshot["counts"]
     if not a:
-        return ["no account yet (waiting for env.obs)", f"trades {c['trades']}  vetoes {c['vetoes']}  errors {c['errors']}"]
+        live = snapshot["health"]["source"] == "live bus"
+        return ["no account yet (waiting for env.obs)" if live else "no live account: the run is not on the bus (its report, if any, below)",
+                f"trades {c['trades']}  vetoes {c['vetoes']}  errors {c['errors']}"]
     used = a["trailing_limit"] - a["drawdown_buffer"]
     position = "flat" if not a["position"] else f"{'long' if a['position'] > 0 else 'short'} {a['contracts']:.0f} @ {a['entry_price']:.2f}"
     return [
