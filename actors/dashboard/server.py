@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import errno
 import ipaddress
+import logging
 import os
 import secrets
 import signal
@@ -37,7 +38,7 @@ class Listen:
 
     def url(self, port: int | None = None) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        shown = "127.0.0.1" if self.host in ("0.0.0.0", "") else ("::1" if self.host == "::" else host)
+        shown = socket.gethostname() if self.host in ("0.0.0.0", "", "::") else host  # all interfaces: a name others can reach
         return f"http://{shown}:{port or self.port}/" + (f"?token={self.token}" if self.token else "")
 
 
@@ -79,6 +80,8 @@ def start_server(state: DashboardState, listen: Listen):
     from actors.dashboard.page import build_document
 
     app = Application(FunctionHandler(partial(build_document, state=state, token=listen.token)))
+    # Off loopback Bokeh warns about the any-host origin pattern; the token guards the page and we say so ourselves.
+    logging.getLogger("bokeh.server.util").setLevel(logging.ERROR)
     try:
         server = Server({"/": app}, address=listen.host, port=listen.port, allow_websocket_origin=websocket_origins(listen),
                         check_unused_sessions_milliseconds=5000, unused_session_lifetime_milliseconds=10000)
