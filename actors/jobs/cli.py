@@ -22,6 +22,8 @@ MODES = {
     "keys": "make CURVE key pairs for a tcp bus beyond loopback (--dir DIR): a server pair and --clients client pairs",
     "paper": "paper-trade on a live feed until Ctrl-C: attach one with bin/feed --run RUN_DIR (optional --model CHECKPOINT)",
     "evaluate": "walk-forward evidence: per fold, train the policy on the days before a test window and test it frozen, against flat, random, buy-and-hold, momentum rules and the oracle; success table, deflated Sharpe, PBO, learning curve (--market regimes|null|FILE, --folds, --seeds, --quick)",
+    "dashboard": "a live dashboard of a run in the browser (--run RUN_DIR live or finished, or --bus BUS_JSON; --port, --host); "
+                 "main/train/backtest/paper --dashboard start one beside the job",
     "lora": "fine-tune the LLM's LoRA once from --experiences FILE (--rounds N; prints match rate before -> after and the adapter), or --rollback VERSION --run-dir RUN to republish an earlier adapter",
 }
 MODE_HANDLERS = {
@@ -38,6 +40,7 @@ MODE_HANDLERS = {
     "paper": "actors.jobs.paper:mode_paper",
     "lora": "actors.jobs.lora:mode_lora",
     "evaluate": "actors.jobs.evaluate:mode_evaluate",
+    "dashboard": "actors.jobs.dashboard:mode_dashboard",
 }
 """mode -> "module:function", imported only when the mode runs (``bin/run --help`` loads no actor)."""
 
@@ -96,13 +99,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--until-feed-done", action="store_true", help="paper: stop when the attached feed has played its bars (default: Ctrl-C)")
     parser.add_argument("--write-bars", type=Path, metavar="FILE", help="paper: write --days (default 2) synthetic NQ sessions as a "
                         "vendor-style CSV to replay with bin/feed, and exit")
+    parser.add_argument("--dashboard", action="store_true", help="main, train, backtest, paper: start the live dashboard beside the job "
+                        "and print its address")
+    parser.add_argument("--run", type=Path, help="dashboard: the run directory to show (live or finished; default: the newest)")
+    parser.add_argument("--bus", type=Path, help="dashboard: the bus.json of a running runtime")
+    parser.add_argument("--port", type=int, default=8765, help="dashboard: port of the page (default 8765; 0 picks a free one)")
+    parser.add_argument("--host", default="127.0.0.1", help="dashboard: address to listen on (default 127.0.0.1; any other "
+                        "needs the token printed at start)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or console log lines, only the final summary")
     return parser
 
 
 def run_mode(args: argparse.Namespace) -> int:
     module_name, _, function = MODE_HANDLERS[args.mode].partition(":")
-    return getattr(importlib.import_module(module_name), function)(args)
+    handler = getattr(importlib.import_module(module_name), function)
+    if getattr(args, "dashboard", False):
+        from actors.jobs.dashboard import dashboard_beside
+
+        with dashboard_beside(args):
+            return handler(args)
+    return handler(args)
 
 
 def main(argv: list[str] | None = None) -> int:

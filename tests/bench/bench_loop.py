@@ -95,11 +95,68 @@ def in_process_loop(steps: int, n_envs: int) -> dict[str, float]:
     return {"steps_per_sec": steps / elapsed, "p50_us": p50, "p99_us": p99}
 
 
+def steady_rate(n_envs: int, window_secs: float, dashboard: bool) -> float:
+    """Env steps/s over ``window_secs`` of a running loop (from two sys.progress messages), with or without a
+    dashboard process attached to its bus (and no browser: the page's cost is the dashboard process's own)."""
+    import subprocess
+    import sys
+
+    from bus.messages import Progress
+    from runtime.testing import running_actors
+
+    settings = {**FROZEN, "env.n_envs": n_envs, "env.max_steps": 0, "runtime.stats_interval_secs": 60.0, **EXTRA}
+    # No reasoner: its thoughts add few messages, and on a busy 2-core machine its start-up made runs fail (60 s).
+    with running_actors(["env", "policy", "fusion", "risk"], settings, wait_started_secs=180) as rt:
+        process = None
+        if dashboard:
+            process = subprocess.Popen([sys.executable, "-m", "actors.dashboard", "--bus", str(rt.run_dir / "bus.json"), "--port", "0"],
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            if not process.stdout.readline().startswith("dashboard: "):
+                raise RuntimeError("the dashboard did not start")
+        try:
+            time.sleep(3.0)  # past start-up, in both cases
+            rt.client.subscribe(Progress, settle_secs=0)
+            first = rt.client.recv(Progress, timeout_secs=30, where=lambda p: p.actor == "env")
+            started = time.monotonic()
+            while True:
+                last = rt.client.recv(Progress, timeout_secs=30, where=lambda p: p.actor == "env")
+                if time.monotonic() - started >= window_secs:
+                    break
+            return (last.steps - first.steps) / (time.monotonic() - started)
+        finally:
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=10)
+
+
+def dashboard_rows(n_envs_list: list[int], window_secs: float, repeats: int) -> list[tuple]:
+    rows = []
+    for n_envs in n_envs_list:
+        rates: dict[bool, list[float]] = {False: [], True: []}
+        for _ in range(repeats):  # alternated, so a drift of the machine's load falls on both
+            for dashboard in (False, True):
+                rates[dashboard].append(steady_rate(n_envs, window_secs, dashboard))
+        without, with_ = (sum(rates[d]) / len(rates[d]) for d in (False, True))
+        rows += [(f"{n_envs} env(s): env steps/s with the dashboard", f"{with_:,.0f}", f"{without:,.0f} without",
+                  f"{with_ / without:.3f}x", ">= 0.95x"),
+                 (f"{n_envs} env(s): runs (without | with)", " ".join(f"{r:,.0f}" for r in rates[False]) + " | "
+                  + " ".join(f"{r:,.0f}" for r in rates[True]), "-", "-", "")]
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bin/bench loop", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=2000, help="loop steps per measurement")
     parser.add_argument("--n-envs", type=int, nargs="+", default=[1, 4], help="environment counts to measure")
+    parser.add_argument("--dashboard", action="store_true", help="instead: the loop's steady steps/s with and without a dashboard "
+                        "process attached to its bus (bin/run dashboard --bus)")
+    parser.add_argument("--window-secs", type=float, default=10.0, help="--dashboard: seconds each rate is measured over")
+    parser.add_argument("--repeats", type=int, default=2, help="--dashboard: alternated runs per case")
     args = parser.parse_args(argv)
+    if args.dashboard:
+        print_table("decision loop at full speed with a dashboard attached: env + policy + fusion + risk (frozen policy)",
+                    dashboard_rows(args.n_envs, args.window_secs, args.repeats))
+        return
     rows = []
     for n_envs in args.n_envs:
         base = in_process_loop(args.steps, n_envs)

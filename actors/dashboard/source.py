@@ -1,0 +1,283 @@
+"""Where the dashboard's data comes from: a running runtime's bus, and a run's logs (live or finished).
+
+``resolve_target`` turns what the user gave (``--run DIR`` or ``--bus BUS_JSON``) into a target, or a
+``DashboardError`` that says what to give instead. ``Reader`` runs in one thread: it follows the newest
+run directory under the target (a job such as main writes one per stage), reads its logs, and
+subscribes to its bus while the runtime is alive.
+
+The loop's hot topics (env.obs, policy.proposal, fusion.decision, risk.verdict) can arrive thousands of
+times a second in a full-speed run. The reader receives every frame (cheap) but decodes only the
+newest ``HOT_KEEP`` of each hot topic per pass (decoding is what costs), so the page follows a fast run
+with a sampled price line while a live-paced run (a bar a second) is shown step by step. The runtime
+never waits for the dashboard: a slow or absent reader only fills its own queue at the broker, which
+drops beyond the high-water mark.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import zmq
+
+from actors.dashboard.state import DashboardState
+from bus.broker import ADDRESSES_FILE, BusAddresses
+from runtime.rundir import CONFIG_FILE
+
+TOPICS = ("sys.", "env.obs", "env.outcome", "policy.proposal", "llm.thought", "fusion.decision", "risk.verdict", "lora.adapter")
+HOT = (b"env.obs", b"policy.proposal", b"fusion.decision", b"risk.verdict")
+HOT_KEEP = 4
+"""Frames of each hot topic decoded per pass (the newest ones): at most 20 steps a second are shown in full."""
+PASS_SECS = 0.2
+"""How often the reader drains the socket: five passes a second keep the page's 0.5 s updates fresh."""
+LOG_EVERY_PASSES = 5
+"""The logs are read once a second (each read opens every actor's log file)."""
+ATTACH_TIMEOUT_SECS = 6.0
+"""No message within this long after subscribing: the bus is dead (every actor beats every second)."""
+SILENT_SECS = 6.0
+"""A live bus with no message for this long: the runtime stopped; the reader goes back to following."""
+
+
+class DashboardError(RuntimeError):
+    """What the user asked the dashboard to open cannot be opened; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Target:
+    root: Path
+    """A run directory, or a directory of stage run directories (bin/run main), to follow."""
+    bus: BusAddresses | None = None
+    """--bus: the addresses to attach to, whatever the directories say."""
+    follow: bool = False
+    """Wait for a run to appear under root and follow each new stage (bin/run ... --dashboard)."""
+
+
+def resolve_target(run: Path | None, bus: Path | None, follow: bool = False, runs_dir: Path = Path("runs")) -> Target:
+    if bus is not None:
+        file = bus / ADDRESSES_FILE if bus.is_dir() else bus
+        if not file.is_file():
+            raise DashboardError(f"{bus}: no such bus.json (give the bus.json of a running runtime, or --run RUN_DIR)")
+        try:
+            addresses = BusAddresses.read(file.parent) if file.name == ADDRESSES_FILE else _read_addresses(file)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise DashboardError(f"{file}: not a bus.json ({exc})") from None
+        return Target(file.parent, addresses)
+    if run is None:
+        from runtime.rundir import newest_run_dir
+
+        run = newest_run_dir(runs_dir)
+        if run is None:
+            raise DashboardError(f"no run directory found in {runs_dir}; give --run RUN_DIR or --bus BUS_JSON")
+    if follow:
+        Path(run).mkdir(parents=True, exist_ok=True)
+        return Target(Path(run).resolve(), follow=True)
+    if not Path(run).is_dir():
+        raise DashboardError(f"{run}: no such run directory (bin/run prints the one it makes: 'run directory: ...')")
+    if not run_dirs(Path(run)):
+        raise DashboardError(f"{run}: not a run directory (no {CONFIG_FILE}, and no stage directory holding one)")
+    return Target(Path(run).resolve())
+
+
+def _read_addresses(file: Path) -> BusAddresses:
+    data = json.loads(file.read_text())
+    return BusAddresses(xsub=data["xsub"], xpub=data["xpub"], server_key=data.get("server_key", ""),
+                        client_key_file=data.get("client_key_file", ""))
+
+
+def run_dirs(root: Path) -> list[Path]:
+    """The run directories at ``root``: itself, or its stage directories (bin/run main), oldest first."""
+    if (root / CONFIG_FILE).is_file():
+        return [root]
+    stages = [p for p in root.iterdir() if p.is_dir() and (p / CONFIG_FILE).is_file()] if root.is_dir() else []
+    return sorted(stages, key=lambda p: ((p / CONFIG_FILE).stat().st_mtime, p.name))
+
+
+def run_mode(run_dir: Path) -> str:
+    """The run's mode as its config says it (env.mode, and run.name when set), for the health panel."""
+    try:
+        import tomllib
+
+        config = tomllib.loads((run_dir / CONFIG_FILE).read_text())
+    except (OSError, ValueError):
+        return "?"
+    env_mode = config.get("env", {}).get("mode", "?")
+    learn = config.get("policy", {}).get("learn", None)
+    name = config.get("run", {}).get("name", "")
+    mode = "train" if env_mode == "train" and learn else env_mode
+    return f"{mode} ({name})" if name else f"{mode} ({run_dir.name})"
+
+
+class LogReader:
+    """New JSON lines of every actor log of one run directory (the same reading as bin/tail)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        from runtime.tail import LogFollower
+
+        self.follower = LogFollower(run_dir / "logs")
+
+    def read(self) -> list[dict[str, Any]]:
+        return self.follower.read_new()
+
+
+class BusReader:
+    """A SUB socket on the broker; ``drain`` decodes what a pass needs (see the module note on hot topics)."""
+
+    def __init__(self, addresses: BusAddresses, sender: str) -> None:
+        from bus.client import SyncBus
+
+        self.client = SyncBus(addresses, sender=sender, hwm=2000)
+        self.client.subscribe(*TOPICS, settle_secs=0)
+        self.last_message = 0.0
+        self.frames = 0
+
+    def wait_first(self, timeout_secs: float) -> bool:
+        """True when any frame arrives within ``timeout_secs`` (actors beat every second)."""
+        if self.client.poller.poll(int(timeout_secs * 1000)):
+            self.last_message = time.monotonic()
+            return True
+        return False
+
+    def drain(self, state: DashboardState, limit: int = 50_000) -> int:
+        hot: dict[bytes, deque[list[bytes]]] = {topic: deque(maxlen=HOT_KEEP) for topic in HOT}
+        other: list[list[bytes]] = []
+        sock, received = self.client.sub, 0
+        while received < limit:
+            try:
+                frames = sock.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                break
+            received += 1
+            queue = hot.get(frames[0]) if frames else None
+            (queue.append(frames) if queue is not None else other.append(frames))
+        if not received:
+            return 0
+        self.frames += received
+        self.last_message = time.monotonic()
+        # Thoughts and outcomes first, then the loop in hop order, so a verdict finds its proposal and fusion decision.
+        for frames in other + [f for topic in HOT for f in hot[topic]]:
+            decoded = self.client.decode(frames)
+            if decoded is not None:
+                state.on_message(decoded.msg, decoded.sender)
+        state.health.dropped_frames = max(state.health.dropped_frames, sum(self.client.dropped.values()))
+        return received
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class Reader:
+    """The dashboard's one reader thread: follows the target's newest run, its logs and, while alive, its bus."""
+
+    def __init__(self, target: Target, state: DashboardState, *, attach_timeout_secs: float = ATTACH_TIMEOUT_SECS,
+                 silent_secs: float = SILENT_SECS, on_error: Callable[[str], None] | None = None) -> None:
+        self.target, self.state = target, state
+        self.attach_timeout_secs, self.silent_secs = attach_timeout_secs, silent_secs
+        self.on_error = on_error
+        self.stop_event = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="dashboard-reader", daemon=True)
+        self.run_dir: Path | None = None
+        self.logs: LogReader | None = None
+        self.bus: BusReader | None = None
+        self._passes = 0
+        self._tried_bus: tuple[Path, float] | None = None
+        """The bus.json (and its mtime) last found dead, so a finished run is not re-tried every pass."""
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def check_bus(self) -> None:
+        """--bus: attach now, or raise DashboardError when nothing speaks on it (a dead runtime)."""
+        assert self.target.bus is not None
+        self.bus = self._attach(self.target.bus)
+        if self.bus is None:
+            raise DashboardError(f"no message on the bus {self.target.bus.xpub} within {self.attach_timeout_secs:g} s: "
+                                 f"its runtime is not running (for a finished run use --run {self.target.root})")
+        self._open_run(self.target.root, "live bus")
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=5)
+        if self.bus is not None:
+            self.bus.close()
+            self.bus = None
+
+    # ------------------------------------------------------------------ the thread
+
+    def _run(self) -> None:
+        while not self.stop_event.is_set():
+            try:
+                self._pass()
+            except Exception as exc:  # noqa: BLE001 - the page must say what broke, not go blank
+                self.state.set_source(f"reader error: {exc}")
+                if self.on_error is not None:
+                    self.on_error(str(exc))
+                self.stop_event.wait(1.0)
+            self.stop_event.wait(PASS_SECS)
+
+    def _pass(self) -> None:
+        if self.target.bus is None:
+            self._follow_newest()
+        self._passes += 1
+        if self.logs is not None and self.run_dir is not None and self._passes % LOG_EVERY_PASSES == 1:
+            for record in self.logs.read():
+                self.state.on_log(record)
+                if record.get("event") == "report_written":  # a backtest just finished: its trades with their chains
+                    self.state.on_report(self.run_dir)
+        if self.bus is not None:
+            if not self.bus.drain(self.state) and time.monotonic() - self.bus.last_message > self.silent_secs:
+                self.bus.close()
+                self.bus = None
+                self.state.set_source("logs (runtime stopped)")
+
+    def _follow_newest(self) -> None:
+        runs = run_dirs(self.target.root)
+        if not runs:
+            self.state.set_source("waiting for the runtime")
+            return
+        newest = runs[-1]
+        if newest != self.run_dir:
+            if self.bus is not None:
+                self.bus.close()
+                self.bus = None
+            self._open_run(newest, "logs (finished run)")
+        if self.bus is None:
+            self._try_bus(newest)
+
+    def _try_bus(self, run_dir: Path) -> None:
+        file = run_dir / ADDRESSES_FILE
+        if not file.is_file():
+            return
+        key = (file, file.stat().st_mtime)
+        if self._tried_bus == key:
+            return
+        self._tried_bus = key
+        try:
+            addresses = BusAddresses.read(run_dir)
+        except (OSError, ValueError, KeyError):
+            return
+        # A bus.json that was just written may belong to a broker still starting: wait the full timeout.
+        self.bus = self._attach(addresses)
+        if self.bus is not None:
+            self._tried_bus = None
+            self.state.set_source("live bus")
+
+    def _attach(self, addresses: BusAddresses) -> BusReader | None:
+        reader = BusReader(addresses, sender="dashboard")
+        if reader.wait_first(self.attach_timeout_secs):
+            return reader
+        reader.close()
+        return None
+
+    def _open_run(self, run_dir: Path, source: str) -> None:
+        self.run_dir = run_dir
+        self.state.attach(str(run_dir), run_mode(run_dir), source)
+        self.logs = LogReader(run_dir)
+        self.state.on_report(run_dir)

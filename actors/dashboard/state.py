@@ -1,0 +1,550 @@
+"""What the dashboard shows, aggregated from bus messages and log records: plain Python, no sockets.
+
+One ``DashboardState`` is fed by one reader thread (``on_message`` for decoded bus messages, ``on_log``
+for JSON log records) and read by every browser session (``snapshot``) under one lock. Charts take
+only the points added since the cursor a session holds (``Series.since``), so a session streams a
+few new points per update instead of re-sending a chart; tables are short and sent whole.
+
+Charts and the decisions table follow environment 0 (one account walking through the data, as in a
+backtest); counters (steps/s, latency, vetoes) cover every environment.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from actors.common.actions import ACTION_NAMES, NO_ACTION
+
+MAX_POINTS = 3000
+"""Points kept per chart series (older ones roll off; the browser keeps as many)."""
+MAX_ROWS = 40
+"""Rows of the decisions, trades and events tables."""
+MAX_EVENTS = 300
+MAX_CHAINS = 4000
+"""Decisions of env 0 kept by step, for the chain behind a clicked trade."""
+PENDING_STEPS = 64
+"""A step whose proposal, fusion decision and verdict have not all arrived after this many newer steps is dropped."""
+LEARNING_KEYS = ("approx_kl", "entropy_loss", "value_loss", "policy_gradient_loss", "loss", "explained_variance",
+                 "clip_fraction", "mean_episode_return")
+LOG_EVENTS = {
+    # event name -> kind shown in the events table (warnings and errors are shown whatever their name)
+    "actor_restarting": "restart", "broker_restarted": "restart", "peer_restarted": "restart",
+    "adapter_loaded": "adapter", "adapter_announced": "adapter", "lora_round": "lora", "training_complete": "learning",
+    "report_written": "report", "runtime_started": "runtime", "runtime_stopped": "runtime", "runtime_failed": "error",
+    "feed_silent": "feed", "feed_resumed": "feed", "paper_stopped": "runtime", "done": "runtime",
+}
+_LOG_SKIP = {"timestamp", "level", "actor", "event", "run", "logger"}
+
+
+def action_name(action: int) -> str:
+    return ACTION_NAMES[action] if 0 <= action < len(ACTION_NAMES) else "-"
+
+
+class Series:
+    """Points with increasing ids: a reader asks for those after the last id it saw."""
+
+    def __init__(self, columns: tuple[str, ...], maxlen: int = MAX_POINTS) -> None:
+        self.columns = columns
+        self.rows: deque[tuple[int, tuple]] = deque(maxlen=maxlen)
+        self.next_id = 0
+
+    def add(self, *values: Any) -> None:
+        self.rows.append((self.next_id, values))
+        self.next_id += 1
+
+    def since(self, cursor: int) -> tuple[dict[str, list], int]:
+        """The columns of the points with id >= cursor, and the cursor for next time."""
+        new = [values for point_id, values in self.rows if point_id >= cursor] if self.rows and self.rows[-1][0] >= cursor else []
+        return {name: [row[i] for row in new] for i, name in enumerate(self.columns)}, self.next_id
+
+    def clear(self) -> None:
+        self.rows.clear()
+
+
+@dataclass
+class ActorHealth:
+    pid: int
+    last_beat: float
+    """time.monotonic() of the last heartbeat (or log line, for a finished run)."""
+    uptime_secs: float = 0.0
+    restarts: int = 0
+    last_log: str = ""
+    """A finished run: the time (UTC) of the actor's last log line, in place of a heartbeat age."""
+
+
+@dataclass
+class Decision:
+    """One environment's decision at one step, joined from proposal, thought, fusion and verdict."""
+
+    step: int
+    env_id: int
+    rl_action: int = NO_ACTION
+    rl_probs: str = ""
+    llm_action: int = NO_ACTION
+    llm_confidence: float = 0.0
+    llm_reason: str = ""
+    llm_staleness: int = -1
+    adapter: str = ""
+    method: str = ""
+    rule: str = ""
+    rl_trust: float = 0.0
+    llm_trust: float = 0.0
+    fused_action: int = NO_ACTION
+    final_action: int = NO_ACTION
+    verdict: str = ""
+    halt: str = ""
+
+    def row(self) -> dict[str, Any]:
+        llm = "-" if self.llm_action == NO_ACTION else f"{action_name(self.llm_action)} {self.llm_confidence:.2f}"
+        return {
+            "step": self.step, "env": self.env_id, "rl": action_name(self.rl_action), "probs": self.rl_probs, "llm": llm,
+            "reason": self.llm_reason, "stale": "-" if self.llm_staleness < 0 else str(self.llm_staleness),
+            "adapter": self.adapter, "fusion": f"{self.method}/{self.rule}" if self.rule else self.method,
+            "trust": f"{self.rl_trust:.2f} / {self.llm_trust:.2f}", "final": action_name(self.final_action),
+            "risk": self.verdict, "halt": self.halt or "-",
+        }
+
+
+@dataclass
+class Trade:
+    trade_id: int
+    env_id: int
+    side: str
+    entry_step: int
+    exit_step: int
+    entry_price: float
+    exit_price: float
+    pnl_usd: float
+    bars_held: int
+    exit_reason: str
+    decision_steps: list[int]
+    chain_text: str = ""
+    """The decisions behind the trade as a report wrote them (a finished run); live trades join them by step."""
+
+    def row(self) -> dict[str, Any]:
+        return {"trade": self.trade_id, "side": self.side, "entry": f"{self.entry_price:.2f} @ {self.entry_step}",
+                "exit": f"{self.exit_price:.2f} @ {self.exit_step}", "pnl": round(self.pnl_usd, 2), "bars": self.bars_held,
+                "why": self.exit_reason}
+
+
+@dataclass
+class Event:
+    seq: int
+    clock: str
+    """Wall time, HH:MM:SS UTC."""
+    kind: str
+    actor: str
+    text: str
+
+    def row(self) -> dict[str, Any]:
+        return {"time": self.clock, "kind": self.kind, "actor": self.actor, "text": self.text}
+
+
+def _clock(now: float | None = None) -> str:
+    return time.strftime("%H:%M:%S", time.gmtime(time.time() if now is None else now))
+
+
+def _fields_text(record: dict[str, Any], limit: int = 160) -> str:
+    text = " ".join(f"{k}={v}" for k, v in record.items() if k not in _LOG_SKIP)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass
+class Health:
+    mode: str = ""
+    run_dir: str = ""
+    source: str = "starting"
+    """``live bus`` | ``logs (finished run)`` | ``waiting for the runtime`` | ..."""
+    steps_per_sec: float = 0.0
+    loop_step: int = 0
+    env_steps: int = 0
+    """Env steps summed over environments (sys.progress); a training budget counts these."""
+    total_steps: int = 0
+    latency_p50_us: float = float("nan")
+    latency_p99_us: float = float("nan")
+    feed_lag_secs: float = float("nan")
+    messages: int = 0
+    dropped_frames: int = 0
+
+
+class DashboardState:
+    """Everything the page shows; thread-safe (one writer thread, many reading sessions)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.generation = 0
+        """Bumped when the charts start over (a new run or stage is attached): sessions then reload them."""
+        self.health = Health()
+        self.actors: dict[str, ActorHealth] = {}
+        self.price = Series(("step", "price"))
+        self.marks = Series(("step", "price", "kind", "colour"))
+        self.equity = Series(("step", "equity", "threshold"))
+        self.learning = Series(("t", *LEARNING_KEYS), maxlen=1000)
+        self.account: dict[str, float] = {}
+        self.decisions: deque[Decision] = deque(maxlen=MAX_ROWS)
+        self.chains: dict[int, Decision] = {}
+        self.trades: deque[Trade] = deque(maxlen=MAX_ROWS)
+        self.lora_rounds: deque[dict[str, Any]] = deque(maxlen=MAX_ROWS)
+        self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
+        self.report: dict[str, Any] = {}
+        """The key figures of the run's report (a finished backtest or paper run)."""
+        self.counts: dict[str, int] = {"decisions": 0, "vetoes": 0, "trades": 0, "thoughts": 0, "errors": 0}
+        self._pending: dict[tuple[int, int], Decision] = {}
+        self._thoughts: dict[str, Any] = {}
+        self._halts: dict[int, str] = {}
+        self._event_seq = 0
+        self._learning_t = 0
+        self._recent_updates: deque[tuple] = deque(maxlen=4)
+
+    # ------------------------------------------------------------------ attaching
+
+    def attach(self, run_dir: str, mode: str, source: str) -> None:
+        """A new run (or the next stage of one): charts and decisions start over; events and learning stay."""
+        with self.lock:
+            if run_dir != self.health.run_dir:
+                self.generation += 1
+                for series in (self.price, self.marks, self.equity):
+                    series.clear()
+                self.decisions.clear()
+                self.chains.clear()
+                self.trades.clear()
+                self._pending.clear()
+                self._thoughts.clear()
+                self.account = {}
+                self.actors = {}
+                self.report = {}
+                self._halts.clear()
+                # the figures of one run; the events and the learning curve go on across a job's stages
+                self.health = Health()
+                self.counts = dict.fromkeys(self.counts, 0)
+            self.health.run_dir, self.health.mode, self.health.source = run_dir, mode, source
+            self._event("runtime", "dashboard", f"attached to {run_dir} ({source})")
+
+    def set_source(self, source: str) -> None:
+        with self.lock:
+            if source != self.health.source:
+                self.health.source = source
+                self._event("runtime", "dashboard", f"source: {source}")
+
+    # ------------------------------------------------------------------ bus messages
+
+    def on_message(self, msg: Any, sender: str = "") -> None:
+        handler = getattr(self, f"_on_{type(msg).__name__}", None)
+        with self.lock:
+            self.health.messages += 1
+            if handler is not None:
+                handler(msg)
+
+    def _on_Heartbeat(self, msg) -> None:
+        now = self.clock()
+        health = self.actors.get(msg.actor)
+        if health is None:
+            self.actors[msg.actor] = ActorHealth(msg.pid, now, msg.uptime_secs)
+            return
+        if msg.pid != health.pid:  # a new process under the same name: the supervisor restarted it
+            health.restarts += 1
+            self._event("restart", msg.actor, f"new process pid {msg.pid} (was {health.pid})")
+        health.pid, health.last_beat, health.uptime_secs = msg.pid, now, msg.uptime_secs
+
+    def _on_Stats(self, msg) -> None:
+        self._gauges(msg.actor, msg.gauges)
+        dropped = sum(v for k, v in msg.counters.items() if k.startswith("dropped_"))
+        self.health.dropped_frames = max(self.health.dropped_frames, dropped)
+
+    def _gauges(self, actor: str, gauges: dict[str, float]) -> None:
+        if "decision_latency_p50_us" in gauges:
+            self.health.latency_p50_us = float(gauges["decision_latency_p50_us"])
+            self.health.latency_p99_us = float(gauges.get("decision_latency_p99_us", float("nan")))
+        if actor == "feed" and "lag_ms_p50" in gauges:  # the feed's own figure: bar close -> published
+            self.health.feed_lag_secs = float(gauges["lag_ms_p50"]) / 1000.0
+
+    def _on_Progress(self, msg) -> None:
+        if msg.actor == "env" or not self.health.steps_per_sec:
+            self.health.steps_per_sec = float(msg.steps_per_sec)
+            self.health.env_steps, self.health.total_steps = int(msg.steps), int(msg.total_steps)
+        if msg.actor == "policy":
+            self._learning_point(msg.figures)
+
+    def _on_Done(self, msg) -> None:
+        self._event("runtime", msg.actor, f"done: {msg.reason}")
+
+    def _on_Shutdown(self, msg) -> None:
+        self._event("runtime", "supervisor", f"shutdown: {msg.reason}")
+
+    def _on_EnvObs(self, msg) -> None:
+        self.health.loop_step = max(self.health.loop_step, int(msg.step))
+        if not msg.env_ids or msg.env_ids[0] != 0:
+            return
+        context = msg.contexts[0]
+        self.price.add(msg.step, float(context.price))
+        equity = float(context.balance + context.unrealized_pnl)
+        self.equity.add(msg.step, equity, equity - float(context.drawdown_buffer))
+        self.account = {"equity": equity, "balance": float(context.balance), "drawdown_buffer": float(context.drawdown_buffer),
+                        "trailing_limit": float(context.trailing_limit), "daily_pnl": float(context.daily_pnl),
+                        "minutes_to_close": float(context.minutes_to_close), "position": float(context.position),
+                        "contracts": float(context.contracts), "entry_price": float(context.entry_price),
+                        "unrealized_pnl": float(context.unrealized_pnl), "time_et": context.time_et, "symbol": context.symbol}
+
+    def _decision(self, step: int, env_id: int) -> Decision:
+        key = (step, env_id)
+        decision = self._pending.get(key)
+        if decision is None:
+            decision = self._pending[key] = Decision(step, env_id)
+            if len(self._pending) > PENDING_STEPS * 8:  # parts of old steps that will never complete (decimated or lost)
+                newest = max(s for s, _ in self._pending)
+                self._pending = {k: v for k, v in self._pending.items() if k[0] > newest - PENDING_STEPS}
+        return decision
+
+    def _on_PolicyProposal(self, msg) -> None:
+        probs = np.asarray(msg.probs)
+        for i, env_id in enumerate(msg.env_ids):
+            decision = self._decision(msg.step, env_id)
+            decision.rl_action = int(msg.actions[i])
+            decision.rl_probs = " ".join(f"{ACTION_NAMES[a][:4]} {p:.2f}" for a, p in enumerate(probs[i].tolist()) if p >= 0.005)
+
+    def _on_LlmThought(self, msg) -> None:
+        self.counts["thoughts"] += 1
+        self._thoughts[msg.query_id] = msg
+        if len(self._thoughts) > 512:
+            for key in list(self._thoughts)[:256]:
+                del self._thoughts[key]
+
+    def _on_FusionDecision(self, msg) -> None:
+        for i, env_id in enumerate(msg.env_ids):
+            decision = self._decision(msg.step, env_id)
+            decision.fused_action = int(msg.actions[i])
+            decision.method, decision.rule = msg.method, msg.rules[i]
+            decision.rl_trust, decision.llm_trust = float(msg.rl_trust[i]), float(msg.llm_trust[i])
+            decision.llm_action, decision.llm_confidence = int(msg.llm_actions[i]), float(msg.llm_confidences[i])
+            decision.llm_staleness = int(msg.llm_staleness[i])
+            thought = self._thoughts.get(msg.llm_query_ids[i]) if msg.llm_query_ids[i] else None
+            if thought is not None:
+                decision.llm_reason = (thought.reason or thought.decision)[:120]
+                decision.adapter = f"v{thought.adapter_version}" if thought.adapter_version else "base"
+            if decision.rl_action == NO_ACTION:
+                decision.rl_action = int(msg.rl_actions[i])
+
+    def _on_RiskVerdict(self, msg) -> None:
+        for i, env_id in enumerate(msg.env_ids):
+            decision = self._pending.pop((msg.step, env_id), None) or Decision(msg.step, env_id)
+            decision.final_action = int(msg.actions[i])
+            vetoed = bool(msg.vetoed[i])
+            decision.verdict = f"veto: {msg.reasons[i]}" if vetoed else ("degraded" if msg.degraded[i] else "pass")
+            decision.halt = msg.halts[i] if msg.halts else ""
+            self.counts["decisions"] += 1
+            if vetoed:
+                self.counts["vetoes"] += 1
+                self._event("veto", "risk", f"env {env_id} step {msg.step}: {action_name(decision.fused_action)} -> "
+                                           f"{action_name(decision.final_action)} ({msg.reasons[i]})")
+            if self._halts.get(env_id, "") != decision.halt:
+                self._event("halt", "risk", f"env {env_id} step {msg.step}: " + (f"halt {decision.halt}" if decision.halt else "halt lifted"))
+                self._halts[env_id] = decision.halt
+            if env_id == 0:
+                self.decisions.appendleft(decision)
+                self.chains[msg.step] = decision
+                if len(self.chains) > MAX_CHAINS:
+                    del self.chains[next(iter(self.chains))]
+
+    def _on_EnvOutcome(self, msg) -> None:
+        self.counts["trades"] += 1
+        side = "long" if msg.side > 0 else "short"
+        steps = list(msg.decision_steps)
+        entry_step = steps[0] if steps else self.health.loop_step - msg.bars_held
+        exit_step = max(steps[-1], entry_step + msg.bars_held) if steps else self.health.loop_step  # a stop closes with no decision
+        self._event("fill", f"env {msg.env_id}", f"trade {msg.trade_id} {side} {msg.contracts} @ {msg.entry_price:.2f} -> "
+                                                 f"{msg.exit_price:.2f} ({msg.exit_reason}) {msg.pnl_usd:+.2f} $")
+        if msg.env_id != 0:
+            return
+        self.trades.appendleft(Trade(msg.trade_id, msg.env_id, side, entry_step, exit_step, msg.entry_price, msg.exit_price,
+                                     msg.pnl_usd, msg.bars_held, msg.exit_reason, steps))
+        self.marks.add(entry_step, float(msg.entry_price), f"{side} entry", "#2ca02c" if msg.side > 0 else "#d62728")
+        self.marks.add(exit_step, float(msg.exit_price), f"exit ({msg.exit_reason})", "#444444")
+
+    def _on_LoraAdapter(self, msg) -> None:
+        metrics = " ".join(f"{k}={v:.3g}" for k, v in msg.metrics.items())
+        self._event("adapter", "lora", f"adapter v{msg.version} published {metrics}".strip())
+
+    # ------------------------------------------------------------------ log records
+
+    def on_log(self, record: dict[str, Any]) -> None:
+        """One JSON log line of any actor: events, learning figures, and (for a finished run) health."""
+        event, actor, level = str(record.get("event", "")), str(record.get("actor", "?")), str(record.get("level", "info"))
+        with self.lock:
+            if event == "ppo_update":
+                self._learning_point(record)
+            elif event == "lora_round":
+                self.lora_rounds.appendleft(_lora_row(record))
+            elif event == "stats" and self.health.source.startswith("logs"):
+                self._gauges(actor, {k: v for k, v in record.items() if isinstance(v, (int, float))})
+            if self.health.source.startswith("logs") and actor not in ("supervisor", "dashboard"):
+                health = self.actors.setdefault(actor, ActorHealth(int(record.get("pid", 0) or 0), self.clock()))
+                health.last_log = str(record.get("timestamp", ""))[11:19]
+            kind = LOG_EVENTS.get(event) or ("error" if level in ("error", "critical") else "warning" if level == "warning" else "")
+            if kind:
+                if kind == "error":
+                    self.counts["errors"] += 1
+                self._event(kind, actor, f"{event} {_fields_text(record)}".strip(), stamp=str(record.get("timestamp", "")))
+
+    # ------------------------------------------------------------------ reports of a finished run
+
+    def on_report(self, run_dir: str | Path) -> None:
+        """The trades and evaluation accounts of a run's backtest or paper report, when it wrote one."""
+        for path in (Path(run_dir) / "backtest" / "metrics.json", Path(run_dir) / "paper" / "report" / "metrics.json"):
+            try:
+                document = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            with self.lock:
+                self._report(document, str(path))
+            return
+
+    def _report(self, document: dict[str, Any], path: str) -> None:
+        trades = [t for t in document.get("trade_list", []) if isinstance(t, dict)]
+        self.trades.clear()
+        for item in trades[-MAX_ROWS:]:
+            entry, exit_ = item.get("entry_decision") or {}, item.get("exit_decision") or {}
+            self.trades.appendleft(Trade(
+                int(item.get("trade_id", 0)), int(item.get("env_id", 0)), str(item.get("side", "")), int(entry.get("step", -1)),
+                int(exit_.get("step", -1)), float(item.get("entry_price", 0.0)), float(item.get("exit_price", 0.0)),
+                float(item.get("pnl_usd", 0.0)), int(item.get("bars_held", 0)), str(item.get("exit_reason", "")), [],
+                chain_text="\n".join(_report_decision_text(label, d) for label, d in (("entry", entry), ("exit", exit_)) if d)))
+        accounts = document.get("evaluation_accounts", [])
+        outcomes = [str(a.get("outcome", "")) for a in accounts if isinstance(a, dict)]
+        self.report = {"path": path, "net_pnl_usd": document.get("net_pnl_usd"), "trades": document.get("trades"),
+                       "win_rate": document.get("win_rate"), "sharpe": document.get("sharpe"), "max_drawdown": document.get("max_drawdown"),
+                       "accounts": " ".join(f"{o}:{outcomes.count(o)}" for o in ("passed", "failed", "open") if o in outcomes) or "-"}
+        self._event("report", "env", f"report {path}: {len(trades)} trades, accounts {self.report['accounts']}")
+
+    def _learning_point(self, figures: dict[str, Any]) -> None:
+        if not any(key in figures for key in LEARNING_KEYS[:-1]):
+            return
+        values = tuple(float(figures[k]) if isinstance(figures.get(k), (int, float)) else float("nan") for k in LEARNING_KEYS)
+        # sys.progress repeats the last update's figures every second, and the log has each update too: one point per update
+        update = tuple(round(v, 6) for v in values[:4] if v == v)
+        if update in self._recent_updates:
+            return
+        self._recent_updates.append(update)
+        self._learning_t += 1
+        self.learning.add(self._learning_t, *values)
+
+    def _event(self, kind: str, actor: str, text: str, stamp: str = "") -> None:
+        self._event_seq += 1
+        self.events.appendleft(Event(self._event_seq, stamp[11:19] if len(stamp) >= 19 else _clock(), kind, actor, text))
+
+    # ------------------------------------------------------------------ reading
+
+    def heartbeat_rows(self) -> list[dict[str, Any]]:
+        now = self.clock()
+        return [{"actor": name, "pid": h.pid, "age": f"last log {h.last_log}" if h.last_log else f"{now - h.last_beat:.1f} s",
+                 "restarts": h.restarts,
+                 "uptime": f"{h.uptime_secs:.0f} s"} for name, h in sorted(self.actors.items())]
+
+    def chain_text(self, trade: Trade) -> str:
+        """The decisions that opened, managed and closed a trade (those still kept), one line each."""
+        if trade.chain_text:
+            return trade.chain_text
+        with self.lock:
+            chain = [self.chains[step] for step in trade.decision_steps if step in self.chains]
+        if not chain:
+            return f"trade {trade.trade_id}: the decisions of steps {trade.decision_steps} are no longer kept"
+        return "\n".join(_decision_text(d) for d in chain)
+
+    def snapshot(self, cursors: dict[str, int], event_filter: str = "") -> dict[str, Any]:
+        """New chart points since ``cursors`` (updated in place) and the current tables and figures."""
+        with self.lock:
+            if cursors.get("generation") != self.generation:
+                cursors.clear()
+                cursors["generation"] = self.generation
+                reset = True
+            else:
+                reset = False
+            new: dict[str, dict[str, list]] = {}
+            for name in ("price", "marks", "equity", "learning"):
+                new[name], cursors[name] = getattr(self, name).since(cursors.get(name, 0))
+            needle = event_filter.lower()
+            events = [e.row() for e in self.events if not needle or needle in f"{e.kind} {e.actor} {e.text}".lower()][:MAX_ROWS]
+            return {
+                "reset": reset, "new": new, "health": self.health.__dict__.copy(), "actors": self.heartbeat_rows(),
+                "account": dict(self.account), "counts": dict(self.counts),
+                "decisions": [d.row() for d in self.decisions], "trades": [t.row() for t in self.trades],
+                "trade_objects": list(self.trades), "report": dict(self.report), "lora": list(self.lora_rounds), "events": events,
+            }
+
+
+def _decision_text(d: Decision) -> str:
+    row = d.row()
+    return (f"step {d.step}: RL {row['rl']} ({row['probs']}); LLM {row['llm']} stale {row['stale']} {row['adapter']} "
+            f"'{row['reason']}'; fusion {row['fusion']} trust {row['trust']} -> {action_name(d.fused_action)}; "
+            f"risk {row['risk']}{' halt ' + d.halt if d.halt else ''} -> {row['final']}")
+
+
+def _report_decision_text(label: str, d: dict[str, Any]) -> str:
+    thought = d.get("thought") or {}
+    llm = f"LLM {thought.get('action', '-')} {thought.get('confidence', 0):.2f} '{thought.get('reason', '')}'" if thought else "no thought"
+    veto = f" veto {d['veto_reason']}" if d.get("veto_reason") else ""
+    return (f"{label} step {d.get('step')}: RL {d.get('rl_action')} {float(d.get('rl_confidence', 0)):.2f}; {llm}; "
+            f"fusion {d.get('fusion_method')}/{d.get('fusion_rule')} trust {float(d.get('rl_trust', 0)):.2f} / "
+            f"{float(d.get('llm_trust', 0)):.2f}; risk{veto} -> {d.get('final_action')}")
+
+
+def _lora_row(record: dict[str, Any]) -> dict[str, Any]:
+    def figure(*keys: str) -> str:
+        for key in keys:
+            if isinstance(record.get(key), (int, float)):
+                return f"{float(record[key]):.2f}"
+        return "-"
+
+    return {
+        "version": record.get("version", "-"), "time": str(record.get("timestamp", ""))[11:19],
+        "experiences": figure("experiences", "train_examples", "examples"),
+        "match": f"{figure('match_rate_before', 'base_match_rate')} -> {figure('match_rate_after', 'match_rate')}",
+        "published": "published" if record.get("published") else "refused",
+        "alarm": "collapse" if record.get("collapse") or record.get("collapsed") else "-",
+    }
+
+
+def columns_of(rows: list[dict[str, Any]], names: tuple[str, ...]) -> dict[str, list]:
+    """Rows as the column dict a table's data source takes (empty columns when there are no rows)."""
+    return {name: [row.get(name, "") for row in rows] for name in names}
+
+
+def health_lines(snapshot: dict[str, Any]) -> list[str]:
+    h = snapshot["health"]
+
+    def us(value: float) -> str:
+        return "-" if value != value else (f"{value / 1000:.1f} ms" if value >= 1000 else f"{value:.0f} µs")
+
+    progress = f"{h['loop_step']:,}   env steps: {h['env_steps']:,}" + (f" / {h['total_steps']:,}" if h["total_steps"] else "")
+    return [
+        f"mode: {h['mode'] or '-'}", f"run: {h['run_dir']}", f"source: {h['source']}",
+        f"loop step: {progress}", f"steps/s: {h['steps_per_sec']:,.0f}",
+        f"decision latency p50 {us(h['latency_p50_us'])} / p99 {us(h['latency_p99_us'])}",
+        f"feed lag: {'-' if h['feed_lag_secs'] != h['feed_lag_secs'] else format(h['feed_lag_secs'], '.1f') + ' s'}",
+        f"messages: {h['messages']:,}   dropped frames: {h['dropped_frames']}",
+    ]
+
+
+def account_lines(snapshot: dict[str, Any]) -> list[str]:
+    a, c = snapshot["account"], snapshot["counts"]
+    if not a:
+        live = snapshot["health"]["source"] == "live bus"
+        return ["no account yet (waiting for env.obs)" if live else "no live account: the run is not on the bus (its report, if any, below)",
+                f"trades {c['trades']}  vetoes {c['vetoes']}  errors {c['errors']}"]
+    used = a["trailing_limit"] - a["drawdown_buffer"]
+    position = "flat" if not a["position"] else f"{'long' if a['position'] > 0 else 'short'} {a['contracts']:.0f} @ {a['entry_price']:.2f}"
+    return [
+        f"{a['symbol']} {a['time_et']} ET   position: {position}",
+        f"equity: ${a['equity']:,.2f}   unrealised: ${a['unrealized_pnl']:,.2f}",
+        f"drawdown: ${used:,.0f} of ${a['trailing_limit']:,.0f} (buffer ${a['drawdown_buffer']:,.0f})",
+        f"today's P&L: ${a['daily_pnl']:,.2f}   flat rule in {a['minutes_to_close']:.0f} min",
+        f"decisions {c['decisions']:,}  trades {c['trades']}  vetoes {c['vetoes']}  thoughts {c['thoughts']}  errors {c['errors']}",
+    ]

@@ -1,0 +1,148 @@
+"""The dashboard in a real browser: headless Chromium (Debian's chromium + chromium-driver) driven by Selenium,
+on a real decision loop in real processes."""
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bus.messages import EnvObs
+from runtime.testing import running_actors
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+ROOT = Path(__file__).resolve().parents[3]
+CHROME_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--window-size=1400,2300")
+LOOP = ["env", "policy", "reasoner", "fusion", "risk"]
+PACED = {"policy.learn": False, "env.mode": "train", "env.n_envs": 1, "env.step_interval_ms": 100.0, "reasoner.mode": "single_shot",
+         "reasoner.process_nice": 0}
+"""Ten steps a second with the LLM thinking beside the loop, so thoughts reach the decisions table."""
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason="needs Debian's chromium and chromium-driver "
+                       "(apt-get install -y chromium chromium-driver; .ci/run installs them)"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_dashboard(*args: str) -> tuple[subprocess.Popen, str]:
+    """``python -m actors.dashboard`` in its own process; its address once it listens."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-m", "actors.dashboard", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env, cwd=ROOT)
+    line = process.stdout.readline()  # blocks until the page is up, or returns '' when the process ended
+    if not line.startswith("dashboard: "):
+        process.kill()
+        raise AssertionError(f"dashboard did not start: {line!r} {process.stderr.read()[-2000:]}")
+    return process, line.split(" ", 1)[1].strip()
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def chromium(tmp_path: Path):
+    webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (pip install selenium)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    for flag in CHROME_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
+    options.binary_location = CHROMIUM
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_script_timeout(120)  # a busy 2-core machine can keep the page's renderer busy for a while
+    driver.set_page_load_timeout(120)
+    return driver
+
+
+def wait_for(condition, what: str, timeout_secs: float = 120.0):
+    deadline = time.monotonic() + timeout_secs
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"timed out after {timeout_secs:g} s waiting for {what}")
+
+
+def model_value(driver, name: str, expression: str):
+    """``expression`` over the Bokeh model named ``name`` in the page's document (None until the page has it)."""
+    return driver.execute_script(
+        "const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];"
+        f"const m = doc && doc.get_model_by_name({name!r});"
+        f"return m ? ({expression}) : null;")
+
+
+def test_the_page_follows_a_live_run_and_a_closed_browser_costs_the_runtime_nothing(tmp_path):
+    with running_actors(LOOP, PACED, wait_started_secs=180) as rt:  # a busy 2-core machine starts five processes slowly
+        dashboard, url = start_dashboard("--bus", str(rt.run_dir / "bus.json"), "--port", str(free_port()))
+        try:
+            driver = chromium(tmp_path)
+            try:
+                driver.get(url)
+                wait_for(lambda: (model_value(driver, "price_source", "m.get_length()") or 0) >= 10, "price points in the chart")
+                wait_for(lambda: (model_value(driver, "decisions", "m.source.get_length()") or 0) >= 3, "rows in the decisions table")
+                final = model_value(driver, "decisions", "m.source.data.get ? m.source.data.get('final') : m.source.data['final']")
+                assert set(final) - {""} <= {"HOLD", "BUY", "SELL", "MOVE_SL_TO_BE", "ENABLE_TRAIL", "DISABLE_TRAIL"}  # "": the redraw row
+                first = model_value(driver, "health", "m.text")
+                assert "live bus" in first
+                wait_for(lambda: model_value(driver, "health", "m.text") != first, "an update of the health panel", 10)
+                points = model_value(driver, "price_source", "m.get_length()")
+                wait_for(lambda: model_value(driver, "price_source", "m.get_length()") > points, "new price points", 10)
+                # Clicking a trade (selecting its row) shows the decisions behind it.
+                wait_for(lambda: (model_value(driver, "trades", "m.source.get_length()") or 0) >= 2, "two closed trades", 120)
+                driver.execute_script("Bokeh.documents[0].get_model_by_name('trades').source.selected.indices = [0];")
+                wait_for(lambda: "RL " in (model_value(driver, "chain", "m.text") or ""), "the chain of the clicked trade", 10)
+                driver.save_screenshot(str(tmp_path / "dashboard.png"))
+            finally:
+                driver.quit()
+            assert (tmp_path / "dashboard.png").stat().st_size > 10_000
+
+            # The browser is gone: the loop goes on, and so does the dashboard.
+            rt.client.subscribe(EnvObs, settle_secs=0.2)
+            step = rt.client.recv(EnvObs, timeout_secs=10).step
+            assert rt.client.recv(EnvObs, timeout_secs=10, where=lambda m: m.step >= step + 5)
+            assert dashboard.poll() is None
+        finally:
+            stop(dashboard)
+
+
+def test_a_page_off_loopback_without_the_token_shows_nothing_of_the_run(tmp_path):
+    with running_actors(LOOP[:1] + ["policy", "fusion", "risk"], {**PACED, "env.step_interval_ms": 200.0}, wait_started_secs=180) as rt:
+        dashboard, url = start_dashboard("--bus", str(rt.run_dir / "bus.json"), "--host", "0.0.0.0", "--port", str(free_port()))
+        try:
+            assert "?token=" in url
+            url = re.sub(r"^http://[^/]+:", "http://127.0.0.1:", url)  # the printed host name may not resolve on a CI box
+            driver = chromium(tmp_path)
+            try:
+                driver.get(url.split("?")[0])
+                wait_for(lambda: driver.execute_script(
+                    "const doc = window.Bokeh && Bokeh.documents && Bokeh.documents[0];"
+                    "return !!doc && doc.roots().length > 0 && String(doc.roots()[0].text || '').includes('token required');"),
+                    "the token page", 60)
+                assert model_value(driver, "health", "m.text") is None
+                driver.get(url)
+                wait_for(lambda: "live bus" in (model_value(driver, "health", "m.text") or ""), "the page with the token", 60)
+            finally:
+                driver.quit()
+        finally:
+            stop(dashboard)

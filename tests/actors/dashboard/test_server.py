@@ -1,0 +1,65 @@
+"""Bad input to bin/run dashboard: each case gives a clear error, and the address rules."""
+
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from actors.dashboard.server import listen_on, run_dashboard, serve, start_server
+from actors.dashboard.source import DashboardError, resolve_target, run_dirs
+from actors.dashboard.state import DashboardState
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_an_unknown_run_directory_is_a_clear_error(tmp_path, capsys):
+    assert run_dashboard(tmp_path / "nope", None, "127.0.0.1", 0) == 2
+    assert "no such run directory" in capsys.readouterr().err
+
+
+def test_a_directory_that_is_no_run_is_a_clear_error(tmp_path):
+    with pytest.raises(DashboardError, match="not a run directory"):
+        resolve_target(tmp_path, None)
+
+
+def test_a_missing_bus_json_is_a_clear_error(tmp_path):
+    with pytest.raises(DashboardError, match="no such bus.json"):
+        resolve_target(None, tmp_path / "bus.json")
+
+
+def test_a_dead_bus_is_a_clear_error(tmp_path):
+    (tmp_path / "bus.json").write_text(json.dumps({"xsub": f"ipc://{tmp_path}/xsub", "xpub": f"ipc://{tmp_path}/xpub"}))
+    target = resolve_target(None, tmp_path / "bus.json")
+    with pytest.raises(DashboardError, match="no message on the bus .* its runtime is not running"):
+        serve(target, listen_on("127.0.0.1", 0), attach_timeout_secs=0.5)
+
+
+def test_a_port_in_use_is_a_clear_error():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        with pytest.raises(DashboardError, match=f"port {taken.getsockname()[1]} on 127.0.0.1 is in use"):
+            start_server(DashboardState(), listen_on("127.0.0.1", taken.getsockname()[1]))
+
+
+def test_loopback_needs_no_token_and_any_other_address_gets_one():
+    assert listen_on("127.0.0.1", 0).token == ""
+    wide = listen_on("0.0.0.0", 0)
+    assert len(wide.token) >= 20 and wide.url().endswith(f"?token={wide.token}")
+
+
+def test_stage_directories_are_followed_in_the_order_they_were_made(tmp_path):
+    for name in ("1-train", "2-hybrid"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.toml").write_text("")
+    assert [p.name for p in run_dirs(tmp_path)][-1] == "2-hybrid"
+
+
+def test_bin_run_dashboard_says_what_is_wrong_with_a_run_directory(tmp_path):
+    result = subprocess.run([str(ROOT / "bin" / "run"), "dashboard", "--run", str(tmp_path / "missing")], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 2
+    assert "bin/run dashboard:" in result.stderr and "no such run directory" in result.stderr

@@ -1,0 +1,216 @@
+"""The dashboard's state from bus messages and log records: no processes, no sockets, no browser."""
+
+import json
+
+import numpy as np
+
+from actors.common.actions import BUY, HOLD, NO_ACTION, SELL
+from actors.dashboard.state import DashboardState, Series, account_lines, health_lines
+from bus.messages import (EnvObs, EnvOutcome, FusionDecision, Heartbeat, LlmThought, LoraAdapter, MarketContext, PolicyProposal,
+                          Progress, RiskVerdict, Stats)
+
+
+def context(**overrides) -> MarketContext:
+    values = dict(symbol="NQ", time_et="10:30", price=18000.0, trend="up", rsi=55.0, adx=25.0, atr=10.0, momentum=1.0,
+                  vwap_distance_pct=0.1, support=17950.0, resistance=18050.0, pattern="none", volume_trend="flat",
+                  volatility_regime=1.0, position=0, contracts=0, entry_price=0.0, unrealized_pnl=0.0, bars_in_position=0,
+                  trail_on=False, stop_at_break_even=False, consecutive_losses=0, win_rate=0.5, balance=50000.0,
+                  drawdown_buffer=2500.0, trailing_limit=2500.0, daily_pnl=0.0, minutes_to_close=300.0)
+    values.update(overrides)
+    return MarketContext(**values)
+
+
+def obs(step: int, price: float, **context_overrides) -> EnvObs:
+    return EnvObs(env_ids=[0], episode_ids=[0], step=step, obs=np.zeros((1, 261), np.float32), masks=np.ones((1, 6), bool),
+                  contexts=[context(price=price, **context_overrides)])
+
+
+def proposal(step: int, action: int) -> PolicyProposal:
+    probs = np.zeros((1, 6), np.float32)
+    probs[0, action] = 0.7
+    probs[0, HOLD if action != HOLD else SELL] = 0.3
+    return PolicyProposal(env_ids=[0], step=step, actions=np.array([action]), confidences=np.array([0.7], np.float32), probs=probs,
+                          values=np.zeros(1, np.float32))
+
+
+def fusion(step: int, action: int, query_id: str = "", llm_action: int = NO_ACTION) -> FusionDecision:
+    return FusionDecision(env_ids=[0], step=step, actions=np.array([action]), method="rules", rules=["agreement"],
+                          rl_actions=np.array([action]), rl_confidences=np.array([0.7]), llm_actions=np.array([llm_action]),
+                          llm_confidences=np.array([0.8]), llm_staleness=np.array([1 if query_id else -1]), llm_query_ids=[query_id],
+                          rl_trust=np.array([0.6]), llm_trust=np.array([0.4]))
+
+
+def verdict(step: int, action: int, vetoed: bool = False, reason: str = "", halt: str = "") -> RiskVerdict:
+    return RiskVerdict(env_ids=[0], step=step, actions=np.array([action]), vetoed=[vetoed], reasons=[reason], degraded=[False],
+                       halts=[halt])
+
+
+def thought(step_seen: int, query_id: str, action: int) -> LlmThought:
+    return LlmThought(env_id=0, episode_id=0, step_seen=step_seen, query_id=query_id, action=action, confidence=0.8,
+                      mode="single_shot", reason="momentum is up", adapter_version=2)
+
+
+def test_a_decision_joins_proposal_thought_fusion_and_verdict_of_its_step():
+    state = DashboardState()
+    state.on_message(thought(4, "q4", BUY))
+    state.on_message(proposal(5, BUY))
+    state.on_message(fusion(5, BUY, "q4", BUY))
+    state.on_message(verdict(5, BUY))
+
+    row = state.snapshot({})["decisions"][0]
+    assert (row["step"], row["rl"], row["llm"], row["final"], row["risk"]) == (5, "BUY", "BUY 0.80", "BUY", "pass")
+    assert "BUY 0.70" in row["probs"] and "HOLD 0.30" in row["probs"]
+    assert (row["reason"], row["adapter"], row["stale"], row["fusion"]) == ("momentum is up", "v2", "1", "rules/agreement")
+
+
+def test_a_veto_and_a_halt_show_in_the_decision_and_as_events():
+    state = DashboardState()
+    state.on_message(proposal(1, BUY))
+    state.on_message(fusion(1, BUY))
+    state.on_message(verdict(1, HOLD, vetoed=True, reason="max_consecutive_losses", halt="consecutive_losses"))
+
+    snap = state.snapshot({})
+    assert snap["decisions"][0]["risk"] == "veto: max_consecutive_losses"
+    assert snap["decisions"][0]["halt"] == "consecutive_losses"
+    kinds = [event["kind"] for event in snap["events"]]
+    assert "veto" in kinds and "halt" in kinds
+    assert snap["counts"]["vetoes"] == 1
+
+
+def test_charts_stream_only_the_points_a_session_has_not_seen():
+    state = DashboardState()
+    cursors: dict[str, int] = {}
+    state.on_message(obs(1, 100.0))
+    state.on_message(obs(2, 101.0))
+    first = state.snapshot(cursors)
+    state.on_message(obs(3, 102.5))
+    second = state.snapshot(cursors)
+
+    assert first["new"]["price"] == {"step": [1, 2], "price": [100.0, 101.0]}
+    assert second["new"]["price"] == {"step": [3], "price": [102.5]}
+    assert state.snapshot(cursors)["new"]["price"] == {"step": [], "price": []}
+
+
+def test_equity_and_the_trailing_threshold_come_from_the_account_context():
+    state = DashboardState()
+    state.on_message(obs(1, 100.0, balance=50200.0, unrealized_pnl=-50.0, drawdown_buffer=2000.0))
+
+    snap = state.snapshot({})
+    assert snap["new"]["equity"] == {"step": [1], "equity": [50150.0], "threshold": [48150.0]}
+    assert any("drawdown: $500 of $2,500" in line for line in account_lines(snap))
+
+
+def test_a_closed_trade_marks_its_entry_and_exit_and_its_chain_lists_its_decisions():
+    state = DashboardState()
+    for step, action in ((7, BUY), (9, SELL)):
+        state.on_message(proposal(step, action))
+        state.on_message(fusion(step, action))
+        state.on_message(verdict(step, action))
+    state.on_message(EnvOutcome(env_id=0, episode_id=0, trade_id=1, side=1, contracts=1, entry_ns=0, exit_ns=1, entry_price=100.0,
+                                exit_price=104.0, pnl_usd=75.0, bars_held=2, exit_reason="signal", decision_steps=[7, 9], llm_query_ids=[]))
+
+    snap = state.snapshot({})
+    assert snap["new"]["marks"]["step"] == [7, 9]
+    assert snap["trades"][0]["pnl"] == 75.0
+    chain = state.chain_text(snap["trade_objects"][0])
+    assert "step 7: RL BUY" in chain and "step 9: RL SELL" in chain
+    assert snap["events"][0]["kind"] == "fill"
+
+
+def test_a_trade_closed_by_its_stop_is_marked_where_it_closed():
+    state = DashboardState()
+    state.on_message(EnvOutcome(env_id=0, episode_id=0, trade_id=1, side=-1, contracts=1, entry_ns=0, exit_ns=1, entry_price=100.0,
+                                exit_price=101.0, pnl_usd=-25.0, bars_held=3, exit_reason="stop", decision_steps=[14], llm_query_ids=[]))
+    assert state.snapshot({})["new"]["marks"]["step"] == [14, 17]
+
+
+def test_a_heartbeat_from_a_new_pid_counts_a_restart():
+    now = [10.0]
+    state = DashboardState(clock=lambda: now[0])
+    state.on_message(Heartbeat(actor="policy", pid=100, uptime_secs=1.0))
+    now[0] = 11.0
+    state.on_message(Heartbeat(actor="policy", pid=200, uptime_secs=0.5))
+    now[0] = 13.5
+
+    rows = state.heartbeat_rows()
+    assert rows == [{"actor": "policy", "pid": 200, "age": "2.5 s", "restarts": 1, "uptime": "0 s"}]
+    assert state.snapshot({})["events"][0]["kind"] == "restart"
+
+
+def test_health_shows_steps_per_second_and_the_loop_latency():
+    state = DashboardState()
+    state.on_message(Progress(actor="env", steps=500, total_steps=1000, steps_per_sec=250.0))
+    state.on_message(Stats(actor="env", counters={}, gauges={"decision_latency_p50_us": 800.0, "decision_latency_p99_us": 2500.0}))
+
+    state.on_message(Stats(actor="feed", counters={}, gauges={"lag_ms_p50": 1500.0}))
+
+    lines = health_lines(state.snapshot({}))
+    assert "steps/s: 250" in lines and "feed lag: 1.5 s" in lines
+    assert "decision latency p50 800 µs / p99 2.5 ms" in lines
+
+
+def test_learning_takes_ppo_updates_from_progress_and_logs_and_lora_rounds_from_logs():
+    state = DashboardState()
+    state.on_message(Progress(actor="policy", steps=10, total_steps=20, steps_per_sec=5.0, figures={"approx_kl": 0.01}))
+    state.on_message(Progress(actor="policy", steps=11, total_steps=20, steps_per_sec=5.0, figures={"approx_kl": 0.01}))  # repeated
+    state.on_log({"event": "ppo_update", "actor": "policy", "approx_kl": 0.02, "clip_fraction": 0.1})
+    state.on_log({"event": "lora_round", "actor": "lora", "version": 1, "match_rate_before": 0.4, "match_rate_after": 0.55,
+                  "experiences": 48.0, "published": 1.0})
+    state.on_message(LoraAdapter(version=1, path="/x.gguf", metrics={"match_rate_after": 0.55}))
+
+    snap = state.snapshot({})
+    assert snap["new"]["learning"]["approx_kl"] == [0.01, 0.02]
+    assert snap["lora"][0] == {"version": 1, "time": "", "experiences": "48.00", "match": "0.40 -> 0.55", "published": "published",
+                               "alarm": "-"}
+    assert snap["events"][0]["kind"] == "adapter"
+
+
+def test_warnings_and_errors_of_any_actor_become_events_and_can_be_filtered():
+    state = DashboardState()
+    state.on_log({"event": "verdict_timeout", "actor": "env", "level": "warning", "step": 3, "timestamp": "2026-01-01T10:00:01Z"})
+    state.on_log({"event": "think_failed", "actor": "reasoner", "level": "error", "error": "boom"})
+    state.on_log({"event": "ppo_update", "actor": "policy", "level": "info"})
+
+    assert [e["kind"] for e in state.snapshot({})["events"]] == ["error", "warning"]
+    assert state.snapshot({}, event_filter="reasoner")["events"][0]["text"].startswith("think_failed")
+    assert state.snapshot({})["events"][1]["time"] == "10:00:01"
+
+
+def test_attaching_a_new_stage_starts_the_charts_over_and_keeps_the_events():
+    state = DashboardState()
+    cursors: dict[str, int] = {}
+    state.attach("/runs/x/1-train", "train", "live bus")
+    state.on_message(obs(1, 100.0))
+    state.on_message(proposal(1, BUY))
+    state.on_message(verdict(1, BUY))
+    state.snapshot(cursors)
+    state.attach("/runs/x/2-hybrid", "train", "live bus")
+
+    snap = state.snapshot(cursors)
+    assert snap["reset"] and snap["new"]["price"]["step"] == []
+    assert (snap["counts"]["decisions"], snap["health"]["loop_step"], snap["decisions"]) == (0, 0, [])
+    assert len([e for e in snap["events"] if "attached" in e["text"]]) == 2
+
+
+def test_a_finished_report_fills_the_trades_with_their_decision_chain(tmp_path):
+    report = tmp_path / "backtest"
+    report.mkdir()
+    decision = {"step": 3, "rl_action": "BUY", "rl_confidence": 0.6, "thought": None, "fusion_method": "rules", "fusion_rule": "no_thought",
+                "rl_trust": 1.0, "llm_trust": 0.0, "final_action": "BUY", "veto_reason": ""}
+    (report / "metrics.json").write_text(json.dumps({
+        "net_pnl_usd": 120.0, "trades": 1.0, "evaluation_accounts": [{"outcome": "open"}],
+        "trade_list": [{"env_id": 0, "trade_id": 1, "side": "long", "entry_price": 1.0, "exit_price": 2.0, "pnl_usd": 120.0,
+                        "bars_held": 4, "exit_reason": "target", "entry_decision": decision, "exit_decision": None}]}))
+    state = DashboardState()
+    state.on_report(tmp_path)
+
+    snap = state.snapshot({})
+    assert snap["trades"][0]["why"] == "target" and snap["report"]["accounts"] == "open:1"
+    assert state.chain_text(snap["trade_objects"][0]).startswith("entry step 3: RL BUY 0.60; no thought; fusion rules/no_thought")
+
+
+def test_series_hands_a_late_reader_what_is_still_kept():
+    series = Series(("x",), maxlen=3)
+    for x in range(5):
+        series.add(x)
+    assert series.since(0) == ({"x": [2, 3, 4]}, 5)
