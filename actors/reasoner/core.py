@@ -144,6 +144,7 @@ class ReasonerCore:
         figures.update(
             cache_hit_rate=self.cache.hit_rate() if self.cache is not None else 0.0,
             parse_fallbacks=float(self.thinker.parser.fallbacks),
+            reason_contradicts_action=float(self.thinker.parser.counts["reason_contradicts_action"]),
             pending_envs=float(len(self.pending)),
             obs_replaced=float(self.pending.replaced),
             skipped_by_policy=float(self.skipped_by_policy),

@@ -12,7 +12,7 @@ from actors.reasoner.engine import LlamaEngine
 from tests.actors.lora.planted import BUY, PLANTED_REASONER, planted_experiences
 
 TINY = LoraConfig(rank=4, alpha=8.0, dropout=0.0, target_modules=("q_proj", "v_proj"), steps_per_round=5, batch_size=4,
-                  learning_rate=4e-3, held_out_fraction=0.25, max_eval_examples=12, publish_tolerance=0.0)
+                  learning_rate=4e-3, held_out_fraction=0.25, max_eval_examples=12, publish_z=1.0)
 
 
 @pytest.mark.slow
