@@ -66,13 +66,14 @@ def market_history_settings(config: Config, folder: Path, count: int) -> dict[st
     return {"lora.seed_experiences_path": str(path), "lora.max_eval_examples": max(held_out, config.lora.max_eval_examples)}
 
 
-def market_history(config: Config, count: int):
-    """(experiences, learnability ceiling) of ``count`` training-day bars and their held-out days' bars."""
+def market_history(config: Config, count: int, held_out: int | None = None):
+    """(experiences, learnability ceiling) of ``count`` training-day bars and ``held_out`` (default: see
+    history_bars) of the held-out days."""
     from actors.common.llm.prompts import PromptBook
     from actors.lora import history_experiences
     from actors.lora.ceiling import learnability_ceiling
 
-    bars = history_bars(config, count)
+    bars = history_bars(config, count, held_out)
     experiences = history_experiences(PromptBook(config.reasoner), config.reasoner.mode, config.lora.target_confidence, bars)
     sides = {False: [], True: []}
     for bar in bars:
@@ -223,7 +224,7 @@ def publish_state(version: AdapterVersion) -> str:
 def ceiling_rows(ceiling) -> list[tuple[str, Any]]:
     mix = ", ".join(f"{name} {share:.2f}" for name, share in ceiling.label_mix.items())
     return [("learnability ceiling (logistic regression on the tape)", f"{ceiling.classifier} on {ceiling.classifier.n} held-out prompts"),
-            ("chance (the training days' commonest label)", f"{ceiling.chance.value:.3f}"),
+            ("one answer everywhere (held-out commonest label)", f"{ceiling.chance.value:.3f}"),
             ("held-out labels", mix)]
 
 
@@ -239,11 +240,13 @@ def run_offline(args: argparse.Namespace) -> int:
             raise JobError(f"{path} holds no experiences")
         source = str(path)
     else:
+        # Every held-out prompt is evaluated; no balancing of the draws: the history's labels are as mixed as the
+        # market (BUY and SELL about even, HOLD ~1 %), balancing would draw the rare HOLD a third of the time.
         experiences, ceiling = market_history(config, args.market_history)
         source = f"market history ({config.data.scenario}, training days; later days held out)"
         held_out = sum(1 for e in experiences if e.meta.get("held_out"))
         config = msgspec.structs.replace(config, lora=msgspec.structs.replace(
-            config.lora, max_eval_examples=max(held_out, config.lora.max_eval_examples)))
+            config.lora, max_eval_examples=max(held_out, config.lora.max_eval_examples), balance_actions=False))
     rd = create_run_dir(config, "lora", args.run_dir)
     rounds = max(1, args.rounds or 1)
     print(f"run directory: {rd.path}\n{len(experiences)} experiences from {source}, {rounds} round(s) of "

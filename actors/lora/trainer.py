@@ -71,6 +71,10 @@ class RoundResult:
     """Held-out experiences evaluated."""
     verdict: Verdict | None = None
     """Why it was published or not (actors/lora/publishing.py)."""
+    before_answers: tuple[int, ...] = ()
+    """The current weights' answers to the held-out prompts, in their order ..."""
+    after_answers: tuple[int, ...] = ()
+    """... and the trained weights' (bin/bench lora compares them with llama.cpp's)."""
 
     def metrics(self) -> dict[str, float]:
         return {"match_rate_before": self.before, "match_rate_after": self.after, "held_out": float(self.held_out),
@@ -407,7 +411,8 @@ class LoraTrainer:
             self._kept_answers = (_ids(held_out), after)
         elif verdict.collapsed:
             self._restore(self._kept)
-        return RoundResult(verdict.before, verdict.after, verdict.publish, stats, len(held_out), verdict)
+        return RoundResult(verdict.before, verdict.after, verdict.publish, stats, len(held_out), verdict, tuple(before),
+                           tuple(after))
 
     def _current_answers(self, held_out: Sequence[Experience]) -> list[int]:
         """The current (kept) weights' answers to ``held_out``: remembered from when they were published on the

@@ -52,6 +52,7 @@ def main() -> None:
     parser.add_argument("--market", default="planted", choices=("planted", "regimes", "null"),
                         help="planted: time one round; regimes / null: match rates on held-out days of that market")
     parser.add_argument("--history", type=int, default=1200, help="--market: training-day prompts")
+    parser.add_argument("--held-out", type=int, default=300, help="--market: held-out-day prompts (fewer only to try it out)")
     parser.add_argument("--rounds", type=int, default=4, help="--market: training rounds (of --steps each)")
     parser.add_argument("--lr", type=float, default=1e-3, help="--market: learning rate")
     args = parser.parse_args()
@@ -103,24 +104,26 @@ def market_bench(args: argparse.Namespace) -> None:
     from actors.jobs.common import configure
     from actors.jobs.lora import market_history
     from actors.lora.llama_match import llama_answers
-    from actors.lora.publishing import Z_95, is_collapsed, paired_gain
+    from actors.lora.ceiling import Z_95
+    from actors.lora.publishing import is_collapsed, paired_gain
 
     config = configure(build_parser().parse_args(["lora"]), {"data.scenario": args.market, "reasoner.mode": "single_shot"})
     started = time.perf_counter()
-    experiences, ceiling = market_history(config, args.history)
+    experiences, ceiling = market_history(config, args.history, args.held_out)
     held = sum(1 for e in experiences if e.meta.get("held_out"))
     lora = msgspec.structs.replace(config.lora, max_eval_examples=held, steps_per_round=args.steps, batch_size=args.batch,
                                    rank=args.rank, alpha=2.0 * args.rank, learning_rate=args.lr, torch_threads=args.threads,
-                                   device=args.device)
+                                   device=args.device, balance_actions=False)
     with tempfile.TemporaryDirectory() as run_dir:
         core = LoraCore(lora, config.reasoner, run_dir)
         core.add_experiences(experiences)
         held_out = core.store.held_out(held)
         labels = [e.action for e in held_out]
-        trainer = core.load_trainer()
-        peft_base = trainer.decisions([(e.messages, e.mask) for e in held_out])
         reports = [core.run_round() for _ in range(args.rounds)]
-        peft_adapter = trainer.decisions([(e.messages, e.mask) for e in held_out])
+        assert [e.id for e in core.store.held_out(held)] == [e.id for e in held_out]  # the rounds judged these prompts
+        peft_base = list(reports[0].result.before_answers)  # the base model: nothing was published before round 1
+        last = reports[-1].result  # a collapsed round went back to the current weights: those were exported
+        peft_adapter = list(last.before_answers if last.verdict and last.verdict.collapsed else last.after_answers)
         train_secs = sum(r.result.stats.secs for r in reports)
         engine = _running_engine(core.model_path)
         try:
