@@ -180,6 +180,9 @@ class MarketContext(msgspec.Struct, frozen=True, kw_only=True):
     """Net P&L of the last 10 closed trades, dollars (0 when none yet); the win-rate halt reads it."""
     session_id: int = -1
     """The trading day of the bar (by account.trading_day_reset_et); -1 when unknown. Halts that end with the session read it."""
+    tape: str = ""
+    """The last bars in numbers (actors/common/llm/tape.py): bucketed 5-bar moves, 20/60-bar moves, range position,
+    ATR in ticks, VWAP distance, minutes to flat; "" when too few bars are known. What a hindsight label depends on."""
 
 
 class EnvObs(Message, frozen=True, kw_only=True):

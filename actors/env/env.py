@@ -29,6 +29,7 @@ import numpy as np
 from gymnasium import spaces
 
 from actors.common.actions import BUY, DISABLE_TRAIL, ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, N_ACTIONS, OBS_DIM, SELL, legal_or_hold
+from actors.common.llm.tape import market_tape
 from actors.env.account import ApexAccount, trading_days
 from actors.env.config import AccountConfig, EnvConfig
 from actors.env.dataset import DataSplit
@@ -393,4 +394,6 @@ class FuturesTradingEnv(gym.Env):
             "daily_pnl": account.daily_pnl,
             "minutes_to_close": float(self._data.schedule.minutes_to_flat[t]),
             "session_id": self._session[t],
+            "tape": market_tape(self._highs, self._lows, self._closes, t, self._atr[t], self.instrument.tick_size,
+                                float(features.vwap_distance_pct[t]), float(self._data.schedule.minutes_to_flat[t])),
         }

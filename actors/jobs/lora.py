@@ -18,6 +18,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from actors import DECISION_LOOP, LORA, POLICY
 from actors.jobs.common import JobError, configure, format_table
 from actors.lora import (LORA_DIR_NAME, AdapterVersion, RoundReport, StepProgress, VersionBook,
@@ -51,45 +53,69 @@ def learn_in_run_config(args: argparse.Namespace, settings: dict[str, Any], fold
 
 
 def market_history_settings(config: Config, folder: Path, count: int) -> dict[str, Any]:
-    """Writes ``count`` market-history experiences of the training days to ``folder`` and returns the setting
-    that makes the trainer store them at start: its first round then sees up, down and sideways markets, not
-    only the few hours the run's own thoughts cover (and its held-out check is on those markets too)."""
-    from actors.common.llm.prompts import PromptBook
-    from actors.lora import history_experiences, write_experiences_file
+    """Writes ``count`` market-history experiences of the training days (and at least MIN_HELD_OUT of the later,
+    held-out days) to ``folder`` and returns the settings that make the trainer store them at start and evaluate
+    on every held-out one: its first round then sees up, down and sideways markets, not only the few hours the
+    run's own thoughts cover, and is checked on days it never saw."""
+    from actors.lora import write_experiences_file
 
-    experiences = history_experiences(PromptBook(config.reasoner), config.reasoner.mode, config.lora.target_confidence,
-                                      history_bars(config, count))
+    experiences, _ = market_history(config, count)
     folder.mkdir(parents=True, exist_ok=True)
     path = write_experiences_file(folder / "market_history.jsonl", experiences)
-    return {"lora.seed_experiences_path": str(path)}
+    held_out = sum(1 for e in experiences if e.meta.get("held_out"))
+    return {"lora.seed_experiences_path": str(path), "lora.max_eval_examples": max(held_out, config.lora.max_eval_examples)}
 
 
-def history_bars(config: Config, count: int):
-    """(bar key, market context, action mask, hindsight label) at ``count`` random bars of the training days
-    (an env reset at a random start, flat: what a thought at that bar would have been shown)."""
+def market_history(config: Config, count: int, held_out: int | None = None):
+    """(experiences, learnability ceiling) of ``count`` training-day bars and ``held_out`` (default: see
+    history_bars) of the held-out days."""
+    from actors.common.llm.prompts import PromptBook
+    from actors.lora import history_experiences
+    from actors.lora.ceiling import learnability_ceiling
+
+    bars = history_bars(config, count, held_out)
+    experiences = history_experiences(PromptBook(config.reasoner), config.reasoner.mode, config.lora.target_confidence, bars)
+    sides = {False: [], True: []}
+    for bar in bars:
+        sides[bool(bar.held_out)].append((str(bar.context.get("tape", "")), bar.label.action))
+    return experiences, learnability_ceiling(sides[False], sides[True])
+
+
+def history_bars(config: Config, count: int, held_out: int | None = None):
+    """HistoryBars at ``count`` random bars of the training split's earlier days and ``held_out`` (default: at
+    least MIN_HELD_OUT, else lora.held_out_fraction of ``count``) of its later days (actors/lora/history.py
+    split_days). Each is what a thought at that bar would have been shown flat (an env reset there) and the
+    triple-barrier label of its next bars; only bars where an entry is allowed and whose label horizon ends the
+    same day, so no label reads across a night or into another day."""
     import numpy as np
 
     from actors.common.hindsight import triple_barrier_label
     from actors.common.instruments import resolve_instrument
+    from actors.common.llm.tape import TAPE_BARS
     from actors.env import barrier_spec, make_env
+    from actors.lora.history import MIN_HELD_OUT, HistoryBar, split_days
 
     lora = config.lora
     spec = barrier_spec(resolve_instrument(config.instrument), lora.hindsight_horizon_bars, lora.hindsight_stop_atr,
                         lora.hindsight_target_atr)
     env = make_env(config, "train", seed=config.run.seed)
-    data = env.split.dataset
+    split, data = env.split, env.split.dataset
+    day = data.features.session_id
+    horizon = lora.hindsight_horizon_bars
+    bars = np.arange(max(split.start, TAPE_BARS), split.stop - horizon - 1)
+    bars = bars[(day[bars] == day[bars + horizon]) & data.schedule.entry_allowed[bars]]
+    train_days, held_days = split_days(day[bars].tolist(), lora.held_out_fraction)
+    wanted = {False: count, True: held_out if held_out is not None else max(MIN_HELD_OUT, round(count * lora.held_out_fraction))}
     rng = np.random.default_rng(config.run.seed)
-    seen: set[int] = set()
-    for _ in range(count * 4):  # a bar seen twice or too near the end for a label is skipped
-        if len(seen) >= count:
-            return
-        env.reset(seed=int(rng.integers(2**31)))
-        bar = env.bar
-        label = triple_barrier_label(data.open, data.high, data.low, data.close, bar, float(data.features.atr[bar]), spec)
-        if bar in seen or label is None:
-            continue
-        seen.add(bar)
-        yield str(bar), env.context(), env.action_masks().tolist(), label
+    rows: list[HistoryBar] = []
+    for side, days in ((False, train_days), (True, held_days)):
+        pool = bars[np.isin(day[bars], days)]
+        for bar in sorted(rng.choice(pool, size=min(wanted[side], len(pool)), replace=False).tolist()):
+            env.reset(options={"start": bar, "n_bars": 1})
+            label = triple_barrier_label(data.open, data.high, data.low, data.close, bar, float(data.features.atr[bar]), spec)
+            if label is not None:
+                rows.append(HistoryBar(str(bar), env.context(), env.action_masks().tolist(), label, int(day[bar]), side))
+    return rows
 
 
 def lora_actor_settings(config: Config) -> dict[str, Any]:
@@ -145,7 +171,7 @@ def run_round_rows(book: VersionBook, watch: FirstRoundWatch) -> list[tuple[str,
     rows: list[tuple[str, Any]] = []
     for version in versions:
         m = version.metrics
-        state = "published, swapped into the reasoner" if version.published else "kept, not published (worse)"
+        state = "published, swapped into the reasoner" if version.published else publish_state(version)
         rows += [(f"LoRA v{version.version}", state),
                  (f"LoRA v{version.version} held-out match rate",
                   f"{m.get('match_rate_before', 0):.3f} -> {m.get('match_rate_after', 0):.3f} ({m.get('held_out', 0):.0f} held out)"),
@@ -174,30 +200,64 @@ def round_rows(reports: list[RoundReport]) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = []
     for index, report in enumerate(reports, start=1):
         result, version = report.result, report.version
+        verdict = result.verdict
+        gain = f", gain [{verdict.gain_low:+.3f}, {verdict.gain_high:+.3f}]" if verdict else ""
         rows += [
-            (f"round {index}: match rate before -> after", f"{result.before:.3f} -> {result.after:.3f} ({result.held_out} held out)"),
-            (f"round {index}: version", f"v{version.version} {'published' if version.published else 'kept, not published (worse)'}"),
-            (f"round {index}: adapter", str(version.path)),
+            (f"round {index}: match rate before -> after", f"{result.before:.3f} -> {result.after:.3f} ({result.held_out} held out{gain})"),
+            (f"round {index}: version", f"v{version.version} {publish_state(version)}"),
         ]
+        if verdict:
+            mix = ", ".join(f"{name} {share:.2f}" for name, share in verdict.answer_mix.items())
+            rows.append((f"round {index}: answers", f"{mix}{'  COLLAPSED' if verdict.collapsed else ''}"))
+        rows.append((f"round {index}: adapter", str(version.path)))
     return rows
 
 
+def publish_state(version: AdapterVersion) -> str:
+    if version.published:
+        return "published"
+    if version.metrics.get("collapse"):
+        return "refused: collapsed onto one answer (lora_collapse)"
+    return "kept, not published (not better beyond its interval)"
+
+
+def ceiling_rows(ceiling) -> list[tuple[str, Any]]:
+    mix = ", ".join(f"{name} {share:.2f}" for name, share in ceiling.label_mix.items())
+    return [("learnability ceiling (logistic regression on the tape)", f"{ceiling.classifier} on {ceiling.classifier.n} held-out prompts"),
+            ("one answer everywhere (held-out commonest label)", f"{ceiling.chance.value:.3f}"),
+            ("held-out labels", mix)]
+
+
 def run_offline(args: argparse.Namespace) -> int:
-    path = Path(args.experiences)
-    if not path.is_file():
-        raise JobError(f"no experience file {path}")
-    experiences = read_experiences_file(path)
-    if not experiences:
-        raise JobError(f"{path} holds no experiences")
     config = configure(args)
+    ceiling = None
+    if getattr(args, "experiences", None) is not None:
+        path = Path(args.experiences)
+        if not path.is_file():
+            raise JobError(f"no experience file {path}")
+        experiences = read_experiences_file(path)
+        if not experiences:
+            raise JobError(f"{path} holds no experiences")
+        source = str(path)
+    else:
+        # Every held-out prompt is evaluated; no balancing of the draws: the history's labels are as mixed as the
+        # market (BUY and SELL about even, HOLD ~1 %), balancing would draw the rare HOLD a third of the time.
+        experiences, ceiling = market_history(config, args.market_history)
+        source = f"market history ({config.data.scenario}, training days; later days held out)"
+        held_out = sum(1 for e in experiences if e.meta.get("held_out"))
+        config = msgspec.structs.replace(config, lora=msgspec.structs.replace(
+            config.lora, max_eval_examples=max(held_out, config.lora.max_eval_examples), balance_actions=False))
     rd = create_run_dir(config, "lora", args.run_dir)
     rounds = max(1, args.rounds or 1)
-    print(f"run directory: {rd.path}\n{len(experiences)} experiences from {path}, {rounds} round(s) of "
+    print(f"run directory: {rd.path}\n{len(experiences)} experiences from {source}, {rounds} round(s) of "
           f"{config.lora.steps_per_round} steps on {config.lora.device}", file=sys.stderr, flush=True)
+    if ceiling is not None:
+        print(format_table(ceiling_rows(ceiling), "What the prompt can tell"), file=sys.stderr, flush=True)
     started = time.monotonic()
     reports = train_offline(config.lora, config.reasoner, rd.path, experiences, rounds,
                             progress=None if args.quiet else print_progress)
-    rows = round_rows(reports) + [("elapsed_secs", time.monotonic() - started), ("versions", str(versions_book(config, rd.path).root))]
+    rows = (ceiling_rows(ceiling) if ceiling is not None else []) + round_rows(reports)
+    rows += [("elapsed_secs", time.monotonic() - started), ("versions", str(versions_book(config, rd.path).root))]
     print(format_table(rows, "LoRA offline fine-tuning"))
     published = [r.version for r in reports if r.version.published]
     if published:
@@ -254,6 +314,7 @@ def run_rollback(args: argparse.Namespace) -> int:
 def mode_lora(args: argparse.Namespace) -> int:
     if getattr(args, "rollback", None) is not None:
         return run_rollback(args)
-    if getattr(args, "experiences", None) is None:
-        raise JobError("lora needs --experiences FILE (offline fine-tuning) or --rollback VERSION --run-dir RUN")
+    if getattr(args, "experiences", None) is None and not (getattr(args, "market_history", 0) or 0) > 0:
+        raise JobError("lora needs --experiences FILE or --market-history N (offline fine-tuning), "
+                       "or --rollback VERSION --run-dir RUN")
     return run_offline(args)

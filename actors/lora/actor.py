@@ -123,6 +123,7 @@ class LoraActor(Actor):
         return {"stored_experiences": float(self._stored), "new_experiences": float(self.core.new_experiences),
                 "pending_outcomes": float(self.core.matcher.pending_outcomes),
                 "pending_hindsight": float(self.core.matcher.pending_hindsight), "rounds": float(self._rounds),
+                "lora_collapse": float(self.core.collapses),
                 "duplicates": float(counts["duplicates"]), "pending_dropped": float(counts["pending_outcomes_dropped"])}
 
 

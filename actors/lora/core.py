@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import structlog
+
 from actors.common.llm.prompts import PromptBook, PromptSettings
 from actors.lora.config import LoraConfig
 from actors.lora.experience import Experience, thought_record
@@ -66,6 +68,8 @@ class LoraCore:
         self.trainer: LoraTrainer | None = None
         self.new_experiences = 0
         """Experiences stored since the last round started."""
+        self.collapses = 0
+        """Rounds refused because their answers collapsed onto one action (lora_collapse)."""
 
     # ------------------------------------------------------------------ event-loop side (cheap)
 
@@ -111,6 +115,11 @@ class LoraCore:
         result = trainer.run_round(trainer.store_sampler(self.store), held_out, progress)
         version = self.versions.next_version()
         metrics = {**result.metrics(), "experiences": float(self.store.count()), "published": float(result.publish)}
+        if result.verdict is not None and result.verdict.collapsed:  # the alarm: refused, whatever its match rate
+            self.collapses += 1
+            structlog.get_logger().warning("lora_collapse", version=version, answer=result.verdict.top_action,
+                                           share=round(result.verdict.top_share, 3), held_out=result.held_out,
+                                           match_rate_after=round(result.after, 3))
         adapter = trainer.export(self.versions.folder(version) / "adapter.gguf.new", {"version": str(version)})
         return RoundReport(result, self.versions.record(version, adapter, metrics, published=result.publish))
 

@@ -9,7 +9,8 @@ thought is involved: the prompt is what a thought at that bar would have been as
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from actors.common.actions import HOLD
 from actors.common.hindsight import HindsightLabel
@@ -19,18 +20,48 @@ from actors.lora.matching import ExperienceMatcher
 
 HISTORY_PREFIX = "history"
 """Query-id prefix of a history experience: its id is ``hindsight:history:<key>``."""
+MIN_HELD_OUT = 300
+"""Held-out prompts a market-history run evaluates on at least: at 300 a match-rate difference of 10 points is
+outside its 95 % interval (the standard error of a rate near 0.5 is 0.029)."""
+
+
+class HistoryBar(NamedTuple):
+    key: str
+    """Names the bar (the data-set index): a stable experience id."""
+    context: Mapping[str, Any]
+    mask: Sequence[bool]
+    label: HindsightLabel
+    day: int = -1
+    """The bar's trading day (session id); -1 unknown."""
+    held_out: bool | None = None
+    """True: a held-out day's bar (evaluation only); False: a training day's; None: the store decides by id hash."""
+
+
+def split_days(days: Iterable[int], held_out_fraction: float) -> tuple[list[int], list[int]]:
+    """(training days, held-out days): the later ``held_out_fraction`` of the days is held out, at least one of
+    each when there are two or more. Later days, not random ones: a held-out prompt then never shares a day, a
+    regime or the label horizon with a training prompt (bars of one day overlap in both)."""
+    ordered = sorted(set(days))
+    if len(ordered) < 2:
+        raise ValueError(f"market history needs at least 2 trading days to hold some out, got {len(ordered)}")
+    held = min(max(1, round(len(ordered) * held_out_fraction)), len(ordered) - 1)
+    return ordered[:-held], ordered[-held:]
 
 
 def history_experiences(prompts: PromptBook, mode: str, target_confidence: float,
-                        bars: Iterable[tuple[str, Mapping[str, Any], Sequence[bool], HindsightLabel]]) -> list[Experience]:
-    """One experience per (key, market context, action mask, label); ``key`` names the bar (stable ids, so
-    adding the same history twice stores it once)."""
-    rows = list(bars)
+                        bars: Iterable[HistoryBar | tuple]) -> list[Experience]:
+    """One experience per bar (key, market context, action mask, label[, day, held out]); ``key`` names the bar
+    (stable ids, so adding the same history twice stores it once). The day and the held-out side go into
+    ``meta`` (the store keeps a bar with ``held_out`` set on that side)."""
+    rows = [HistoryBar(*row) for row in bars]
     matcher = ExperienceMatcher(target_confidence=target_confidence, max_thoughts=max(len(rows), 1), max_pending_outcomes=1)
     experiences: list[Experience] = []
-    for key, context, mask, label in rows:
-        query_id = f"{HISTORY_PREFIX}:{key}"
+    for row in rows:
+        query_id = f"{HISTORY_PREFIX}:{row.key}"
         matcher.add_thought(thought_record(prompts, mode, query_id=query_id, env_id=-1, episode_id=-1, step_seen=-1,
-                                           action=HOLD, context=context, mask=mask))
-        experiences += matcher.add_hindsight(query_id, label)
+                                           action=HOLD, context=row.context, mask=row.mask))
+        extra = {"day": row.day, "tape": str(row.context.get("tape", ""))}
+        if row.held_out is not None:
+            extra["held_out"] = bool(row.held_out)
+        experiences += [replace(e, meta={**e.meta, **extra}) for e in matcher.add_hindsight(query_id, row.label)]
     return experiences

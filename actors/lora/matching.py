@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
+from actors.common.llm.reasons import agreeing_reason
 from actors.lora.experience import Experience, ThoughtRecord, target_answer
 from actors.lora.hindsight import HindsightLabel
 
@@ -160,7 +161,8 @@ class ExperienceMatcher:
         self.counts[f"{source}_experiences"] += 1
         return Experience(  # the outcome's own words stay in meta: a reason must be readable from the prompt
             id=experience_id, messages=thought.messages, mask=thought.mask,
-            target=target_answer(action, self._confidence, thought.market_reason or reason), action=action,
+            target=target_answer(action, self._confidence, agreeing_reason(action, thought.market_reason or reason)),
+            action=action,
             pnl_usd=float(pnl_usd), source=source,
             meta={"query_id": thought.query_id, "thought_action": thought.action, "outcome": reason,
                   "adapter_version": thought.adapter_version, **meta},

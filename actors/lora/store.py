@@ -36,6 +36,13 @@ def is_held_out(experience_id: str, fraction: float) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < fraction
 
 
+def _held_out(experience: Experience, fraction: float) -> bool:
+    """An experience that says which side it is on (a market-history bar: held out by its day) stays there;
+    any other is held out by its id's hash."""
+    side = experience.meta.get("held_out")
+    return bool(side) if side is not None else is_held_out(experience.id, fraction)
+
+
 class ExperienceStore:
     def __init__(self, path: str | Path, *, max_experiences: int, held_out_fraction: float,
                  min_weight_usd: float = 10.0, balance_actions: bool = False) -> None:
@@ -53,7 +60,7 @@ class ExperienceStore:
 
     def add(self, experiences: Iterable[Experience]) -> int:
         """Store (durably) and return how many were new; duplicates by id are ignored."""
-        rows = [(e.id, int(is_held_out(e.id, self._held_out_fraction)), abs(e.pnl_usd) + self._min_weight, _encode(e))
+        rows = [(e.id, int(_held_out(e, self._held_out_fraction)), abs(e.pnl_usd) + self._min_weight, _encode(e))
                 for e in experiences]
         if not rows:
             return 0

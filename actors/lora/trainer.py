@@ -2,9 +2,9 @@
 
 The GGUF is loaded once per process with transformers (``gguf_file=``, dequantised to
 float32), wrapped once with a PEFT LoRA, and trained further every round. A round:
-evaluate on held-out experiences, train N steps on weighted samples (loss on the answer
-tokens only), evaluate again; keep the new weights and export them when the match rate is
-not worse than before by more than the tolerance, else restore the previous weights.
+train N steps on weighted samples (loss on the answer tokens only), evaluate on the held-out
+experiences, and publish only when the match rate beats the current adapter's on the same
+prompts beyond its interval and the answers have not collapsed (actors/lora/publishing.py).
 
 Evaluation (``eval_method``) reads the decision the reasoner would take:
 - grammar: the decide step runs under a grammar whose first part is the allowed action
@@ -35,6 +35,7 @@ from actors.common.llm.parser import DecisionParser
 from actors.lora.config import LoraConfig
 from actors.lora.experience import Experience
 from actors.lora.export import export_peft_adapter
+from actors.lora.publishing import Verdict, publish_verdict
 
 IGNORE_INDEX = -100
 EVAL_ROWS = 8
@@ -68,12 +69,18 @@ class RoundResult:
     stats: TrainStats
     held_out: int
     """Held-out experiences evaluated."""
+    verdict: Verdict | None = None
+    """Why it was published or not (actors/lora/publishing.py)."""
+    before_answers: tuple[int, ...] = ()
+    """The current weights' answers to the held-out prompts, in their order ..."""
+    after_answers: tuple[int, ...] = ()
+    """... and the trained weights' (bin/bench lora compares them with llama.cpp's)."""
 
     def metrics(self) -> dict[str, float]:
         return {"match_rate_before": self.before, "match_rate_after": self.after, "held_out": float(self.held_out),
                 "train_steps": float(self.stats.steps), "train_loss": self.stats.mean_loss,
                 "last_loss": self.stats.last_loss, "tokens_per_sec": self.stats.tokens_per_sec,
-                "train_secs": self.stats.secs}
+                "train_secs": self.stats.secs, **(self.verdict.metrics() if self.verdict else {})}
 
 
 @functools.lru_cache(maxsize=2)
@@ -220,6 +227,8 @@ class LoraTrainer:
         self._params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self._params, lr=config.learning_rate)
         self._kept = self._snapshot()
+        self._kept_answers: tuple[tuple[str, ...], list[int]] | None = None
+        """(held-out ids, the kept weights' answers to them): a round's "before" without evaluating again."""
         self._rng = np.random.default_rng(config.seed)
         self._action_tokens = {a: self.tokenizer.encode(name, add_special_tokens=False)
                                for a, name in enumerate(ACTION_NAMES)}
@@ -386,17 +395,39 @@ class LoraTrainer:
     # ------------------------------------------------------------------ rounds, publishing
 
     def run_round(self, sample: Callable[[int], list[Experience]], held_out: Sequence[Experience],
-                  progress: Callable[[StepProgress], None] | None = None, before: float | None = None) -> RoundResult:
-        """Evaluate, train, evaluate; keep the new weights only when not worse than the tolerance allows."""
-        before = self.match_rate(held_out) if before is None else before
+                  progress: Callable[[StepProgress], None] | None = None) -> RoundResult:
+        """Train a round and judge it against the current (last published) weights on the same held-out prompts
+        (actors/lora/publishing.py). Published: these weights become the current ones. Collapsed: back to the
+        current ones (one answer everywhere is a dead end). Not better yet: training goes on from here next
+        round, so small gains add up until they clear the interval."""
+        labels = [e.action for e in held_out]
+        before = self._current_answers(held_out)
         stats = self.train(sample, self.config.steps_per_round, progress)
-        after = self.match_rate(held_out)
-        publish = stats.steps > 0 and after >= before - self.config.publish_tolerance
-        if publish:
+        after = self.decisions([(e.messages, e.mask) for e in held_out])
+        verdict = publish_verdict(before, after, labels, z=self.config.publish_z, collapse_share=self.config.collapse_share,
+                                  trained=stats.steps > 0)
+        if verdict.publish:
             self._kept = self._snapshot()
-        else:
+            self._kept_answers = (_ids(held_out), after)
+        elif verdict.collapsed:
             self._restore(self._kept)
-        return RoundResult(before, after, publish, stats, len(held_out))
+        return RoundResult(verdict.before, verdict.after, verdict.publish, stats, len(held_out), verdict, tuple(before),
+                           tuple(after))
+
+    def _current_answers(self, held_out: Sequence[Experience]) -> list[int]:
+        """The current (kept) weights' answers to ``held_out``: remembered from when they were published on the
+        same prompts, else evaluated with them swapped in for the moment."""
+        ids = _ids(held_out)
+        if self._kept_answers is not None and self._kept_answers[0] == ids:
+            return list(self._kept_answers[1])
+        training = self._snapshot()
+        self._restore(self._kept)
+        try:
+            answers = self.decisions([(e.messages, e.mask) for e in held_out])
+        finally:
+            self._restore(training)
+        self._kept_answers = (ids, answers)
+        return answers
 
     def store_sampler(self, store) -> Callable[[int], list[Experience]]:
         return lambda n: store.sample(n, self._rng)
@@ -413,3 +444,7 @@ class LoraTrainer:
         with torch.no_grad():
             for param, value in zip(self._params, saved):
                 param.copy_(value)
+
+
+def _ids(experiences: Sequence[Experience]) -> tuple[str, ...]:
+    return tuple(e.id for e in experiences)

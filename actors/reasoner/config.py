@@ -37,7 +37,8 @@ Pattern: {pattern}, volume {volume_trend}, volatility x{volatility_regime:.2f}
 Position: {position_text}, entry {entry_price:.2f}, unrealized P&L ${unrealized_pnl:+.0f}, {bars_in_position} bars, trailing stop {trail_text}, stop at break-even {break_even_text}
 Account: balance ${balance:.0f}, daily P&L ${daily_pnl:+.0f}, drawdown buffer ${drawdown_buffer:.0f} of ${trailing_limit:.0f}, consecutive losses {consecutive_losses}, win rate {win_rate:.0%}
 Minutes to forced close: {minutes_to_close:.0f}
-Allowed actions: {allowed_actions}"""
+Allowed actions: {allowed_actions}
+Last bars: {tape}"""
 
 # Seed 000's four steps (analyse, options, risks, decide), rewritten as turns of one
 # growing conversation: the earlier answers are already in the context, so a step no
@@ -67,7 +68,8 @@ SELL | 0.70 | downtrend, below VWAP, momentum negative"""
 
 # What the decision needs, nothing more (SmolLM2's tokenizer spends a token per digit).
 SINGLE_SHOT_CONTEXT_TEMPLATE = """{symbol}: {vwap_distance_pct:+.2f}% vs VWAP, trend {trend}, RSI {rsi:.0f}, ATR {atr:.1f}, momentum {momentum:+.1f}
-Position {position_text}, P&L ${unrealized_pnl:+.0f}, drawdown buffer ${drawdown_buffer:.0f}, {minutes_to_close:.0f} min to close"""
+Position {position_text}, P&L ${unrealized_pnl:+.0f}, drawdown buffer ${drawdown_buffer:.0f}, {minutes_to_close:.0f} min to close
+Last bars: {tape}"""
 
 # Seed 002's single-shot question (its response format is in the single-shot system prompt).
 SINGLE_SHOT_PROMPT = """Choose ACTION from: {allowed_actions}."""

@@ -11,6 +11,12 @@ with the reasoner's own single-shot prompt (``--prompt planted`` for the tests' 
 - the trainer's peak resident memory;
 - held-out match rate before -> after.
 Reference (issue 12): about 56,000 tokens/s on an H100 with batch 16, seq 512.
+
+``--market regimes|null --history N --rounds R``: does the LLM learn to read the market? N market-history
+prompts of the training days (single shot, with the tape), at least 300 of later held-out days; R rounds;
+then one line per path, ``<path> <market> match <base> -> <adapter>`` with the paired interval of the gain,
+for peft (the trainer's weights) and llama.cpp (the exported GGUF adapter hot-swapped into a running engine,
+under the decide grammar and the parser), beside the learnability ceiling, the answers' mix and the collapse flag.
 """
 
 from __future__ import annotations
@@ -43,12 +49,21 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--prompt", default="single_shot", choices=tuple(PROMPTS),
                         help="the reasoner's default single-shot prompt, or the tests' short planted one")
+    parser.add_argument("--market", default="planted", choices=("planted", "regimes", "null"),
+                        help="planted: time one round; regimes / null: match rates on held-out days of that market")
+    parser.add_argument("--history", type=int, default=1200, help="--market: training-day prompts")
+    parser.add_argument("--held-out", type=int, default=300, help="--market: held-out-day prompts (fewer only to try it out)")
+    parser.add_argument("--rounds", type=int, default=4, help="--market: training rounds (of --steps each)")
+    parser.add_argument("--lr", type=float, default=1e-3, help="--market: learning rate")
     args = parser.parse_args()
+    if args.market != "planted":
+        market_bench(args)
+        return
 
     reasoner = PROMPTS[args.prompt]
     config = LoraConfig(rank=args.rank, alpha=2.0 * args.rank, dropout=0.0, steps_per_round=args.steps,
                         batch_size=args.batch, learning_rate=4e-3, held_out_fraction=0.25, max_eval_examples=16,
-                        publish_tolerance=0.0, torch_threads=args.threads, device=args.device,
+                        publish_z=1.0, torch_threads=args.threads, device=args.device,
                         experiences_per_round=args.experiences)
     with tempfile.TemporaryDirectory() as run_dir:
         core = LoraCore(config, reasoner, run_dir)
@@ -82,6 +97,54 @@ def main() -> None:
              f"{result.held_out} held out; published: {report.version.published}"),
         ],
     )
+
+
+def market_bench(args: argparse.Namespace) -> None:
+    from actors.jobs.cli import build_parser
+    from actors.jobs.common import configure
+    from actors.jobs.lora import market_history
+    from actors.lora.llama_match import llama_answers
+    from actors.lora.ceiling import Z_95
+    from actors.lora.publishing import is_collapsed, paired_gain
+
+    config = configure(build_parser().parse_args(["lora"]), {"data.scenario": args.market, "reasoner.mode": "single_shot"})
+    started = time.perf_counter()
+    experiences, ceiling = market_history(config, args.history, args.held_out)
+    held = sum(1 for e in experiences if e.meta.get("held_out"))
+    lora = msgspec.structs.replace(config.lora, max_eval_examples=held, steps_per_round=args.steps, batch_size=args.batch,
+                                   rank=args.rank, alpha=2.0 * args.rank, learning_rate=args.lr, torch_threads=args.threads,
+                                   device=args.device, balance_actions=False)
+    with tempfile.TemporaryDirectory() as run_dir:
+        core = LoraCore(lora, config.reasoner, run_dir)
+        core.add_experiences(experiences)
+        held_out = core.store.held_out(held)
+        labels = [e.action for e in held_out]
+        reports = [core.run_round() for _ in range(args.rounds)]
+        assert [e.id for e in core.store.held_out(held)] == [e.id for e in held_out]  # the rounds judged these prompts
+        peft_base = list(reports[0].result.before_answers)  # the base model: nothing was published before round 1
+        last = reports[-1].result  # a collapsed round went back to the current weights: those were exported
+        peft_adapter = list(last.before_answers if last.verdict and last.verdict.collapsed else last.after_answers)
+        train_secs = sum(r.result.stats.secs for r in reports)
+        engine = _running_engine(core.model_path)
+        try:
+            llama_base = llama_answers(engine, held_out)
+            engine.load_adapter(str(reports[-1].version.path), reports[-1].version.version)
+            llama_adapter = llama_answers(engine, held_out)
+        finally:
+            engine.close()
+        core.close()
+    for path, base, adapter in (("peft", peft_base, peft_adapter), ("llama.cpp", llama_base, llama_adapter)):
+        hits_base, hits_adapter = [a == y for a, y in zip(base, labels)], [a == y for a, y in zip(adapter, labels)]
+        gain, low, high = paired_gain(hits_base, hits_adapter, Z_95)
+        collapsed, _, _ = is_collapsed(adapter, labels, lora.collapse_share)
+        mix = " ".join(f"{name}={adapter.count(a) / len(adapter):.2f}" for a, name in ((1, "BUY"), (2, "SELL"), (0, "HOLD")))
+        print(f"{path} {args.market} match {sum(hits_base) / len(labels):.3f} -> {sum(hits_adapter) / len(labels):.3f} "
+              f"gain {gain:+.3f} [{low:+.3f}, {high:+.3f}] n={len(labels)} answers {mix} collapse={collapsed}")
+    label_mix = " ".join(f"{name}={share:.2f}" for name, share in ceiling.label_mix.items())
+    print(f"ceiling {args.market} {ceiling.classifier} chance {ceiling.chance.value:.3f} labels {label_mix}")
+    print(f"rounds {args.market} " + ", ".join(f"v{r.version.version}:{r.result.verdict.why}" for r in reports)
+          + f"; {len(experiences) - held} training prompts, {args.rounds} x {args.steps} steps x batch {args.batch}, "
+          f"train {train_secs:.0f} s, all {time.perf_counter() - started:.0f} s")
 
 
 def _plain_peft_tokens_per_sec(trainer, core: LoraCore) -> float:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from actors.common.actions import HOLD, Action, allowed_actions
+from actors.common.llm.reasons import reason_contradicts
 
 # Every action's own name, and other spellings a model (or the seeds' prompts) may use for it.
 ACTION_ALIASES: dict[str, Action] = {
@@ -81,6 +82,8 @@ class DecisionParser:
         self.counts[decision.how] += 1
         if decision.confidence_missing:
             self.counts["confidence_missing"] += 1
+        if reason_contradicts(decision.action, decision.reason):  # says one trend, trades the other
+            self.counts["reason_contradicts_action"] += 1
         return decision
 
 

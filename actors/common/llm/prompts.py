@@ -48,6 +48,8 @@ SAMPLE_CONTEXT: dict[str, Any] = {
     "daily_pnl": 0.0,
     "minutes_to_close": 388.0,
     "session_id": 19723,
+    "tape": "moves +1 0 +1 +2 -1 +1 0 +1 +1 0 +1 +1 | 20 bars +2.4 ATR | 60 bars +6.5 ATR | range 88% | ATR 50 ticks"
+            " | VWAP +1.2 ATR | 388 min to flat",
 }
 
 Message = dict[str, str]
@@ -78,6 +80,8 @@ def prompt_fields(context: Mapping[str, Any], mask: Sequence[bool]) -> dict[str,
     fields["trail_text"] = "on" if fields.get("trail_on") else "off"
     fields["break_even_text"] = "yes" if fields.get("stop_at_break_even") else "no"
     fields["allowed_actions"] = ", ".join(ACTION_NAMES[action] for action in allowed_actions(mask))
+    # A context from before the tape (a stored experience, a feed without history) still renders.
+    fields["tape"] = fields.get("tape") or "not enough bars yet"
     return fields
 
 

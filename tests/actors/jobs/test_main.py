@@ -62,13 +62,16 @@ def test_the_hybrid_phase_runs_the_lora_trainer_unless_told_not_to(tmp_path):
     config = learn_in_run_config(args, hybrid_settings(args, tmp_path / "1-train"), tmp_path)
     assert config.lora.enabled and LORA in config.runtime.actors and not config.lora.seed_experiences_path
 
-    # --market-history N: the trainer starts with N prompts of the training days, up, down and sideways, every label
+    # --market-history N: the trainer starts with N prompts of the training days, up, down and sideways, every label,
+    # and at least 300 of later, held-out days, every one of them evaluated
     seeded_args = build_parser().parse_args(["main", "--market-history", "150"])
     seeded = learn_in_run_config(seeded_args, hybrid_settings(seeded_args, tmp_path / "1-train"), tmp_path)
     history = read_experiences_file(seeded.lora.seed_experiences_path)
-    assert len(history) == 150 == len({e.id for e in history})
-    assert {e.target.split(" | ")[2].split(",")[0] for e in history} == {"uptrend", "downtrend", "sideways"}
-    assert {e.action for e in history} == {0, 1, 2}
+    training = [e for e in history if not e.meta["held_out"]]
+    assert len(training) == 150 and len(history) - 150 == 300 and len({e.id for e in history}) == len(history)
+    assert seeded.lora.max_eval_examples == len(history) - 150
+    assert {e.target.split(" | ")[2].split(",")[0] for e in training} >= {"uptrend", "downtrend", "sideways"}
+    assert {e.action for e in training} == {0, 1, 2}
     assert not build_parser().parse_args(["main"]).no_lora and build_parser().parse_args(["main", "--no-lora"]).no_lora
 
     # phase 4 runs on the newest published version; none published -> the base model

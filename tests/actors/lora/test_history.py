@@ -1,8 +1,10 @@
+import pytest
+
 from actors.common.actions import BUY, SELL
 from actors.common.hindsight import HindsightLabel, SideOutcome
 from actors.common.llm.prompts import SAMPLE_CONTEXT, PromptBook
 from actors.lora.experience import decide_messages
-from actors.lora.history import history_experiences
+from actors.lora.history import HistoryBar, history_experiences, split_days
 from actors.lora.store import ExperienceStore
 from actors.reasoner.config import ReasonerConfig
 
@@ -36,3 +38,29 @@ def test_the_same_history_stored_twice_is_stored_once(tmp_path):
     added = [store.add(history_experiences(PromptBook(reasoner), reasoner.mode, 0.8, rows)) for _ in range(2)]
 
     assert added == [5, 0]
+
+
+def test_a_target_never_gives_a_reason_against_its_own_action():
+    reasoner = ReasonerConfig()
+    falling = {**SAMPLE_CONTEXT, "trend": "down", "vwap_distance_pct": -0.3, "momentum": -2.0}
+
+    [bounce] = history_experiences(PromptBook(reasoner), reasoner.mode, 0.8, [("7", falling, FLAT_MASK, label(BUY, 300.0, -100.0))])
+
+    assert bounce.target == "BUY | 0.80 | against the trend, below VWAP, momentum negative"
+
+
+def test_the_later_days_are_held_out_and_a_bar_says_which_side_it_is_on(tmp_path):
+    train, held = split_days([5, 3, 9, 3, 7, 1, 2, 8, 4, 6, 10], 0.2)
+    assert (train, held) == ([1, 2, 3, 4, 5, 6, 7, 8], [9, 10])
+    with pytest.raises(ValueError, match="2 trading days"):
+        split_days([4, 4], 0.2)
+
+    reasoner = ReasonerConfig()
+    rows = [HistoryBar(str(bar), SAMPLE_CONTEXT, FLAT_MASK, label(BUY, 100.0, -50.0), day=bar // 10, held_out=bar >= 10)
+            for bar in range(20)]
+    experiences = history_experiences(PromptBook(reasoner), reasoner.mode, 0.8, rows)
+    store = ExperienceStore(tmp_path / "x.sqlite", max_experiences=100, held_out_fraction=0.5)
+    store.add(experiences)
+
+    assert {e.meta["day"] for e in store.all(held_out=True)} == {1} and {e.meta["day"] for e in store.all(held_out=False)} == {0}
+    assert experiences[0].meta["tape"] == SAMPLE_CONTEXT["tape"]

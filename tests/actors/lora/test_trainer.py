@@ -12,7 +12,7 @@ from actors.reasoner.engine import LlamaEngine
 from tests.actors.lora.planted import BUY, PLANTED_REASONER, planted_experiences
 
 TINY = LoraConfig(rank=4, alpha=8.0, dropout=0.0, target_modules=("q_proj", "v_proj"), steps_per_round=5, batch_size=4,
-                  learning_rate=4e-3, held_out_fraction=0.25, max_eval_examples=12, publish_tolerance=0.0)
+                  learning_rate=4e-3, held_out_fraction=0.25, max_eval_examples=12, publish_z=1.0)
 
 
 @pytest.mark.slow
@@ -23,7 +23,8 @@ def test_training_rounds_on_a_planted_task_raise_the_held_out_match_rate(tmp_pat
 
     first, last = reports[0].result, reports[-1].result
     assert last.after >= first.before + 0.5, (first.before, last.after)
-    assert reports[-1].version.published and reports[-1].version.path.is_file()
+    published = [r.version for r in reports if r.version.published]
+    assert published and published[-1].path.is_file()  # a later round no better than the published one is not published
     assert [r.version.version for r in reports] == [1, 2]
     assert (tmp_path / "lora" / "versions" / "v0002" / "metrics.json").is_file()
 
@@ -33,11 +34,11 @@ def test_training_rounds_on_a_planted_task_raise_the_held_out_match_rate(tmp_pat
     engine = LlamaEngine(model_path=str(default_model_path()), n_ctx=1024, temperature=0.0)
     try:
         before = reasoner_buy_share(engine, unseen)
-        engine.load_adapter(str(reports[-1].version.path), reports[-1].version.version)
+        engine.load_adapter(str(published[-1].path), published[-1].version)
         after = reasoner_buy_share(engine, unseen)
     finally:
         engine.close()
-    assert engine.adapter_version == 2
+    assert engine.adapter_version == published[-1].version
     print(f"reasoner BUY share on unseen planted prompts: {before:.2f} -> {after:.2f}")
     assert after >= before + 0.5 and after >= 0.75, (before, after)
 

@@ -1,0 +1,52 @@
+"""The learnability ceiling on the real synthetic markets: the label is readable from the tape on `regimes`, not on `null`."""
+
+import numpy as np
+import pytest
+
+from actors.jobs.cli import build_parser
+from actors.jobs.common import configure
+from actors.jobs.lora import history_bars
+from actors.lora.ceiling import SoftmaxRegression, learnability_ceiling
+
+
+def history_config(scenario: str):
+    return configure(build_parser().parse_args(["lora"]), {"data.scenario": scenario})
+
+
+def test_held_out_prompts_never_come_from_a_training_day():
+    bars = history_bars(history_config("regimes"), 200, held_out=100)
+
+    train_days = {b.day for b in bars if not b.held_out}
+    held_days = {b.day for b in bars if b.held_out}
+    assert len([b for b in bars if not b.held_out]) == 200 and len(held_days) >= 2
+    assert not train_days & held_days and max(train_days) < min(held_days)  # later days, never seen in training
+    assert all(b.context["tape"].startswith("moves ") for b in bars)  # every prompt shows the tape
+
+
+@pytest.mark.parametrize("scenario", ["regimes", "null"])
+def test_the_label_is_readable_from_the_tape_on_regimes_and_not_on_null(scenario):
+    bars = history_bars(history_config(scenario), 1500, held_out=600)
+    ceiling = learnability_ceiling([(b.context["tape"], b.label.action) for b in bars if not b.held_out],
+                                   [(b.context["tape"], b.label.action) for b in bars if b.held_out])
+
+    print(f"{scenario}: ceiling {ceiling.classifier}, chance {ceiling.chance.value:.3f}, labels {ceiling.label_mix}")
+    assert ceiling.classifier.n == 600
+    if scenario == "regimes":
+        assert ceiling.beats_chance
+    else:
+        assert not ceiling.beats_chance
+
+
+def test_the_classifier_finds_a_planted_rule_in_tape_lines_and_refuses_lines_without_a_tape():
+    rng = np.random.default_rng(0)
+
+    def line(move):
+        return f"moves {' '.join(['0'] * 12)} | 20 bars {move:+.1f} ATR | 60 bars {move:+.1f} ATR | range 50% | ATR 20 ticks | VWAP +0.0 ATR | 100 min to flat"
+
+    rows = [(line(m), 1 if m > 0 else 2) for m in rng.normal(0, 3, 400)]
+    ceiling = learnability_ceiling(rows[:300], rows[300:] + [("not enough bars yet", 1)])
+
+    assert ceiling.classifier.value > 0.95 and ceiling.classifier.n == 100 and ceiling.beats_chance
+    assert isinstance(SoftmaxRegression().fit(np.zeros((3, 2)), np.array([0, 1, 2])).predict(np.zeros((1, 2))), np.ndarray)
+    with pytest.raises(ValueError, match="full tape"):
+        learnability_ceiling([("no tape", 1)], rows[300:])
