@@ -74,7 +74,7 @@ class BusConfig(msgspec.Struct, **STRUCT_OPTIONS):
                                  "(make the files with bin/run keys)")
             if self.transport != "tcp":
                 raise ValueError("bus.transport must be 'tcp' with CURVE keys (ipc stays on this host, behind file permissions)")
-        if self.transport == "tcp" and not _is_loopback(self.host) and not self.curve:
+        if self.transport == "tcp" and not is_loopback(self.host) and not self.curve:
             raise ValueError(
                 f"bus.host {self.host!r} is not a loopback address: a bus reachable from other hosts needs CURVE keys "
                 "(bin/run keys, then bus.curve_server_secret_key_file, bus.curve_authorized_clients_dir and "
@@ -87,7 +87,8 @@ class BusConfig(msgspec.Struct, **STRUCT_OPTIONS):
         return bool(self.curve_server_secret_key_file)
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """localhost or a loopback IP (127.0.0.0/8, ::1): an address only this machine can reach."""
     import ipaddress
 
     if host == "localhost":

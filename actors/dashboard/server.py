@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import ipaddress
 import logging
 import os
 import secrets
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from actors.dashboard.source import DashboardError, Reader, Target, resolve_target
 from actors.dashboard.state import DashboardState
+from config.schema import is_loopback
 
 DEFAULT_PORT = 8765
 DEFAULT_HOST = "127.0.0.1"
@@ -40,15 +40,6 @@ class Listen:
         host = f"[{self.host}]" if ":" in self.host else self.host
         shown = socket.gethostname() if self.host in ("0.0.0.0", "", "::") else host  # all interfaces: a name others can reach
         return f"http://{shown}:{port or self.port}/" + (f"?token={self.token}" if self.token else "")
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def listen_on(host: str, port: int) -> Listen:
