@@ -62,6 +62,8 @@ def training_summary(result: JobResult) -> list[tuple[str, Any]]:
     if ENV in result.last_progress:  # episodes are the env's to count
         env = result.last_progress[ENV].figures
         figures.update({k: env[k] for k in ENV_FIGURES if k in env})
+    if not figures.get("episodes"):  # no episode ended in this run: a mean return of 0 would be made up
+        figures.pop("mean_episode_return", None)
     rows: list[tuple[str, Any]] = [(k, figures[k]) for k in SUMMARY_KEYS if k in figures]
     rows += [("elapsed_secs", result.elapsed_secs), ("run_dir", str(result.run_dir.path))]
     checkpoint = latest_checkpoint(result.run_dir.path)

@@ -24,3 +24,19 @@ def test_a_progress_line_shows_the_mean_return_once_an_episode_ended_and_the_sta
     line = _line(capsys, {"episodes": 2.0, "mean_episode_return": -3.5, "llm_staleness_max_steps": 1.0})
 
     assert "mean_episode_return=-3.5" in line and "llm_staleness_max_steps=1" in line
+
+
+def test_a_training_summary_without_a_finished_episode_shows_no_mean_return(tmp_path):
+    from actors.jobs.common import JobResult
+    from actors.jobs.train import training_summary
+    from bus.messages import Done
+    from runtime.rundir import RunDir
+
+    result = JobResult(0, RunDir(tmp_path))
+    result.done["policy"] = Done(actor="policy", reason="timesteps_reached", summary={"num_timesteps": 20580.0, "updates": 11.0})
+    result.last_progress["env"] = Progress(actor="env", steps=96, total_steps=96, steps_per_sec=0.4,
+                                           figures={"episodes": 0.0, "mean_episode_return": 0.0})
+
+    rows = dict(training_summary(result))
+
+    assert "mean_episode_return" not in rows and rows["episodes"] == 0.0 and rows["updates"] == 11.0
