@@ -207,16 +207,16 @@ def _label(key: str) -> str:
     return key
 
 
-def _shown_value(key: str, value: float) -> str:
-    # A staleness of -1 means that no decision used a thought: no age to state.
-    if key.startswith("llm_staleness") and value < 0:
+def _shown_value(key: str, value: float, metrics: dict[str, float]) -> str:
+    # A staleness of -1 (or a mean over no decision) means that no decision used a thought: no age to state.
+    if key.startswith("llm_staleness") and (value < 0 or not metrics.get("query_rate", 1.0)):
         return "n/a (no thought used)"
     return _format_value(value)
 
 
 def _metric_rows(metrics: dict[str, float], warnings: dict[str, str]) -> list[tuple[str, str, str, str]]:
     """(label, value, 95% interval, warning) per shown metric."""
-    return [(_label(key), _shown_value(key, float(metrics[key])), _interval(metrics, key), warnings.get(key, ""))
+    return [(_label(key), _shown_value(key, float(metrics[key]), metrics), _interval(metrics, key), warnings.get(key, ""))
             for key in _ordered_keys(metrics)]
 
 
@@ -501,7 +501,7 @@ def participation_rows(metrics: dict[str, float]) -> list[tuple[str, str]]:
     if "lag_query_rate" not in metrics and "query_rate" not in metrics:
         return []
     shown = {"thought_lag_steps": 0.0, **metrics}  # free-running runs carry no gate figures: K = 0 all the same
-    return [(_label(key), _shown_value(key, float(shown[key]))) for key in _PARTICIPATION_KEYS if key in shown]
+    return [(_label(key), _shown_value(key, float(shown[key]), shown)) for key in _PARTICIPATION_KEYS if key in shown]
 
 
 def _participation_markdown(metrics: dict[str, float]) -> list[str]:

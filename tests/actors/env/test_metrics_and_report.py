@@ -157,7 +157,7 @@ async def test_a_backtest_report_explains_each_trade_counts_halted_bars_and_wher
 def test_the_human_table_names_every_loop_figure_and_shows_a_staleness_without_thoughts_as_not_available():
     from actors.env.report import format_metrics_table, participation_rows
 
-    metrics = {"trades": 3.0, "decision_latency_p50_us": 1804.0, "loop_steps": 3509.0, "llm_staleness_steps": -1.0,
+    metrics = {"trades": 3.0, "decision_latency_p50_us": 1804.0, "loop_steps": 3509.0, "llm_staleness_steps": 0.0,
                "llm_staleness_max_steps": -1.0, "query_rate": 0.0}
 
     table = format_metrics_table(metrics)
