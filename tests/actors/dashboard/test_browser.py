@@ -7,13 +7,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from bus.messages import EnvObs
 from runtime.testing import running_actors
+from tests.waiting import wait_until
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -75,13 +75,7 @@ def chromium(tmp_path: Path):
 
 
 def wait_for(condition, what: str, timeout_secs: float = 120.0):
-    deadline = time.monotonic() + timeout_secs
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"timed out after {timeout_secs:g} s waiting for {what}")
+    return wait_until(condition, timeout_secs, what, poll_secs=0.25)  # each poll runs a script in the page
 
 
 def model_value(driver, name: str, expression: str):

@@ -17,6 +17,7 @@ from actors.env.env import FuturesTradingEnv
 from actors.env.instruments import resolve_instrument
 from bus.messages import EnvObs, EnvTransition, Heartbeat, RiskVerdict
 from runtime.testing import actor_harness, running_actors
+from tests.waiting import wait_until
 
 from .conftest import bars_frame
 
@@ -120,13 +121,6 @@ async def test_a_restarted_env_actor_resumes_at_its_step_and_flattens_an_open_po
     assert h.actor.counters["positions_flattened_at_restart"] == 2
 
 
-def wait_until(condition, timeout_secs: float) -> None:
-    deadline = time.monotonic() + timeout_secs
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
-
-
 @pytest.mark.slow
 def test_a_kill_9_of_the_env_actor_resumes_at_the_step_it_reached_with_the_same_balance_and_peak():
     overrides = {**SMALL, "env.verdict_deadline_ms": 2000, "runtime.restart_backoff_secs": 0.1}
@@ -134,7 +128,7 @@ def test_a_kill_9_of_the_env_actor_resumes_at_the_step_it_reached_with_the_same_
         rt.client.subscribe(EnvObs, Heartbeat)
         rt.client.recv(EnvObs, timeout_secs=30, where=lambda m: m.step >= 30)
         checkpoint = rt.run_dir / "env_state" / "env.json"
-        wait_until(lambda: checkpoint.exists() and json.loads(checkpoint.read_text())["step_index"] >= 20, timeout_secs=30)
+        wait_until(lambda: checkpoint.exists() and json.loads(checkpoint.read_text())["step_index"] >= 20, timeout_secs=30, what="a checkpoint at step 20")
         old_pid = rt.kill("env")
         saved = json.loads((rt.run_dir / "env_state" / "env.json").read_text())
         rt.client.recv(Heartbeat, timeout_secs=60, where=lambda m: m.actor == "env" and m.pid != old_pid)  # skips the old process's obs

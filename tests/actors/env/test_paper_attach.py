@@ -6,10 +6,11 @@ import csv
 import json
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 SMALL_PAPER = [
@@ -20,15 +21,6 @@ SMALL_PAPER = [
 
 WAIT_FOR_LOOP = [arg for actor in ("env", "policy", "reasoner", "fusion", "risk") for arg in ("--wait-for", actor)]
 """The first bar goes out once the whole loop answers (a live feed's first bars would only warm up)."""
-
-
-def wait_for(predicate, timeout_secs: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_secs
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def log_events(path: Path) -> list[str]:
@@ -46,14 +38,14 @@ def test_a_feed_attached_to_bin_run_paper_drives_decisions_trades_and_the_silenc
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     try:
-        wait_for(lambda: (run_dir / "bus.json").is_file(), 30, "the runtime's bus.json")
+        wait_until(lambda: (run_dir / "bus.json").is_file(), 30, "the runtime's bus.json", poll_secs=0.2)
         feed = subprocess.run(
             [str(ROOT / "bin" / "feed"), "--run", str(run_dir), "--source", "synthetic", "--pace-secs", "0.05", "--max-bars", "90", *WAIT_FOR_LOOP],
             capture_output=True, text=True, timeout=90,
         )
         assert feed.returncode == 0, feed.stdout + feed.stderr
         env_log = run_dir / "logs" / "env.jsonl"
-        wait_for(lambda: "feed_silent" in log_events(env_log), 15, "the feed_silent warning")
+        wait_until(lambda: "feed_silent" in log_events(env_log), 15, "the feed_silent warning", poll_secs=0.2)
 
         runtime.send_signal(signal.SIGINT)
         output, _ = runtime.communicate(timeout=60)
