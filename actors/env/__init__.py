@@ -1,40 +1,21 @@
-"""The environment actor: instruments, bars (file or synthetic), features, account rules, the gym env.
+"""The environment actor: instruments, bars (file or synthetic), features, account rules, the gym env, the report.
 
-What a job needs from this package: ``check_data`` (read the user's bars once, before any process
-starts), ``DataError``, and the report writer (``write_report``, ``format_metrics_table``,
-``entries_sentence``, ``MIN_TRADES``), and for market-history experiences an env over the
-training days (``make_env``) and the hindsight labels' barriers (``barrier_spec``). They are
-loaded on first use, so importing ``actors.env.config`` (every config load does) stays free of pandas.
+What a job needs from this package it imports from the module that holds it: ``check_data`` (here: read the
+user's bars once, before any process starts), ``actors.common.bar_files.DataError``, the report
+(``actors.env.report``: ``write_report``, ``format_metrics_table``, ``entries_sentence``),
+``actors.env.statistics.MIN_TRADES``, and for market-history experiences an env over the training days
+(``actors.env.factory.make_env``) and the hindsight labels' barriers (``actors.env.hindsight.barrier_spec``).
+This module imports nothing at load, so importing ``actors.env.config`` (every config load does) stays free of pandas.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from config.schema import Config
 
-__all__ = ["MIN_TRADES", "DataError", "barrier_spec", "check_data", "entries_sentence", "format_metrics_table", "load_bars",
-           "make_env", "write_report"]
-
-_LAZY_EXPORTS = {
-    "DataError": "actors.common.bar_files",
-    "load_bars": "actors.common.bar_files",
-    "MIN_TRADES": "actors.env.statistics",
-    "barrier_spec": "actors.env.hindsight",
-    "make_env": "actors.env.factory",
-    "entries_sentence": "actors.env.report",
-    "format_metrics_table": "actors.env.report",
-    "write_report": "actors.env.report",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY_EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__all__ = ["check_data"]
 
 
 def check_data(config: Config) -> tuple[str, ...]:

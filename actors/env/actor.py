@@ -8,7 +8,7 @@ holds (counted as ``verdict_timeouts``, ``timed_out`` in the transition), so the
 never stalls. ``fusion.decision`` messages only feed the decision statistics of the
 report (agreement, query rate, LLM confidence, trust).
 
-In backtest mode the actor also keeps what the report explains (actors/env/report.py):
+In backtest mode the actor also keeps what the report explains (actors/env/report/):
 - the decision behind each trade's entry and exit: fusion.decision + risk.verdict of the step, and
   the llm.thought it used (a bounded map query id -> thought, read when the trade opens or closes);
 - bars halted per entry-veto rule (risk.verdict ``halts``), counted as ``halted_bars_<rule>``;

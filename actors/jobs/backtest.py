@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from actors import ENV, FUSION
-from actors.env import MIN_TRADES, entries_sentence, format_metrics_table
+from actors.env.report import entries_sentence, format_metrics_table
+from actors.env.statistics import MIN_TRADES
 from actors.fusion import trained_model_path
 from actors.jobs.common import JobError, JobResult, configure, run_job
 from actors.jobs.train import policy_checkpoint

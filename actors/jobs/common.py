@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from actors import LORA, REASONER
-from actors.env import DataError, check_data
+from actors.common.bar_files import DataError
+from actors.env import check_data
 from actors.reasoner import ModelFileError, check_model_files
 from actors.jobs.progress import ProgressView, console_enabled
 from bus.messages import Done, Message, Progress, Stats

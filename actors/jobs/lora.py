@@ -92,7 +92,8 @@ def history_bars(config: Config, count: int, held_out: int | None = None):
     from actors.common.hindsight import triple_barrier_label
     from actors.common.instruments import resolve_instrument
     from actors.common.llm.tape import TAPE_BARS
-    from actors.env import barrier_spec, make_env
+    from actors.env.factory import make_env
+    from actors.env.hindsight import barrier_spec
     from actors.lora.history import MIN_HELD_OUT, HistoryBar, split_days
 
     lora = config.lora
