@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from actors import ENV, FUSION, POLICY, RISK
+from actors.common.figures import brief_of, labelled
 from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobError, configure, format_table
 from actors.jobs.presets import LOCKSTEP_PACING as LOCKSTEP  # each LLM variant names its own thought form
@@ -49,22 +50,20 @@ COMPARED_METRICS = ("net_pnl_usd", "sharpe", "win_rate", "max_drawdown_usd")
 """The figures whose differences from the baseline variant are tested against their intervals."""
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
 """Student t quantiles (0.975) by degrees of freedom, for 95% intervals over a handful of seeds."""
-ABLATION_COLUMNS = (
-    ("win_rate", "win rate"), ("sharpe", "Sharpe"), ("max_drawdown_usd", "max DD $"), ("profit_factor", "profit factor"),
-    ("trades", "trades"), ("apex_violations", "Apex violations"), ("agreement_rate", "agreement"), ("veto_rate", "veto rate"),
-    ("query_rate", "query rate"), ("llm_staleness_steps", "LLM staleness (steps)"), ("net_pnl_usd", "net P&L $"),
-)
+ABLATION_COLUMNS = ("win_rate", "sharpe", "max_drawdown_usd", "profit_factor", "trades", "apex_violations", "agreement_rate",
+                    "veto_rate", "query_rate", "llm_staleness_steps", "net_pnl_usd")
+"""The table's columns, headed by each figure's compact label (actors/common/figures.py)."""
 
 
 def ablation_markdown(rows: list[dict[str, Any]], notes: str) -> str:
-    head = "| variant | " + " | ".join(label for _, label in ABLATION_COLUMNS) + " |"
+    head = "| variant | " + " | ".join(brief_of(key) for key in ABLATION_COLUMNS) + " |"
     sep = "| --- |" + " ---: |" * len(ABLATION_COLUMNS)
     lines = ["# Ablation", "", notes, "", head, sep]
     for row in rows:
         half = row.get("half_widths", {})
         with_interval = len(row.get("per_seed", ())) != 1  # one seed has no interval: no "± 0"
         cells = [_cell(row["metrics"].get(key)) + (f" ± {_cell(half[key])}" if key in half and with_interval else "")
-                 for key, _ in ABLATION_COLUMNS]
+                 for key in ABLATION_COLUMNS]
         lines.append(f"| {row['variant']} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -188,7 +187,7 @@ def checkpoint_for_seed(args: argparse.Namespace, root: Path, seed: int) -> tupl
     # Train with the neural fusion on, so its network learns from the same outcomes as the policy.
     settings = {**MAIN_TRAINING, **train_settings(args), "fusion.method": "network", "run.seed": seed}
     train = run_training(configure(args, settings), args, root / f"train-seed{seed}")
-    print(format_table(training_summary(train), f"training summary (seed {seed})"))
+    print(format_table(labelled(training_summary(train)), f"training summary (seed {seed})"))
     return policy_checkpoint(train.run_dir.path), train.run_dir.path
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from actors import ENV
+from actors.common.figures import labelled
 from actors.env.pacing import unused_thoughts_cause
 from actors.jobs.common import JobStopped, configure, format_table, run_job
 from actors.jobs.presets import LOCKSTEP
@@ -73,7 +74,7 @@ def print_paper_summary(run_dir: Path, config: Config) -> None:
         return
     summary = json.loads(path.read_text())
     rows = [(key, "n/a" if summary[key] is None else summary[key]) for key in SUMMARY_ROWS if key in summary]
-    print(format_table(rows, "paper trading stopped"))
+    print(format_table(labelled(rows), "paper trading stopped"))
     known, needed = int(summary.get("warmup_bars_known", 0)), int(summary.get("warmup_bars_needed", 0))
     if not summary.get("decisions") and needed and known < needed:
         print(f"\nno decisions: the run ended during the feature warm-up ({known} of {needed} bars). Replay with bin/feed --start T: "

@@ -6,6 +6,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from actors.common.figures import FIGURES, brief_of
 from bus.messages import Progress
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ class ProgressView:
             self._print_warmup(msg)
             return
         self.figures.update(msg.figures)
-        figures = {k: f"{self.figures[k]:.3g}" for k in self.SHOWN_FIGURES if k in self.figures and self._defined(k)}
+        figures = {brief_of(k): figure_text(k, self.figures[k]) for k in self.SHOWN_FIGURES if k in self.figures and self._defined(k)}
         if sys.stderr.isatty():
             self._draw_bar(msg, figures)
         elif time.monotonic() - self._last_line > LINE_INTERVAL_SECS:
@@ -72,8 +73,8 @@ class ProgressView:
         if msg.total_steps and msg.steps_per_sec > 0:
             eta = f" eta {max(0.0, (msg.total_steps - msg.steps) / msg.steps_per_sec):.0f}s"
         total = f"/{msg.total_steps}" if msg.total_steps else ""
-        extra = " ".join(f"{k}={v}" for k, v in figures.items())
-        print(f"{self.label}: {msg.steps}{total} steps, {rate_text(msg.steps_per_sec)} steps/s{eta} {extra}", file=sys.stderr, flush=True)
+        extra = ", ".join(f"{k} {v}" for k, v in figures.items())
+        print(f"{self.label}: {msg.steps}{total} steps, {rate_text(msg.steps_per_sec)} steps/s{eta}{' · ' + extra if extra else ''}", file=sys.stderr, flush=True)
 
     def _print_warmup(self, msg: Progress) -> None:
         known, needed = int(msg.figures.get("warmup_bars_known", 0)), int(msg.figures["warmup_bars_needed"])
@@ -84,6 +85,11 @@ class ProgressView:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+def figure_text(name: str, value: float) -> str:
+    figure = FIGURES.get(name)
+    return figure.text(value) if figure else f"{value:.3g}"
 
 
 def rate_text(steps_per_sec: float) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from actors import ENV, POLICY
+from actors.common.figures import labelled
 from actors.jobs.common import JobError, JobResult, configure, format_table, run_job
 from actors.policy import CheckpointNotFound, find_checkpoint, latest_checkpoint
 from bus.messages import Message
@@ -75,5 +76,5 @@ def training_summary(result: JobResult) -> list[tuple[str, Any]]:
 def mode_train(args: argparse.Namespace) -> int:
     config = configure(args, train_settings(args))
     result = run_training(config, args, args.run_dir)
-    print(format_table(training_summary(result), "training summary"))
+    print(format_table(labelled(training_summary(result)), "training summary"))
     return EXIT_OK

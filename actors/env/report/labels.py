@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from actors.common.figures import FIGURES
 from actors.env.report.model import TradeDecision
 from actors.env.statistics import MIN_SESSIONS, MIN_TRADES
 
@@ -30,58 +31,6 @@ STATISTICS_BASIS = (
 )
 
 
-# Display order and labels; other metrics follow alphabetically. Interval keys (<key>_ci_low/_high)
-# are shown in their base figure's row.
-_LABELS: dict[str, str] = {
-    "net_pnl_usd": "Net P&L ($)",
-    "return_pct": "Return (%)",
-    "sharpe": "Sharpe (annualised)",
-    "sortino": "Sortino (annualised)",
-    "max_drawdown_usd": "Max drawdown ($)",
-    "max_drawdown_pct": "Max drawdown (%)",
-    "sessions": "Sessions",
-    "bars": "Bars",
-    "exposure": "Exposure (share of bars in a position)",
-    "trades": "Trades",
-    "win_rate": "Win rate",
-    "profit_factor": "Profit factor",
-    "avg_trade_usd": "Average trade ($)",
-    "median_trade_usd": "Median trade ($)",
-    "avg_win_usd": "Average win ($)",
-    "avg_loss_usd": "Average loss ($)",
-    "expectancy_usd": "Expectancy per trade ($)",
-    "avg_bars_held": "Average bars held",
-    "evaluations": "Evaluation accounts",
-    "passed": "Evaluations passed",
-    "failed": "Evaluations failed",
-    "open": "Evaluations open",
-    "pass_rate": "Pass rate (of decided)",
-    "mean_days_to_pass": "Trading days to pass (mean)",
-    "apex_violations": "Apex violations",
-    "forced_flat_exits": "Forced-flat exits",
-    "agreement_rate": "RL/LLM agreement rate",
-    "veto_rate": "Risk veto rate",
-    "query_rate": "LLM query rate",
-    "llm_confidence": "LLM confidence (mean)",
-    "rl_trust": "Fusion RL trust (mean)",
-    "llm_trust": "Fusion LLM trust (mean)",
-    "lag_query_rate": "Decisions with a thought at most K steps old",
-    "llm_staleness_min_steps": "Thought staleness, min (steps)",
-    "llm_staleness_steps": "Thought staleness, mean (steps)",
-    "llm_staleness_max_steps": "Thought staleness, max (steps)",
-    "thought_lag_steps": "Bounded thought lag K (steps; 0 = free-running)",
-    "thought_waits": "Steps that waited for thoughts",
-    "late_steps": "Late steps (thought wait deadline passed)",
-    "thought_wait_secs": "Time the loop waited for thoughts (s)",
-    "thought_wait_share": "Share of wall time waiting for thoughts",
-    "decision_latency_p50_us": "Decision latency obs -> verdict, p50 (µs)",
-    "decision_latency_p99_us": "Decision latency obs -> verdict, p99 (µs)",
-    "loop_steps": "Loop steps",
-    "verdict_timeouts": "Steps with no verdict in time (held)",
-    "illegal_actions": "Illegal actions (replaced by HOLD)",
-    "episodes": "Episodes",
-    "mean_episode_return": "Mean episode return (reward units)",
-}
 _PARTICIPATION_KEYS = ("thought_lag_steps", "query_rate", "lag_query_rate", "llm_staleness_min_steps", "llm_staleness_steps",
                        "llm_staleness_max_steps", "thought_waits", "late_steps", "thought_wait_secs", "thought_wait_share")
 """The LLM participation table (actors/env/pacing.py): how much the LLM took part in the decisions."""
@@ -99,8 +48,10 @@ def format_value(value: float | None) -> str:
 
 
 def _ordered_keys(metrics: dict[str, float]) -> list[str]:
+    """The figures registry's order (actors/common/figures.py), then other metrics alphabetically; interval keys
+    (<key>_ci_low/_high) are shown in their base figure's row."""
     shown = [key for key in metrics if not key.endswith(_CI_SUFFIXES) or key.removesuffix("_ci_low").removesuffix("_ci_high") not in metrics]
-    return [key for key in _LABELS if key in shown] + sorted(key for key in shown if key not in _LABELS)
+    return [key for key in FIGURES if key in shown] + sorted(key for key in shown if key not in FIGURES)
 
 
 def _interval(metrics: dict[str, float], key: str) -> str:
@@ -113,8 +64,8 @@ def _interval(metrics: dict[str, float], key: str) -> str:
 
 
 def metric_label(key: str) -> str:
-    if key in _LABELS:
-        return _LABELS[key]
+    if key in FIGURES:
+        return FIGURES[key].label
     if key.startswith("halted_bars_"):
         return f"Bars halted by {key.removeprefix('halted_bars_')}"
     if key.startswith("entries_"):

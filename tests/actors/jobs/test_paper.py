@@ -33,7 +33,7 @@ def test_unused_thoughts_are_explained_by_the_measured_cause_and_undefined_figur
 
     out = capsys.readouterr().out
     assert "13 thoughts arrived, all 10-11 bars old (max_staleness_steps = 10)" in out and "--speed agent" in out
-    assert "query_rate" in out and "n/a" in out
+    assert "LLM query rate" in out and "n/a" in out
 
 
 def test_lockstep_is_the_main_jobs_hybrid_preset():
