@@ -27,7 +27,8 @@ def die_with_parent() -> None:
 
 
 def resolve_actor_class(name: str):
-    """``env`` -> actors.env.actor.ACTOR; ``pkg.module`` -> pkg.module.ACTOR; ``pkg.module:Class`` -> that class."""
+    """``env`` -> actors.env.actor.ACTOR; ``pkg.module`` -> pkg.module.ACTOR; ``pkg.module:Class`` -> that class.
+    ACTOR is an actor class or a factory called with the same keywords (the env picks its shell by mode)."""
     module_name, _, attr = name.partition(":")
     if "." not in module_name:
         module_name = f"actors.{module_name}.actor"

@@ -211,3 +211,43 @@ def _position(saved: dict[str, Any] | None) -> Position | None:
     if saved is None:
         return None
     return Position(**saved)
+
+
+# ---------------------------------------------------------------------- the env actor's checkpoints
+
+
+class AccountCheckpoints:
+    """One env actor's checkpoint file: when one is due, the settings' fingerprint, the writer thread."""
+
+    def __init__(self, path: Path, settings: dict[str, Any], every_steps: int) -> None:
+        self.path = path
+        self.every_steps = every_steps
+        self._settings = settings
+        self._fingerprint: str | None = None
+        self._writer: CheckpointWriter | None = None
+
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:  # the settings do not change within a process
+            self._fingerprint = fingerprint(self._settings)
+        return self._fingerprint
+
+    def read(self) -> dict[str, Any] | None:
+        return read(self.path, self.fingerprint())
+
+    def due(self, step_index: int, closed_trades: bool) -> bool:
+        """Every checkpoint_every_steps, and on any step that closed a trade: a restart replays at most a few
+        steps, never a published trade. Writing every step at full speed cost a third of the loop's pace."""
+        if self.every_steps <= 0:
+            return False
+        return closed_trades or step_index % self.every_steps == 0
+
+    def save(self, batch: EnvBatch, step_index: int, env_steps: int) -> None:
+        state = capture(batch, step_index, env_steps, self.fingerprint())
+        if self._writer is None:
+            self._writer = CheckpointWriter(self.path)
+        self._writer.submit(state)
+
+    def close(self) -> None:
+        """The last state, on disk before the process ends."""
+        if self._writer is not None:
+            self._writer.close()

@@ -17,7 +17,7 @@ handle it, so the loop runs at the LLM's pace, not at the sum of both.
   not use it (another episode): both show as decisions without a fresh thought in ``LagStats``.
 
 Plain Python, no bus: the actor calls ``begin`` after each step, ``record`` per thought and
-``expire`` at the deadline (actors/env/actor.py).
+``expire`` at the deadline (actors/env/loop.py).
 """
 
 from __future__ import annotations

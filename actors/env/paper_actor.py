@@ -9,7 +9,7 @@ A thin shell over actors/env/live.py (PaperSession, SilenceWatch, PaperRecorder)
   env.thought_wait_deadline_ms, for a thought that saw step >= N-K (actors/env/pacing.py ThoughtGate); a new bar
   before then ends the wait (counted late, the held observation is dropped: that bar had no decision);
 - risk.verdict for the waiting step -> the decision, kept for the next bar (no verdict by then = HOLD);
-- fusion.decision / llm.thought -> the decision behind each trade (EnvActor's explaining code); every thought
+- fusion.decision / llm.thought -> the decision behind each trade (a DecisionBook, as a backtest keeps); every thought
   is counted with its age on arrival (ThoughtTally): arrived, used, dropped as stale, late, fallbacks;
 - a silent feed -> ``feed_silent`` warning after env.feed_silence_warn_secs, and past
   env.feed_silence_flatten_secs in a position the position is closed at the last close;
@@ -34,13 +34,15 @@ import numpy as np
 from actors.common.actions import ACTION_NAMES, HOLD, NO_ACTION
 from actors.common.bar_files import load_bars
 from actors.common.decisions import DecisionStats
-from actors.env.actor import MAX_THOUGHTS_KEPT, EnvActor, VerdictRow, backtest_report
+from actors.common.instruments import resolve_instrument
 from actors.env.batch import ClosedTrade
-from actors.env.instruments import resolve_instrument
+from actors.env.decision_book import DecisionBook, backtest_report
+from actors.env.explain import VerdictRow
 from actors.env.live import PaperRecorder, PaperSession, SilenceWatch, trade_row
 from actors.env.pacing import ThoughtGate, ThoughtTally, unused_thoughts_cause
 from actors.env.report import ReportInput, ReportTrade
 from bus.messages import Bar, EnvObs, EnvOutcome, FusionDecision, LlmThought, MarketContext, RiskVerdict
+from runtime.actor import Actor
 
 LAG_WINDOW = 4096
 """Recent decisions behind the lag percentiles."""
@@ -51,8 +53,10 @@ PROGRESS_EVERY_DECISIONS = 10
 OBS_TIMES_KEPT = 512
 
 
-class PaperEnvActor(EnvActor):
+class PaperEnvActor(Actor):
     subscriptions = (Bar, RiskVerdict, FusionDecision, LlmThought)
+    session: PaperSession | None = None
+    """None until on_start has opened the session."""
 
     async def on_start(self) -> None:
         cfg = self.config.env
@@ -68,17 +72,12 @@ class PaperEnvActor(EnvActor):
         self.step_index = 0
         self.env_steps = 0
         self.finished = False
-        self._explain = True
-        self._fusion_by_step = OrderedDict()
-        self._thoughts = OrderedDict()
+        self.book = DecisionBook(1)
         self._awaiting_step = -1
         self._bar_sent_ns = 0
         self._obs_sent_ns = 0
         self._decided: dict[int, tuple] = {}
         """step -> (TradeDecision, VerdictRow) of decisions not yet filled."""
-        self._open_decisions = [{}]
-        self._report_trades: list[ReportTrade] = []
-        self._halts: list[list[str]] = [[]]
         self._bar_to_verdict_ns: deque[int] = deque(maxlen=LAG_WINDOW)
         self._decision_latency_ns: deque[int] = deque(maxlen=LAG_WINDOW)
         self._staleness: list[int] = []
@@ -111,9 +110,7 @@ class PaperEnvActor(EnvActor):
 
     def _on_thought(self, msg: LlmThought) -> None:
         if msg.query_id:
-            self._thoughts[msg.query_id] = msg
-            while len(self._thoughts) > MAX_THOUGHTS_KEPT:
-                self._thoughts.popitem(last=False)
+            self.book.keep_thought(msg)
         if msg.env_id != 0:
             return
         # Its age at the next decision that can use it: this step's, or the next one once this step is decided.
@@ -131,7 +128,7 @@ class PaperEnvActor(EnvActor):
             self.counters["bad_decisions"] += 1
             return
         self.decisions.add_fusion(*arrays)
-        self._keep_fusion(msg)
+        self.book.keep_fusion(msg)
         if int(msg.llm_actions[0]) != NO_ACTION:
             self._staleness.append(int(msg.llm_staleness[0]))
 
@@ -227,10 +224,10 @@ class PaperEnvActor(EnvActor):
         self._bar_to_verdict_ns.append(now - self._bar_sent_ns)
         halt = verdict.halts[0] if verdict.halts else ""
         row = VerdictRow(action, bool(verdict.vetoed[0]), str(verdict.reasons[0]), str(halt))
-        self._halts[0].append(halt)
-        fusion = self._fusion_by_step.get(verdict.step)
+        self.book.halts[0].append(halt)
+        fusion = self.book.fusion_by_step.get(verdict.step)
         fusion_row = 0 if fusion is not None and list(fusion.env_ids) == [0] else None
-        decision = self._decision(0, fusion, fusion_row, row)
+        decision = self.book.decision(self.step_index, fusion, fusion_row, row)
         self._decided = {verdict.step: (decision, row)}
         self.recorder.decision({
             "step": verdict.step, "bar_start_ns": self.session.last_start_ns, "action": ACTION_NAMES[action], "vetoed": row.vetoed,
@@ -251,18 +248,18 @@ class PaperEnvActor(EnvActor):
         """The previous decision was filled on this bar: keep it if it acted on a trade; book closed trades."""
         decided = self._decided.pop(step.decision_step, None)
         if decided is not None and step.executed_action != HOLD:
-            self._open_decisions[0][step.decision_step] = decided[0]
+            self.book.open_decisions[0][step.decision_step] = decided[0]
         for closed in step.closed_trades:
             self._book_trade(closed, exit_step=step.decision_step)
 
     def _book_trade(self, closed: ClosedTrade, exit_step: int) -> None:
         trade = closed.trade
         self.counters["trades"] += 1
-        decisions = self._open_decisions[0]
+        decisions = self.book.open_decisions[0]
         entry = decisions.get(closed.decision_steps[0]) if closed.decision_steps else None
         exit_decision = decisions.get(exit_step)
-        self._report_trades.append(ReportTrade(trade=trade, entry=entry, exit=exit_decision, env_id=0))
-        self._open_decisions[0] = {}
+        self.book.trades.append(ReportTrade(trade=trade, entry=entry, exit=exit_decision, env_id=0))
+        self.book.open_decisions[0] = {}
         self.recorder.trade({**trade_row(closed), "entry_decision": entry, "exit_decision": exit_decision})
         self.publish(EnvOutcome(
             env_id=0, episode_id=closed.episode_id, trade_id=trade.trade_id, side=trade.side, contracts=trade.contracts,
@@ -337,12 +334,12 @@ class PaperEnvActor(EnvActor):
 
     def paper_report_input(self, metrics: dict[str, float]) -> ReportInput:
         history = self.session.history()
-        halts = (self._halts[0] + [""] * len(history.times_ns))[: len(history.times_ns)]
+        halts = (self.book.halts[0] + [""] * len(history.times_ns))[: len(history.times_ns)]
         cfg = self.config.env
         context = (f"paper trading {self.session.instrument.symbol} on md.bar, account {self.config.account.name}, "
                    f"{self.session.counters['bars']} bars, {self.session.counters['decisions']} decisions.")
         return ReportInput(
-            title="Paper trading", bars=history, halts=np.array(halts, dtype=object), trades=list(self._report_trades),
+            title="Paper trading", bars=history, halts=np.array(halts, dtype=object), trades=list(self.book.trades),
             evaluations=self.session.evaluations(), metrics=metrics, notes=self.paper_notes(metrics),
             entries_funnel={}, context=context,
         )
@@ -362,7 +359,7 @@ class PaperEnvActor(EnvActor):
         return notes
 
     async def on_stop(self) -> None:
-        if not hasattr(self, "session"):
+        if self.session is None:
             return
         summary = self.paper_summary()
         if self.session.warm and len(self.session.history().times_ns) >= 2:
@@ -378,9 +375,6 @@ class PaperEnvActor(EnvActor):
         self.log.info("paper_stopped", **{key: summary[key] for key in sorted(summary) if isinstance(summary[key], float)})
 
     def gauges(self) -> dict[str, float]:
-        if not hasattr(self, "session"):
+        if self.session is None:
             return {}
         return {"bars_seen": float(self.session.counters["bars"]), "loop_step": float(self.step_index), **self.lag_ms()}
-
-    async def _report_progress(self) -> None:  # paper mode has no planned length: no progress bar
-        return

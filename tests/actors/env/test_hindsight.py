@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from actors.common.hindsight import BUY, HOLD, SELL, BarrierSpec, triple_barrier_label
-from actors.env.actor import EnvActor
+from actors.env.loop import EnvLoop
 from actors.env.config import InstrumentConfig
 from actors.env.hindsight import DecisionStep, HindsightBook, barrier_spec
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 from bus.messages import EnvHindsight, EnvObs, RiskVerdict
 from runtime.testing import actor_harness
 
@@ -96,7 +96,7 @@ async def test_the_env_actor_publishes_the_label_of_each_step_once_its_horizon_i
                  "env.publish_hindsight": True, "lora.hindsight_horizon_bars": 3}
     bars: dict[int, int] = {}
     async with actor_harness("env", overrides) as h:
-        actor: EnvActor = h.actor
+        actor: EnvLoop = h.actor
         for _ in range(6):
             obs = await h.recv(EnvObs, timeout_secs=30)
             bars[obs.step] = actor.batch.envs[0].bar

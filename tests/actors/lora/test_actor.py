@@ -72,7 +72,7 @@ async def test_every_m_new_experiences_a_round_runs_and_a_published_version_is_a
 
 
 def hindsight(step, action=1, long_pnl=390.0, short_pnl=-210.0):
-    """The env's label of env 0's decision step ``step`` (actors/env/actor.py hindsight_message)."""
+    """The env's label of env 0's decision step ``step`` (actors/env/loop.py hindsight_message)."""
     return EnvHindsight(env_ids=[0], episode_ids=[1], steps=[step], actions=np.array([action]),
                         long_pnl_usd=np.array([long_pnl]), short_pnl_usd=np.array([short_pnl]),
                         long_exits=["target"], short_exits=["stop"], long_bars=np.array([2]), short_bars=np.array([1]))
