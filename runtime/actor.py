@@ -271,17 +271,15 @@ class Actor:
                 if awaited is None:
                     await asyncio.sleep(0)  # a bare yield (asyncio.sleep(0) inside the handler)
                 else:
-                    # The handler yielded the future it awaits, flagged as "blocking" for its Task;
-                    # we are that Task now, so take the flag over as Task.__step does.
-                    awaited._asyncio_future_blocking = False
+                    # The handler yielded the future it awaits. Wait for it without awaiting it a second time
+                    # (that would mean resetting asyncio's private "blocking" flag the handler's await set);
+                    # resumed, the handler reads the future's result or exception itself.
                     try:
-                        await awaited
-                    except asyncio.CancelledError:
-                        if self.__stopping.is_set() or asyncio.current_task().cancelling():
-                            coro.close()
-                            raise
-                    except BaseException:  # noqa: BLE001 - the handler sees it through the future's result
-                        pass
+                        await asyncio.wait((awaited,))
+                    except asyncio.CancelledError:  # this task was cancelled (a stop): so is what the handler awaits
+                        awaited.cancel()
+                        coro.close()
+                        raise
                 try:
                     awaited = coro.send(None)
                 except StopIteration:

@@ -28,6 +28,22 @@ class SlowRelay(Actor):
         self.publish(Probe(probe_id=msg.probe_id, hop=0, hops=msg.hops, sent_ns=msg.sent_ns, payload=b""), "0")
 
 
+class CatchingRelay(Actor):
+    """Awaits a worker that raises, catches it, and relays the error's text: the handler sees the exception."""
+
+    subscriptions = (Probe,)
+
+    async def on_message(self, msg: Probe) -> None:
+        try:
+            await self.in_worker(self._fail)
+        except ValueError as exc:
+            self.publish(Probe(probe_id=msg.probe_id, hop=0, hops=msg.hops, sent_ns=msg.sent_ns, payload=str(exc).encode()), "0")
+
+    @staticmethod
+    def _fail() -> None:
+        raise ValueError("worker failed")
+
+
 class FailingActor(Actor):
     subscriptions = (Probe,)
 
@@ -73,6 +89,14 @@ async def test_settle_waits_for_a_handler_that_suspends_and_messages_queue_behin
         await h.deliver(probe(probe_id=1), probe(probe_id=2))
 
         assert [answer.probe_id for answer in h.messages(Probe)] == [1, 2]
+
+
+async def test_a_suspended_handler_gets_the_exception_of_what_it_awaited_and_carries_on():
+    async with actor_harness(CatchingRelay) as h:
+        await h.deliver(probe(probe_id=1), probe(probe_id=2))
+
+        assert [(answer.probe_id, answer.payload) for answer in h.messages(Probe)] == [(1, b"worker failed"), (2, b"worker failed")]
+        assert h.exit_code is None
 
 
 async def test_recv_keeps_messages_that_do_not_match_for_later_calls():
