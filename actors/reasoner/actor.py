@@ -23,7 +23,8 @@ import time
 import msgspec
 
 from actors.reasoner.core import FinishedThought, ReasonerCore
-from actors.reasoner.engine import EngineError, build_engine
+from actors.reasoner.engine import EngineError
+from actors.reasoner.engines import build_engine
 from bus.messages import ACTION_NAMES, EnvObs, LlmThought, LoraAdapter, PolicyProposal
 from runtime.actor import Actor
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ctypes
 import json
-import os
 import threading
 import time
 import urllib.error
@@ -24,8 +23,6 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from actors.common.llm.grammar import at_reason_start
-from actors.common.llm.model import default_model_path
-from actors.reasoner.config import ReasonerConfig
 
 
 Messages = list[dict[str, str]]
@@ -90,38 +87,6 @@ def require_model_files(model_path: str, lora_path: str = "") -> None:
         raise EngineError(f"model file not found: {model_path}")
     if lora_path and not Path(lora_path).is_file():
         raise EngineError(f"adapter file not found: {lora_path}")
-
-
-def build_engine(config: ReasonerConfig) -> ChatEngine:
-    """The engine the config asks for (the model loads here: call it off the event loop)."""
-    if config.backend == "http":
-        return HttpChatEngine(
-            concurrency=config.http_concurrency,
-            base_url=config.http_base_url,
-            model=config.http_model,
-            timeout_secs=config.http_timeout_secs,
-            api_key=os.environ.get(config.http_api_key_env, "") if config.http_api_key_env else "",
-            temperature=config.temperature,
-            top_p=config.top_p,
-            seed=config.seed,
-            send_grammar=config.http_send_grammar,
-        )
-    llama = dict(
-        model_path=config.model_path or str(default_model_path()),
-        n_ctx=config.n_ctx,
-        n_threads=config.n_threads,
-        n_batch=config.n_batch,
-        seed=config.seed,
-        temperature=config.temperature,
-        top_p=config.top_p,
-        lora_path=config.lora_path,
-        lora_version=config.lora_version if config.lora_path else 0,
-    )
-    if config.batched:
-        from actors.reasoner.batch_engine import BatchLlamaEngine
-
-        return BatchLlamaEngine(max_sequences=config.max_batch_sequences, **llama)
-    return LlamaEngine(**llama)
 
 
 class LlamaEngineBase:

@@ -94,7 +94,7 @@ class RawBaseline:
 
 
 def _thinker(config: ReasonerConfig):
-    from actors.reasoner.engine import build_engine
+    from actors.reasoner.engines import build_engine
     from actors.reasoner.thinker import Thinker
 
     engine = build_engine(config)

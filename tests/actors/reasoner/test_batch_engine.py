@@ -5,7 +5,8 @@ from actors.common.llm.model import default_model_path
 from actors.common.llm.prompts import SAMPLE_CONTEXT, PromptBook, prompt_fields
 from actors.reasoner.batch_engine import BatchLlamaEngine
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.engine import EngineError, GenerationAborted, LlamaEngine, build_engine
+from actors.reasoner.engine import EngineError, GenerationAborted, LlamaEngine
+from actors.reasoner.engines import build_engine
 from tests.waiting import wait_until
 
 FLAT = [True, True, True, False, False, False]

@@ -10,8 +10,8 @@ from actors.reasoner.engine import (
     GenerationAborted,
     HttpChatEngine,
     LlamaEngine,
-    build_engine,
 )
+from actors.reasoner.engines import build_engine
 from actors.common.llm.grammar import decision_grammar
 from actors.common.llm.model import default_model_path
 from tests.actors.reasoner.chat_server import ChatServer

@@ -12,7 +12,7 @@ from actors.reasoner.config import (
 )
 from actors.common.llm.grammar import at_reason_start, decision_grammar
 from actors.common.llm.prompts import SAMPLE_CONTEXT
-from actors.reasoner.engine import build_engine
+from actors.reasoner.engines import build_engine
 from actors.reasoner.thinker import Thinker
 
 FLAT = [True, True, True, False, False, False]

@@ -4,7 +4,8 @@ import time
 import pytest
 
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.engine import EngineError, build_engine
+from actors.reasoner.engine import EngineError
+from actors.reasoner.engines import build_engine
 from tests.actors.reasoner.chat_server import ChatServer
 
 QUESTION = [{"role": "user", "content": "Decide."}]

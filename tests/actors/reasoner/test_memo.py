@@ -8,7 +8,7 @@ from actors.common.llm.model import default_model_path
 from actors.common.llm.prompts import SAMPLE_CONTEXT
 from actors.lora.gguf_adapter import random_lora_adapter
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.engine import build_engine
+from actors.reasoner.engines import build_engine
 from actors.reasoner.memo import ThoughtMemo
 from actors.reasoner.thinker import Thinker, Thought
 

@@ -2,7 +2,8 @@ import pytest
 
 from actors.common.llm.prompts import SAMPLE_CONTEXT
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.engine import Completion, build_engine
+from actors.reasoner.engine import Completion
+from actors.reasoner.engines import build_engine
 from actors.reasoner.thinker import Thinker
 
 SHORT = dict(max_tokens_per_step=12, max_decide_tokens=20, cache_enabled=False)
