@@ -38,7 +38,7 @@ from actors.env.features import (
     CLIP, N_BAR, PATTERNS, POSITION_START, RISK_END, RISK_START, STATIC_END, STATIC_START, TRENDS,
     VALIDITY_END, VOLUME_TRENDS, WINDOW, WINDOW_END,
 )
-from actors.env.instruments import InstrumentSpec
+from actors.common.instruments import InstrumentSpec
 from actors.env.metrics import episode_metrics
 from actors.env.rewards import step_reward
 from actors.env.trading import Position, Trade, bar_exit, close_position, market_fill, open_position

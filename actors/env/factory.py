@@ -13,7 +13,7 @@ from actors.common.bar_files import load_bars
 from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 from actors.common.synthetic import generate_market, scenario
 
 if TYPE_CHECKING:

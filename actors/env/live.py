@@ -44,7 +44,7 @@ from actors.env.config import AccountConfig, EnvConfig
 from actors.env.dataset import DataSplit, Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.env.evaluation import EvaluationRecord
-from actors.env.instruments import InstrumentSpec
+from actors.common.instruments import InstrumentSpec
 from actors.env.trading import Trade, market_fill
 
 PHANTOM_BARS = 2

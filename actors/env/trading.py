@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from actors.env.instruments import InstrumentSpec
+from actors.common.instruments import InstrumentSpec
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from actors.env.factory import build_dataset
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.evaluation.evidence import summarise
 from actors.jobs.evaluation.folds import purge_days_for

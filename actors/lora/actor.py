@@ -17,7 +17,7 @@ from collections import OrderedDict
 import msgspec
 
 from actors.lora.core import LoraCore, RoundReport
-from actors.lora.hindsight import HindsightLabel, SideOutcome
+from actors.common.hindsight import HindsightLabel, SideOutcome
 from actors.lora.matching import TradeOutcome
 from actors.lora.store import read_experiences_file
 from actors.lora.trainer import StepProgress

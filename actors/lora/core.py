@@ -16,7 +16,7 @@ import structlog
 from actors.common.llm.prompts import PromptBook, PromptSettings
 from actors.lora.config import LoraConfig
 from actors.lora.experience import Experience, thought_record
-from actors.lora.hindsight import HindsightLabel
+from actors.common.hindsight import HindsightLabel
 from actors.lora.matching import ExperienceMatcher, TradeOutcome
 from actors.lora.store import ExperienceStore
 from actors.lora.trainer import LoraTrainer, RoundResult, StepProgress

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from actors.common.llm.reasons import agreeing_reason
 from actors.lora.experience import Experience, ThoughtRecord, target_answer
-from actors.lora.hindsight import HindsightLabel
+from actors.common.hindsight import HindsightLabel
 
 HOLD, BUY, SELL = 0, 1, 2
 

@@ -24,7 +24,7 @@ from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.env.features import compute_features
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 from actors.common.synthetic import BARS_PER_SESSION, generate_bars
 from tests.bench.common import print_table
 

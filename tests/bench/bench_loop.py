@@ -60,7 +60,7 @@ def in_process_loop(steps: int, n_envs: int) -> dict[str, float]:
     from actors.env.batch import EnvBatch
     from actors.env.env import FuturesTradingEnv
     from actors.env.factory import load_dataset
-    from actors.env.instruments import resolve_instrument
+    from actors.common.instruments import resolve_instrument
     from actors.fusion.fuser import Fuser
     from actors.policy.learner import OnlineMaskablePPO
     from actors.risk.actor import account_limits

@@ -24,7 +24,7 @@ import numpy as np
 
 from actors.env.dataset import DataSplit
 from actors.env.env import FuturesTradingEnv
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 from actors.env.statistics import session_of
 from actors.env.trading import Trade
 from actors.policy.learner import OnlineMaskablePPO

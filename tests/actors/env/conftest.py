@@ -11,7 +11,7 @@ import pytest
 from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 
 
 def bars_frame(rows: Sequence[tuple[float, float, float, float]], start_et: str = "2024-03-04 10:00", volume: float = 1000.0) -> pd.DataFrame:

@@ -9,7 +9,7 @@ from actors.common.actions import BUY, HOLD, SELL
 from actors.env.batch import EnvBatch
 from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
 from actors.env.env import FuturesTradingEnv
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 from actors.env.random_verdicts import random_legal_actions
 
 NQ = resolve_instrument(InstrumentConfig())

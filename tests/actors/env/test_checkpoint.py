@@ -14,7 +14,7 @@ from actors.env.batch import EnvBatch
 from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 from bus.messages import EnvObs, EnvTransition, Heartbeat, RiskVerdict
 from runtime.testing import actor_harness, running_actors
 from tests.waiting import wait_until

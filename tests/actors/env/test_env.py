@@ -10,7 +10,7 @@ from actors.common.actions import BUY, DISABLE_TRAIL, ENABLE_TRAIL, HOLD, MOVE_S
 from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
 from actors.env.env import FuturesTradingEnv
 from actors.env.features import POSITION_START, RISK_START, VALIDITY_START
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 
 NQ = resolve_instrument(InstrumentConfig(symbol="NQ"))
 WIDE = {"stop_loss_atr": 100.0, "take_profit_atr": 100.0}  # stops and targets out of reach

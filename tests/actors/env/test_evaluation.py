@@ -12,7 +12,7 @@ from actors.env.batch import EnvBatch
 from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
 from actors.env.env import FuturesTradingEnv
 from actors.env.evaluation import Evaluation, EvaluationRecord, evaluation_summary
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 
 NQ = resolve_instrument(InstrumentConfig(symbol="NQ"))
 

@@ -10,7 +10,7 @@ from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.env.features import FEATURE_NAMES, STATIC_FEATURES, FeatureSet, compute_features, wilder
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 from actors.common.synthetic import BARS_PER_SESSION, generate_bars
 from bus.messages import OBS_DIM
 

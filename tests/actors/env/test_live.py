@@ -10,7 +10,7 @@ import pytest
 
 from actors.common.actions import BUY, HOLD
 from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 from actors.env.live import LiveBar, PaperRecorder, PaperSession, SilenceWatch
 from actors.common.synthetic import generate_bars
 

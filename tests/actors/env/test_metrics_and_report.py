@@ -10,7 +10,7 @@ import pytest
 
 from actors.env.account import APEX_ACCOUNTS, apex_account
 from actors.env.config import AccountConfig, DataConfig, EnvConfig, InstrumentConfig
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 from actors.env.metrics import BARS_PER_YEAR, PROFIT_FACTOR_CAP, RunMetrics, equity_metrics, trade_metrics
 from actors.env.random_verdicts import random_legal_actions
 from actors.env.report import format_metrics_table, write_report

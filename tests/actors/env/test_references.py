@@ -8,7 +8,7 @@ import pytest
 from actors.common.actions import BUY, HOLD, SELL
 from actors.env.factory import build_dataset
 from actors.env.env import FuturesTradingEnv
-from actors.env.instruments import resolve_instrument
+from actors.common.instruments import resolve_instrument
 from actors.env.references import MOMENTUM_LOOKBACKS, reference_policies, toward
 from config.loader import load_config
 

@@ -1,4 +1,4 @@
-from actors.lora.hindsight import BUY, HOLD, SELL, BarrierSpec, triple_barrier_label
+from actors.common.hindsight import BUY, HOLD, SELL, BarrierSpec, triple_barrier_label
 
 # ATR 10, stop 1 ATR, target 2 ATR, $20 a point, $10 of costs per round trip.
 SPEC = BarrierSpec(horizon_bars=3, stop_atr=1.0, target_atr=2.0, multiplier=20.0, cost_per_trade_usd=10.0)

@@ -1,6 +1,6 @@
 from actors.common.llm.parser import DecisionParser
 from actors.lora.experience import ThoughtRecord, market_reason
-from actors.lora.hindsight import BUY, HindsightLabel, SideOutcome
+from actors.common.hindsight import BUY, HindsightLabel, SideOutcome
 from actors.lora.matching import ExperienceMatcher, TradeOutcome
 
 FLAT_MASK = (True, True, True, False, False, False)

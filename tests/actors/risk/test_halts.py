@@ -116,7 +116,7 @@ def play_always_enter():
     from actors.env.batch import EnvBatch
     from actors.env.env import FuturesTradingEnv
     from actors.env.factory import load_dataset
-    from actors.env.instruments import resolve_instrument
+    from actors.common.instruments import resolve_instrument
     from actors.risk.actor import account_limits
     from bus.messages import MarketContext
     from config.loader import load_config
