@@ -27,8 +27,8 @@ def _configure(sock: zmq.Socket, hwm: int, linger_ms: int, curve=None) -> None:
         make_client(sock, *curve)
 
 
-class _Receiver:
-    """Decoding, drop counting and gap tracking shared by both clients."""
+class Receiver:
+    """Decoding, drop counting and gap tracking shared by both clients (and runtime.testing's RecordingBus)."""
 
     def __init__(self, max_frame_bytes: int) -> None:
         self.decoder = Decoder(max_frame_bytes)
@@ -50,7 +50,7 @@ class _Receiver:
         return decoded
 
 
-class AsyncBus(_Receiver):
+class AsyncBus(Receiver):
     """The actor's connection: plain zmq sockets driven by the event loop.
 
     PUB never blocks. SUB is read without zmq.asyncio's per-receive futures: the actor's
@@ -97,7 +97,7 @@ class AsyncBus(_Receiver):
         self.context.term()
 
 
-class SyncBus(_Receiver):
+class SyncBus(Receiver):
     """A blocking client for scripts, tools and tests. Receives always take a timeout."""
 
     def __init__(self, addresses: BusAddresses, sender: str = "client", *, hwm: int = 10000, max_frame_bytes: int = 64 << 20) -> None:

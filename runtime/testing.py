@@ -40,7 +40,7 @@ from typing import Any, AsyncIterator, Callable, Iterable, Iterator, Mapping, Ty
 import structlog
 
 from bus.broker import BusAddresses
-from bus.client import SyncBus, _Receiver, topic_bytes
+from bus.client import Receiver, SyncBus, topic_bytes
 from bus.codec import Decoded, Decoder, Encoder
 from bus.messages import Message
 from config.loader import load_config
@@ -54,10 +54,10 @@ HARNESS_START_SECS = 60.0
 """How long on_start may take in the harness (the env loads its data set, the policy torch)."""
 
 
-class RecordingBus(_Receiver):
+class RecordingBus(Receiver):
     """What the actor sees as its AsyncBus. Inbound frames wait in a queue and a pipe's read end
     plays the SUB socket's fd (the loop's reader wakes the actor's drain loop as ZMQ_FD does);
-    decoding, drop counts and gap tracking are the production ``_Receiver``'s."""
+    decoding, drop counts and gap tracking are the production ``Receiver``'s."""
 
     def __init__(self, sender: str, max_frame_bytes: int) -> None:
         super().__init__(max_frame_bytes)

@@ -166,11 +166,11 @@ def table(results: list[FaultResult]) -> str:
 
 
 def mode_chaos(args: argparse.Namespace) -> int:
-    from actors.jobs.fuzz import _user_settings
+    from actors.jobs.common import user_settings
     from runtime.testing import running_actors
 
     actors = LOOP_ACTORS + (["reasoner"] if args.with_reasoner else [])
-    settings = {**CHAOS_SETTINGS, **_user_settings(args)}
+    settings = {**CHAOS_SETTINGS, **user_settings(args.overrides)}
     with running_actors(actors, settings, config_path=args.config, keep_run_dir=True, wait_started_secs=180) as rt:
         print(f"run directory: {rt.run_dir}", flush=True)
         results = run_chaos(rt, [*actors, "broker"], reasoner=args.with_reasoner)

@@ -66,15 +66,21 @@ def configure(args: argparse.Namespace, job_settings: dict[str, Any] | None = No
     user = list(args.overrides)
     if args.duration_secs is not None:
         user.append(f"run.duration_secs={args.duration_secs}")
-    overrides: dict[str, Any] = dict(job_settings or {})
-    for text in user:
-        keys, value = parse_override(text)
-        overrides[".".join(keys)] = value
+    overrides: dict[str, Any] = {**(job_settings or {}), **user_settings(user)}
     config = load_config(args.config, overrides)
     if config.lora.enabled and LORA not in config.runtime.actors:  # [lora] enabled = true starts the trainer in any job
         overrides["runtime.actors"] = [*config.runtime.actors, LORA]
         config = load_config(args.config, overrides)
     return config
+
+
+def user_settings(texts: list[str]) -> dict[str, Any]:
+    """The user's --set overrides (``section.key=value``) as {dotted key: value}."""
+    settings: dict[str, Any] = {}
+    for text in texts:
+        keys, value = parse_override(text)
+        settings[".".join(keys)] = value
+    return settings
 
 
 def run_job(

@@ -120,9 +120,10 @@ def fuzz_loop(client: SyncBus, pids: dict[str, Any], frames: int, *, seed: int =
 
 
 def mode_fuzz(args: argparse.Namespace) -> int:
+    from actors.jobs.common import user_settings
     from runtime.testing import running_actors
 
-    settings = {**LOOP_SETTINGS, **_user_settings(args)}
+    settings = {**LOOP_SETTINGS, **user_settings(args.overrides)}
     actors = list(settings.pop("runtime.actors", LOOP_ACTORS))
     with running_actors(actors, settings, config_path=args.config, keep_run_dir=True) as rt:
         print(f"run directory: {rt.run_dir}", flush=True)
@@ -131,14 +132,3 @@ def mode_fuzz(args: argparse.Namespace) -> int:
                                seed=int(settings.get("run.seed", 0)))
     print(report.table())
     return 0 if report.ok else 1
-
-
-def _user_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The user's --set overrides as {dotted key: value}."""
-    from config.loader import parse_override
-
-    settings: dict[str, Any] = {}
-    for text in args.overrides:
-        keys, value = parse_override(text)
-        settings[".".join(keys)] = value
-    return settings

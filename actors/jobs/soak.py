@@ -180,10 +180,10 @@ def table(memory: dict[str, ProcessMemory], counts: LoopCounts, minutes: float, 
 
 
 def mode_soak(args: argparse.Namespace) -> int:
-    from actors.jobs.fuzz import _user_settings
+    from actors.jobs.common import user_settings
     from runtime.testing import running_actors
 
-    settings = {**SOAK_SETTINGS, **_user_settings(args)}
+    settings = {**SOAK_SETTINGS, **user_settings(args.overrides)}
     actors = list(settings.pop("runtime.actors", SOAK_ACTORS))
     with running_actors(actors, settings, config_path=args.config, keep_run_dir=True, wait_started_secs=300) as rt:
         print(f"run directory: {rt.run_dir}", flush=True)

@@ -2,7 +2,7 @@ import msgspec
 import numpy as np
 import pytest
 
-from bus.client import _Receiver
+from bus.client import Receiver
 from bus.codec import Decoder, DropKind, Encoder, FrameError, SequenceTracker
 from bus.messages import ALL_MESSAGES, EnvObs, EnvTransition, FusionDecision, PolicyProposal, Probe, RiskVerdict
 from tests.bus.samples import ragged_frames, sample_struct
@@ -140,7 +140,7 @@ RAGGED_BATCHES = {
 @pytest.mark.parametrize("case", list(RAGGED_BATCHES))
 def test_a_ragged_batch_is_a_dropped_and_counted_frame(case):
     cls, changes = RAGGED_BATCHES[case]
-    receiver = _Receiver(max_frame_bytes=1 << 20)
+    receiver = Receiver(max_frame_bytes=1 << 20)
     assert receiver.decode(ragged(cls, **changes)) is None
     assert receiver.dropped == {"field_type": 1}
     field = next(iter(changes))
