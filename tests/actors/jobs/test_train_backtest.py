@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from actors.common.figures import label_of
+
 ROOT = Path(__file__).resolve().parents[3]
 SMALL = ["--set", "env.n_envs=1", "--set", "policy.n_steps=128", "--set", "policy.batch_size=32", "--set", "policy.n_epochs=2",
          "--set", "data.synthetic_days=20", "--quiet"]
@@ -20,7 +22,7 @@ def test_train_then_backtest_writes_checkpoint_and_report(tmp_path):
     train_dir = tmp_path / "train"
     done = bin_run("train", "--timesteps", "512", "--run-dir", str(train_dir), *SMALL, "--set", 'runtime.actors=["env","policy","fusion","risk"]')
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "training summary" in done.stdout and "approx_kl" in done.stdout
+    assert "training summary" in done.stdout and label_of("approx_kl") in done.stdout
     assert list((train_dir / "checkpoints").glob("*.zip"))
     test_dir = tmp_path / "backtest"
     done = bin_run("backtest", "--model", str(train_dir), "--run-dir", str(test_dir), *SMALL, "--set", 'runtime.actors=["env","policy","fusion","risk"]')
