@@ -42,7 +42,7 @@ def test_long_trains_phase_one_for_a_million_steps_on_a_longer_history_and_the_h
 
     assert phase1_settings(default)["policy.total_timesteps"] == 20480 and data_settings(default) == {}
     assert phase1_settings(long)["policy.total_timesteps"] == LONG_TRAINING["policy.total_timesteps"] == 1_000_000
-    assert configure(long, data_settings(long)).data.synthetic_days == 300
+    assert configure(long, data_settings(long)).data.synthetic_days == 500
     assert hybrid_settings(long, tmp_path, n_envs=2)["policy.total_timesteps"] == 1_000_000 + HYBRID_LOOP_STEPS * 2
     assert phase1_settings(build_parser().parse_args(["main", "--long", "--timesteps", "5000"]))["policy.total_timesteps"] == 5000
 
