@@ -83,12 +83,7 @@ def test_an_actor_imports_no_other_actor(actor):
 
 LAYERED_TOPS = ("actors", "bus", "runtime", "config")
 
-ALLOWED_ROUTES = {
-    "config.schema": "assembles the root Config from every actor's section (config/schema.py imports actors/<x>/config.py), "
-                     "so runtime, which loads the config, reaches every actor package through it. Issue 21's per-actor settings "
-                     "(each actor receives its own section; config assembly a composition root runtime does not import) "
-                     "remove this route; until then it is the one allowed, and only into actors/<x>/config.py.",
-}
+ALLOWED_ROUTES: dict[str, str] = {}
 """importer -> why its imports of actor packages are not followed by the transitive check."""
 
 ALLOWED_CYCLES = {
@@ -239,11 +234,13 @@ def test_no_import_runs_from_runtime_bus_or_common_into_an_actor_package_not_eve
     assert offenders == {}
 
 
-def test_the_config_route_is_still_there_so_its_allowance_is_still_needed(graph):
-    """Fails once config assembly no longer imports the actors' sections: then drop ALLOWED_ROUTES' entry."""
-    came_from = reachable(graph, "runtime.actor", {})
-    assert "actors.env.config" in came_from, "runtime no longer reaches the actors through config: remove ALLOWED_ROUTES['config.schema']"
-    assert route(came_from, "actors.env.config").split(" -> ")[-2:] == ["config.schema", "actors.env.config"]
+@pytest.mark.parametrize("root", ["config.schema", "config.loader"])
+def test_the_runtime_does_not_import_the_config_composition_root(graph, root):
+    """config/schema.py assembles the root Config from every actor's section; runtime/ reads its own sections
+    (runtime/settings.py) and starts an actor with the settings the actor's class names (Actor.settings_type)."""
+    offenders = {module: route(came_from, root) for module in sorted(name for name in graph if name.split(".")[0] in ("runtime", "bus"))
+                 if root in (came_from := reachable(graph, module, {}))}
+    assert offenders == {}
 
 
 def test_no_two_modules_import_each_other(graph):

@@ -29,6 +29,7 @@ from actors.feed.bars import OHLCV, BarBuilder, timeframe_ns
 from actors.feed.config import FeedConfig
 from actors.feed.sources import CcxtSource, Record, Source, SourceBar, make_exchange, replay_source, synthetic_source
 from bus.messages import Bar, RiskVerdict
+from config.schema import Config
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
 
@@ -56,6 +57,7 @@ def warmup_bars(config) -> int:
 
 
 class FeedActor(Actor):
+    settings_type = Config  # the root, for now: issue 21 narrows each actor to its own sections
     subscriptions = ()  # publishes only (heartbeats of wait_for_actors come through the base class); agent pace: + RiskVerdict
 
     async def on_start(self) -> None:

@@ -28,6 +28,7 @@ from actors.common.stepjoin import StepJoin
 from actors.fusion.fuser import Fuser
 from actors.fusion.network import MODEL_FILE_NAME, FusionLearner
 from bus.messages import EnvObs, EnvOutcome, FusionDecision, LlmThought, PolicyProposal, RiskVerdict
+from config.schema import Config
 from runtime.actor import Actor
 
 SAVE_DIR_NAME = "fusion"
@@ -42,6 +43,7 @@ class _Step:
 
 
 class FusionActor(Actor):
+    settings_type = Config  # the root, for now: issue 21 narrows each actor to its own sections
     subscriptions = (EnvObs, PolicyProposal, LlmThought, RiskVerdict, EnvOutcome)
 
     async def on_start(self) -> None:

@@ -22,10 +22,12 @@ from actors.lora.matching import TradeOutcome
 from actors.lora.store import read_experiences_file
 from actors.lora.trainer import StepProgress
 from bus.messages import EnvHindsight, EnvObs, EnvOutcome, LlmThought, LoraAdapter
+from config.schema import Config
 from runtime.actor import Actor
 
 
 class LoraActor(Actor):
+    settings_type = Config  # the root, for now: issue 21 narrows each actor to its own sections
     subscriptions = (EnvObs, LlmThought, EnvOutcome, EnvHindsight)
 
     async def on_start(self) -> None:

@@ -19,6 +19,7 @@ import msgspec
 from actors.policy.checkpoint import checkpoint_dir, latest_checkpoint, prune_checkpoints, read_checkpoint
 from actors.policy.learner import OnlineMaskablePPO
 from bus.messages import EnvEpisode, EnvObs, EnvTransition, PolicyProposal
+from config.schema import Config
 from runtime.actor import Actor
 from runtime.rate import StepRate
 
@@ -57,6 +58,7 @@ def resolve_start_checkpoint(resume_from: str, model_path: str, learn: bool, own
 
 
 class PolicyActor(Actor):
+    settings_type = Config  # the root, for now: issue 21 narrows each actor to its own sections
     subscriptions = (EnvObs, EnvTransition, EnvEpisode)
 
     async def on_start(self) -> None:

@@ -26,6 +26,7 @@ from actors.reasoner.core import FinishedThought, ReasonerCore
 from actors.reasoner.engine import EngineError
 from actors.reasoner.engines import build_engine
 from bus.messages import ACTION_NAMES, EnvObs, LlmThought, LoraAdapter, PolicyProposal
+from config.schema import Config
 from runtime.actor import Actor
 
 MAX_FAILURE_BACKOFF_SECS = 10.0
@@ -34,6 +35,7 @@ BUS_PEEK_SECS = 0.25
 
 
 class ReasonerActor(Actor):
+    settings_type = Config  # the root, for now: issue 21 narrows each actor to its own sections
     subscriptions = (EnvObs, PolicyProposal, LoraAdapter)
 
     def __init__(self, **kwargs) -> None:

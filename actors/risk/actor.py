@@ -25,6 +25,7 @@ from runtime.logs import RateLimiter
 
 
 class RiskActor(Actor):
+    settings_type = Config  # the root, for now: issue 21 narrows each actor to its own sections
     subscriptions = (EnvObs, PolicyProposal, FusionDecision, EnvOutcome)
 
     async def on_start(self) -> None:
