@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import msgspec
 
-from actors.env.config import AccountConfig, DataConfig, EnvConfig, InstrumentConfig
+from actors.common.market_settings import AccountConfig, InstrumentConfig
+from actors.env.config import DataConfig, EnvConfig
 from actors.feed.config import FeedConfig
 from actors.fusion.config import FusionConfig
 from actors.lora.config import LoraConfig
