@@ -244,6 +244,24 @@ def test_the_runtime_does_not_import_the_config_composition_root(graph, root):
     assert offenders == {}
 
 
+CONFIG_ROOTS_IN_ACTORS = {
+    "actors.feed.cli": "bin/feed's command line: it loads and validates the whole config as a job does (a composition root).",
+}
+"""Modules of actor packages that may load the root Config, each with its reason; actors/jobs/ may, as the composition root."""
+
+
+def test_an_actor_reads_its_own_settings_not_the_root_config(graph):
+    """An actor's modules reach neither config/schema.py nor config/loader.py (each actor class names its own
+    settings_type); only the jobs and the CLIs of CONFIG_ROOTS_IN_ACTORS assemble the root."""
+    offenders = {}
+    for module in sorted(name for name in graph if actor_package_of(name) and name not in CONFIG_ROOTS_IN_ACTORS):
+        came_from = reachable(graph, module, {})
+        for root in ("config.schema", "config.loader"):
+            if root in came_from:
+                offenders[module] = route(came_from, root)
+    assert offenders == {}
+
+
 def test_no_two_modules_import_each_other(graph):
     cycles = set(import_cycles(graph))
     assert {cycle: sorted(cycle) for cycle in cycles - set(ALLOWED_CYCLES)} == {}

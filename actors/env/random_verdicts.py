@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 from bus.messages import EnvObs, RiskVerdict
-from config.schema import Config
 from runtime.actor import Actor
 
 
@@ -24,7 +23,6 @@ def random_legal_actions(masks: np.ndarray, rng: np.random.Generator) -> np.ndar
 
 
 class RandomVerdictActor(Actor):
-    settings_type = Config  # the root, for now: issue 21 narrows each actor to its own sections
     subscriptions = (EnvObs,)
 
     async def on_start(self) -> None:

@@ -7,12 +7,10 @@ handy to run env + policy alone: `runtime.actors = ["env", "policy", "actors.pol
 from __future__ import annotations
 
 from bus.messages import PolicyProposal, RiskVerdict
-from config.schema import Config
 from runtime.actor import Actor
 
 
 class PassThroughActor(Actor):
-    settings_type = Config  # the root, for now: issue 21 narrows each actor to its own sections
     subscriptions = (PolicyProposal,)
 
     async def on_message(self, msg) -> None:
