@@ -25,8 +25,8 @@ from typing import Any, Awaitable, Callable, ClassVar, TypeVar
 
 from bus.client import AsyncBus
 from bus.messages import Done, Heartbeat, Message, Progress, Shutdown, Stats
-from config.schema import Config
 from runtime.logs import RateLimiter
+from runtime.settings import RuntimeSettings
 
 T = TypeVar("T")
 STOP_TIMEOUT_SECS = 10.0
@@ -38,8 +38,12 @@ class Actor:
     after on_start, so on_start may narrow them from the config (``self.subscriptions = (...)``)."""
     subscribe_topics: ClassVar[tuple[str, ...]] = ()
     """Narrower topic prefixes to subscribe instead of the types' own topics (e.g. ``probe.2``)."""
+    settings_type: ClassVar[type[RuntimeSettings]] = RuntimeSettings
+    """What ``self.config`` is: the sections this actor reads, decoded from the run directory's config.toml
+    (the others are ignored there). An actor's own subclass of RuntimeSettings lists its section and the
+    shared vocabulary it needs."""
 
-    def __init__(self, *, name: str, config: Config, run_dir: Path, bus: AsyncBus, log: Any) -> None:
+    def __init__(self, *, name: str, config: RuntimeSettings, run_dir: Path, bus: AsyncBus, log: Any) -> None:
         self.name = name
         self.config = config
         self.run_dir = Path(run_dir)

@@ -28,7 +28,8 @@ def die_with_parent() -> None:
 
 def resolve_actor_class(name: str):
     """``env`` -> actors.env.actor.ACTOR; ``pkg.module`` -> pkg.module.ACTOR; ``pkg.module:Class`` -> that class.
-    ACTOR is an actor class or a factory called with the same keywords (the env picks its shell by mode)."""
+    ACTOR is an actor class or a factory called with the same keywords (the env picks its shell by mode); a
+    factory carries the ``settings_type`` of the actors it builds, as a class does."""
     module_name, _, attr = name.partition(":")
     if "." not in module_name:
         module_name = f"actors.{module_name}.actor"
@@ -54,8 +55,10 @@ def run_broker(run_dir: Path) -> int:
     from runtime.logs import configure_logging
     from runtime.rundir import RunDir
 
+    from runtime.settings import RuntimeSettings
+
     rd = RunDir(run_dir)
-    config = rd.load_config()
+    config = rd.load_settings(RuntimeSettings)
     log = configure_logging(log_file=rd.log_file("broker"), level=config.logging.level, actor="broker", run=rd.run_id)
     socket_dir = Path(os.environ["TT_SOCKET_DIR"]) if config.bus.transport == "ipc" else None
     if os.environ.get(REBIND_ENV):  # a restarted broker binds the addresses its peers already connect to
@@ -93,10 +96,10 @@ def run_actor(run_dir: Path, name: str) -> int:
     from runtime.rundir import RunDir
 
     rd = RunDir(run_dir)
-    config = rd.load_config()
+    actor_cls = resolve_actor_class(name)
+    config = rd.load_settings(actor_cls.settings_type)  # its own sections; the job validated the rest
     short = actor_log_name(name)
     log = configure_logging(log_file=rd.log_file(short), level=config.logging.level, actor=short, run=rd.run_id)
-    actor_cls = resolve_actor_class(name)
     addresses = BusAddresses.read(rd.path)
 
     async def main() -> int:

@@ -9,12 +9,16 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping, TypeVar
+
+import msgspec
 
 from bus.broker import ADDRESSES_FILE, BusAddresses
-from config.loader import dump_toml, load_resolved
-from config.schema import Config
+from config.tree import dump_toml, load_resolved
+from runtime.settings import RuntimeSettings
 
 CONFIG_FILE = "config.toml"
+S = TypeVar("S", bound=RuntimeSettings)
 JOIN_ADDRESS = re.compile(r"^tcp://(?P<host>\[[^\]]+\]|[^:/\s]+):(?P<xsub>\d+),(?P<xpub>\d+)$")
 """``tcp://HOST:XSUB_PORT,XPUB_PORT``: a remote broker named without its bus.json."""
 WILDCARD_HOSTS = ("0.0.0.0", "*", "[::]", "::")
@@ -56,16 +60,19 @@ class RunDir:
     def write_pid(self, actor: str, pid: int) -> None:
         self.pid_file(actor).write_text(f"{pid}\n")
 
-    def load_config(self) -> Config:
-        return load_resolved(self.config_file)
+    def load_settings(self, settings_type: type[S]) -> S:
+        """The resolved config, read as ``settings_type`` (an actor's settings; other sections ignored)."""
+        return load_resolved(self.config_file, settings_type)
 
 
-def create_run_dir(config: Config, mode: str, run_dir: str | Path | None = None) -> RunDir:
-    """Create ``run_dir`` (or ``<runs_dir>/<timestamp>-<name>``) and write the resolved config there."""
+def create_run_dir(config: RuntimeSettings | Mapping[str, Any], mode: str, run_dir: str | Path | None = None) -> RunDir:
+    """Create ``run_dir`` (or ``<runs_dir>/<timestamp>-<name>``) and write the resolved config there: the
+    validated root Config of a job, or a merged tree of sections (a test's, validated as each actor starts)."""
     if run_dir is None:
+        run = (config if isinstance(config, RuntimeSettings) else msgspec.convert(dict(config), RuntimeSettings)).run
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        name = config.run.name or mode
-        run_dir = Path(config.run.runs_dir) / f"{stamp}-{name}-{secrets.token_hex(2)}"
+        name = run.name or mode
+        run_dir = Path(run.runs_dir) / f"{stamp}-{name}-{secrets.token_hex(2)}"
     path = Path(run_dir).resolve()
     path.mkdir(parents=True, exist_ok=True)
     rd = RunDir(path)

@@ -30,7 +30,7 @@ from typing import Any, Callable
 from bus.broker import ADDRESSES_FILE, BusAddresses, make_socket_dir
 from bus.client import SyncBus
 from bus.messages import Done, Heartbeat, Message, Progress, Shutdown, Stats
-from config.schema import Config
+from runtime.settings import RuntimeSettings
 from runtime.entry import REBIND_ENV, actor_log_name
 from runtime.rundir import RunDir
 
@@ -76,7 +76,7 @@ MAX_EVENTS = 1000
 
 
 class Supervisor:
-    def __init__(self, config: Config, run_dir: RunDir, log: Any, *, join: BusAddresses | None = None) -> None:
+    def __init__(self, config: RuntimeSettings, run_dir: RunDir, log: Any, *, join: BusAddresses | None = None) -> None:
         self.config = config
         self.join = join
         """The remote broker this supervisor's actors connect to (a joined host), or None: start our own."""

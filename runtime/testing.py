@@ -43,10 +43,11 @@ from bus.broker import BusAddresses
 from bus.client import Receiver, SyncBus, topic_bytes
 from bus.codec import Decoded, Decoder, Encoder
 from bus.messages import Message
-from config.loader import load_config
+from config.tree import load_settings, load_tree, validate
 from runtime.actor import Actor
 from runtime.logs import configure_logging
 from runtime.rundir import RunDir, create_run_dir
+from runtime.settings import RuntimeSettings
 from runtime.supervisor import Supervisor
 
 M = TypeVar("M", bound=Message)
@@ -232,7 +233,8 @@ async def actor_harness(
     spec = actor if isinstance(actor, str) else f"{actor.__module__}:{actor.__name__}"
     actor_cls = resolve_actor_class(actor) if isinstance(actor, str) else actor
     name = actor_log_name(spec)
-    config = load_config(config_path, {"runtime.actors": [spec], "logging.console": "off", **dict(overrides or {})})
+    config = load_settings(actor_cls.settings_type, config_path,
+                           {"runtime.actors": [spec], "logging.console": "off", **dict(overrides or {})})
     tmp = None if run_dir is not None else Path(tempfile.mkdtemp(prefix="tt-harness-"))
     bus = RecordingBus(f"{name}:harness", config.bus.max_message_bytes)
     # Lazy, unfiltered and uncached: capture_logs() sees every level, whatever configured structlog before.
@@ -319,9 +321,10 @@ def running_actors(
     Waits (up to ``wait_started_secs``; 0 = not at all) until every actor has sent its first heartbeat,
     which it does after on_start, when its subscriptions are in place."""
     settings = {"runtime.actors": list(actors), "logging.console": "off", **dict(overrides or {})}
-    config = load_config(config_path, settings)
+    tree, sources = load_tree(config_path, settings)
+    config = validate(tree, sources, RuntimeSettings)  # each actor validates its own sections as it starts
     tmp = Path(tempfile.mkdtemp(prefix="tt-run-"))
-    run_dir: RunDir = create_run_dir(config, "test", tmp / "run")
+    run_dir: RunDir = create_run_dir(tree, "test", tmp / "run")
     log = configure_logging(log_file=run_dir.log_file("supervisor"), level=config.logging.level, actor="supervisor", run=run_dir.run_id)
     supervisor = Supervisor(config, run_dir, log)
     addresses = supervisor.start()

@@ -47,11 +47,12 @@ def test_the_layer_check_sees_imports_inside_functions(tmp_path):
 
 
 def test_config_imports_no_actor_but_the_section_structs_its_schema_lists():
+    """config/schema.py, the composition root, imports each actor's actors/<x>/config.py and the shared sections (actors/common)."""
     offenders = {str(p.relative_to(ROOT)): sorted(actor_packages_imported(p) - {SHARED})
                  for p in python_files("config") if p.name != "schema.py"}
     assert {path: packages for path, packages in offenders.items() if packages} == {}
     schema_imports = {name for name in imported_modules(ROOT / "config" / "schema.py") if name.startswith("actors.")}
-    assert schema_imports and all(name.endswith(".config") for name in schema_imports)
+    assert schema_imports and all(name.endswith(".config") or name.startswith("actors.common.") for name in schema_imports)
 
 
 def test_runtime_imports_no_actor_not_even_the_shared_vocabulary():
@@ -83,12 +84,7 @@ def test_an_actor_imports_no_other_actor(actor):
 
 LAYERED_TOPS = ("actors", "bus", "runtime", "config")
 
-ALLOWED_ROUTES = {
-    "config.schema": "assembles the root Config from every actor's section (config/schema.py imports actors/<x>/config.py), "
-                     "so runtime, which loads the config, reaches every actor package through it. Issue 21's per-actor settings "
-                     "(each actor receives its own section; config assembly a composition root runtime does not import) "
-                     "remove this route; until then it is the one allowed, and only into actors/<x>/config.py.",
-}
+ALLOWED_ROUTES: dict[str, str] = {}
 """importer -> why its imports of actor packages are not followed by the transitive check."""
 
 ALLOWED_CYCLES = {
@@ -239,11 +235,31 @@ def test_no_import_runs_from_runtime_bus_or_common_into_an_actor_package_not_eve
     assert offenders == {}
 
 
-def test_the_config_route_is_still_there_so_its_allowance_is_still_needed(graph):
-    """Fails once config assembly no longer imports the actors' sections: then drop ALLOWED_ROUTES' entry."""
-    came_from = reachable(graph, "runtime.actor", {})
-    assert "actors.env.config" in came_from, "runtime no longer reaches the actors through config: remove ALLOWED_ROUTES['config.schema']"
-    assert route(came_from, "actors.env.config").split(" -> ")[-2:] == ["config.schema", "actors.env.config"]
+@pytest.mark.parametrize("root", ["config.schema", "config.loader"])
+def test_the_runtime_does_not_import_the_config_composition_root(graph, root):
+    """config/schema.py assembles the root Config from every actor's section; runtime/ reads its own sections
+    (runtime/settings.py) and starts an actor with the settings the actor's class names (Actor.settings_type)."""
+    offenders = {module: route(came_from, root) for module in sorted(name for name in graph if name.split(".")[0] in ("runtime", "bus"))
+                 if root in (came_from := reachable(graph, module, {}))}
+    assert offenders == {}
+
+
+CONFIG_ROOTS_IN_ACTORS = {
+    "actors.feed.cli": "bin/feed's command line: it loads and validates the whole config as a job does (a composition root).",
+}
+"""Modules of actor packages that may load the root Config, each with its reason; actors/jobs/ may, as the composition root."""
+
+
+def test_an_actor_reads_its_own_settings_not_the_root_config(graph):
+    """An actor's modules reach neither config/schema.py nor config/loader.py (each actor class names its own
+    settings_type); only the jobs and the CLIs of CONFIG_ROOTS_IN_ACTORS assemble the root."""
+    offenders = {}
+    for module in sorted(name for name in graph if actor_package_of(name) and name not in CONFIG_ROOTS_IN_ACTORS):
+        came_from = reachable(graph, module, {})
+        for root in ("config.schema", "config.loader"):
+            if root in came_from:
+                offenders[module] = route(came_from, root)
+    assert offenders == {}
 
 
 def test_no_two_modules_import_each_other(graph):

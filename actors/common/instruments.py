@@ -10,7 +10,7 @@ from typing import Protocol
 
 
 class InstrumentSettings(Protocol):
-    """The [instrument] config section as resolve_instrument reads it (actors/env/config.py InstrumentConfig fits)."""
+    """The [instrument] config section as resolve_instrument reads it (actors/common/market_settings.py InstrumentConfig fits)."""
 
     @property
     def symbol(self) -> str: ...

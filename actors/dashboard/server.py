@@ -21,7 +21,7 @@ from pathlib import Path
 
 from actors.dashboard.source import DashboardError, Reader, Target, resolve_target
 from actors.dashboard.state import DashboardState
-from config.schema import is_loopback
+from runtime.settings import is_loopback
 
 DEFAULT_PORT = 8765
 DEFAULT_HOST = "127.0.0.1"

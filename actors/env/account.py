@@ -1,4 +1,4 @@
-"""Prop-firm account rules (presets in actors/env/config.py): trailing drawdown, forced flat, daily loss limit.
+"""Prop-firm account rules (presets in actors/common/market_settings.py): trailing drawdown, forced flat, daily loss limit.
 
 Trailing drawdown (``account.trailing``): the threshold is ``peak - trailing_drawdown`` and only
 ever rises; once it reaches ``drawdown_lock_balance`` (Apex: start + $100) it stops trailing.
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from actors.env.config import AccountConfig
+from actors.common.market_settings import AccountConfig
 
 # Apex evaluation accounts (start balance, trailing drawdown, max contracts) for account.* keys.
 APEX_ACCOUNTS: dict[str, tuple[float, float, int]] = {

@@ -65,4 +65,5 @@ def env_actor(**kwargs: Any) -> Actor:
     return SHELLS[kwargs["config"].env.mode](**kwargs)
 
 
+env_actor.settings_type = EnvLoop.settings_type  # type: ignore[attr-defined]  # what every shell reads (the runtime decodes it)
 ACTOR = env_actor

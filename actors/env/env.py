@@ -31,7 +31,8 @@ from gymnasium import spaces
 from actors.common.actions import BUY, DISABLE_TRAIL, ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, N_ACTIONS, OBS_DIM, SELL, legal_or_hold
 from actors.common.llm.tape import market_tape
 from actors.env.account import ApexAccount, trading_days
-from actors.env.config import AccountConfig, EnvConfig
+from actors.common.market_settings import AccountConfig
+from actors.env.config import EnvConfig
 from actors.env.dataset import DataSplit
 from actors.env.evaluation import Evaluation
 from actors.env.features import (

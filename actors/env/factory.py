@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from actors.env.config import AccountConfig, DataConfig
+from actors.common.market_settings import AccountConfig
+from actors.env.config import DataConfig
 from actors.common.bar_files import load_bars
 from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset

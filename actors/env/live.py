@@ -40,7 +40,8 @@ import pandas as pd
 from actors.common.actions import HOLD
 from actors.common.bars import OHLCV_COLUMNS, OHLCVBar
 from actors.env.batch import BarHistory, ClosedTrade
-from actors.env.config import AccountConfig, EnvConfig
+from actors.common.market_settings import AccountConfig
+from actors.env.config import EnvConfig
 from actors.env.dataset import DataSplit, Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.env.evaluation import EvaluationRecord

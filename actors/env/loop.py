@@ -37,6 +37,7 @@ from actors.env.env import FuturesTradingEnv
 from actors.env.factory import load_dataset
 from actors.env.hindsight import HindsightBook, LabelledStep, hindsight_book
 from actors.env.pacing import LagStats, ThoughtGate
+from actors.env.settings import EnvSettings
 from bus.messages import EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, EnvTransition, FusionDecision, Heartbeat, LlmThought, MarketContext, RiskVerdict
 from runtime.actor import Actor
 from runtime.rate import StepRate
@@ -51,6 +52,7 @@ CHECKPOINT_DIR = "env_state"
 
 class EnvLoop(Actor):
     """The loop of every file-driven mode; a shell (actors/env/actor.py) says what it explains and which report it writes."""
+    settings_type = EnvSettings
 
     # Heartbeats tell a peer's restart (a new pid): the pending observation is then re-sent (_on_heartbeat).
     subscriptions = (RiskVerdict, FusionDecision, LlmThought, Heartbeat)

@@ -41,6 +41,7 @@ from actors.env.explain import VerdictRow
 from actors.env.live import PaperRecorder, PaperSession, SilenceWatch, trade_row
 from actors.env.pacing import ThoughtGate, ThoughtTally, unused_thoughts_cause
 from actors.env.report import ReportInput, ReportTrade
+from actors.env.settings import EnvSettings
 from bus.messages import Bar, EnvObs, EnvOutcome, FusionDecision, LlmThought, MarketContext, RiskVerdict
 from runtime.actor import Actor
 
@@ -54,6 +55,7 @@ OBS_TIMES_KEPT = 512
 
 
 class PaperEnvActor(Actor):
+    settings_type = EnvSettings
     subscriptions = (Bar, RiskVerdict, FusionDecision, LlmThought)
     session: PaperSession | None = None
     """None until on_start has opened the session."""

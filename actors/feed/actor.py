@@ -22,15 +22,19 @@ import asyncio
 import time
 from collections import deque
 
+import msgspec
 import numpy as np
 import pandas as pd
 
+from actors.common.loop_settings import LoopShape
+from actors.common.market_settings import InstrumentConfig
 from actors.feed.bars import OHLCV, BarBuilder, timeframe_ns
 from actors.feed.config import FeedConfig
 from actors.feed.sources import CcxtSource, Record, Source, SourceBar, make_exchange, replay_source, synthetic_source
 from bus.messages import Bar, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
+from runtime.settings import RuntimeSettings
 
 FLUSH_INTERVAL_SECS = 0.5
 MAX_LAG_SAMPLES = 10_000  # per stats interval; a fast replay keeps the newest
@@ -55,7 +59,17 @@ def warmup_bars(config) -> int:
     return config.env.paper_warmup_bars if config.feed.warmup_bars < 0 else config.feed.warmup_bars
 
 
+class FeedSettings(RuntimeSettings, kw_only=True):
+    """What the feed actor reads: the runtime's sections, [feed], the shared [instrument] (its symbol), and of
+    [env] the paper warm-up (feed.warmup_bars = -1 publishes as many history bars)."""
+
+    instrument: InstrumentConfig = msgspec.field(default_factory=InstrumentConfig)
+    env: LoopShape = LoopShape()  # a view of [env]: a frozen value
+    feed: FeedConfig = msgspec.field(default_factory=FeedConfig)
+
+
 class FeedActor(Actor):
+    settings_type = FeedSettings
     subscriptions = ()  # publishes only (heartbeats of wait_for_actors come through the base class); agent pace: + RiskVerdict
 
     async def on_start(self) -> None:

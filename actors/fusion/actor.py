@@ -25,10 +25,12 @@ import torch
 from actors.common.actions import N_ACTIONS
 from actors.common.decisions import DecisionStats, FusedBatch
 from actors.common.stepjoin import StepJoin
+from actors.fusion.config import FusionConfig
 from actors.fusion.fuser import Fuser
 from actors.fusion.network import MODEL_FILE_NAME, FusionLearner
 from bus.messages import EnvObs, EnvOutcome, FusionDecision, LlmThought, PolicyProposal, RiskVerdict
 from runtime.actor import Actor
+from runtime.settings import RuntimeSettings
 
 SAVE_DIR_NAME = "fusion"
 
@@ -41,7 +43,14 @@ class _Step:
     proposal: PolicyProposal | None = None
 
 
+class FusionSettings(RuntimeSettings, kw_only=True):
+    """What the fusion actor reads: the runtime's sections and [fusion]."""
+
+    fusion: FusionConfig = msgspec.field(default_factory=FusionConfig)
+
+
 class FusionActor(Actor):
+    settings_type = FusionSettings
     subscriptions = (EnvObs, PolicyProposal, LlmThought, RiskVerdict, EnvOutcome)
 
     async def on_start(self) -> None:

@@ -297,7 +297,7 @@ def run_rollback(args: argparse.Namespace) -> int:
     if args.run_dir is None:
         raise JobError("--rollback needs --run-dir RUN: the run whose adapter versions to go back in")
     rd = RunDir(Path(args.run_dir).resolve())
-    config = rd.load_config() if rd.config_file.is_file() else configure(args)
+    config = rd.load_settings(Config) if rd.config_file.is_file() else configure(args)
     book = versions_book(config, rd.path)
     try:
         version = book.rollback(args.rollback)

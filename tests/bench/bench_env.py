@@ -20,7 +20,8 @@ import numpy as np
 from gymnasium import spaces
 
 from actors.env.account import flat_schedule
-from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
+from actors.common.market_settings import AccountConfig, InstrumentConfig
+from actors.env.config import EnvConfig
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.env.features import compute_features

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from actors.common.actions import BUY, HOLD, SELL
-from actors.env.config import ACCOUNT_PRESETS, AccountConfig
+from actors.common.market_settings import ACCOUNT_PRESETS, AccountConfig
 
 WIDE = {"stop_loss_atr": 100.0, "take_profit_atr": 100.0}  # stops and targets out of reach
 FLAT = (20_000.0, 20_002.0, 19_998.0, 20_000.0)

@@ -11,7 +11,8 @@ import pytest
 from actors.common.actions import BUY, HOLD
 from actors.env import checkpoint
 from actors.env.batch import EnvBatch
-from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
+from actors.common.market_settings import AccountConfig, InstrumentConfig
+from actors.env.config import EnvConfig
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.common.instruments import resolve_instrument

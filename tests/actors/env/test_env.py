@@ -7,7 +7,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from actors.common.actions import BUY, DISABLE_TRAIL, ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, SELL
-from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
+from actors.common.market_settings import AccountConfig, InstrumentConfig
+from actors.env.config import EnvConfig
 from actors.env.env import FuturesTradingEnv
 from actors.env.features import POSITION_START, RISK_START, VALIDITY_START
 from actors.common.instruments import resolve_instrument

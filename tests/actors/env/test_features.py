@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
+from actors.common.market_settings import AccountConfig, InstrumentConfig
+from actors.env.config import EnvConfig
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.env.features import FEATURE_NAMES, STATIC_FEATURES, FeatureSet, compute_features, wilder

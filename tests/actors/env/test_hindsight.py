@@ -6,7 +6,7 @@ import numpy as np
 
 from actors.common.hindsight import BUY, HOLD, SELL, BarrierSpec, triple_barrier_label
 from actors.env.loop import EnvLoop
-from actors.env.config import InstrumentConfig
+from actors.common.market_settings import InstrumentConfig
 from actors.env.hindsight import DecisionStep, HindsightBook, barrier_spec
 from actors.common.instruments import resolve_instrument
 from bus.messages import EnvHindsight, EnvObs, RiskVerdict

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from actors.common.actions import BUY, HOLD
-from actors.env.config import AccountConfig, EnvConfig, InstrumentConfig
+from actors.common.market_settings import AccountConfig, InstrumentConfig
+from actors.env.config import EnvConfig
 from actors.common.instruments import resolve_instrument
 from actors.env.live import LiveBar, PaperRecorder, PaperSession, SilenceWatch
 from actors.common.synthetic import generate_bars

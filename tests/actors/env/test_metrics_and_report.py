@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from actors.env.account import APEX_ACCOUNTS, apex_account
-from actors.env.config import AccountConfig, DataConfig, EnvConfig, InstrumentConfig
+from actors.common.market_settings import AccountConfig, InstrumentConfig
+from actors.env.config import DataConfig, EnvConfig
 from actors.common.instruments import resolve_instrument
 from actors.env.metrics import BARS_PER_YEAR, PROFIT_FACTOR_CAP, RunMetrics, equity_metrics, trade_metrics
 from actors.env.random_verdicts import random_legal_actions

@@ -1,0 +1,146 @@
+"""The runtime's own settings: run, bus, runtime and logging, the sections every process reads.
+
+An actor's settings extend ``RuntimeSettings`` with the sections it reads (its own and the shared vocabulary);
+the root ``Config`` of config/schema.py extends it with every section. Decoding a run directory's config.toml
+into a subclass ignores the sections it does not list (the job validated the whole tree before writing it), so
+the runtime starts an actor with its own settings without importing config/schema.py or any actor's section.
+Imports nothing but msgspec, the stdlib and config.checks.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from actors import DECISION_LOOP  # names only: actors/__init__.py imports nothing
+from config.checks import Count, Port, PositiveCount, PositiveSecs, Secs, check_bounds
+
+STRUCT_OPTIONS = dict(frozen=True, kw_only=True, forbid_unknown_fields=True)
+
+
+class RunConfig(msgspec.Struct, **STRUCT_OPTIONS):
+    name: str = ""
+    """Run id prefix; empty = mode name. The run directory is <runs_dir>/<timestamp>-<name>."""
+    runs_dir: str = "runs"
+    """Where run directories are created (relative to the working directory)."""
+    seed: Count = 0
+    """Seed for everything that is random (data, envs, policy, reasoner sampling)."""
+    duration_secs: Secs = 0.0
+    """Stop the runtime after this many seconds; 0 = until done or Ctrl-C."""
+
+    def __post_init__(self) -> None:
+        check_bounds(self, "run")
+
+
+class BusConfig(msgspec.Struct, **STRUCT_OPTIONS):
+    transport: str = "ipc"
+    """ipc (Unix sockets in a short directory) | tcp."""
+    host: str = "127.0.0.1"
+    """Address the broker binds for tcp; anything but loopback needs the CURVE keys below."""
+    xsub_port: Port = 0
+    """tcp port publishers connect to; 0 = pick a free one."""
+    xpub_port: Port = 0
+    """tcp port subscribers connect to; 0 = pick a free one."""
+    socket_dir: str = ""
+    """Directory for ipc sockets; empty = a short one under /tmp (a socket path has at most 107 bytes)."""
+    max_message_bytes: PositiveCount = 64 * 1024 * 1024
+    """Frames larger than this are dropped unread (ZMQ_MAXMSGSIZE) and never unpacked."""
+    send_hwm: Count = 10000
+    """High-water mark of outgoing queues (messages); beyond it PUB drops, which shows as sequence gaps."""
+    recv_hwm: Count = 10000
+    """High-water mark of incoming queues (messages)."""
+    curve_server_secret_key_file: str = ""
+    """CURVE (tcp only): the broker's key pair, a ``.key_secret`` file from ``bin/run keys``; empty = no CURVE."""
+    curve_authorized_clients_dir: str = ""
+    """CURVE: directory of the client public keys (``*.key``) the broker lets in; any other client is rejected and logged."""
+    curve_client_secret_key_file: str = ""
+    """CURVE: the key pair (``.key_secret``) this runtime's actors and tools connect with; its ``.key`` must be authorised."""
+
+    def __post_init__(self) -> None:
+        check_bounds(self, "bus")
+        if self.transport not in ("ipc", "tcp"):
+            raise ValueError(f"bus.transport must be 'ipc' or 'tcp', got {self.transport!r}")
+        curve_keys = {"curve_server_secret_key_file": self.curve_server_secret_key_file,
+                      "curve_authorized_clients_dir": self.curve_authorized_clients_dir,
+                      "curve_client_secret_key_file": self.curve_client_secret_key_file}
+        if any(curve_keys.values()):
+            missing = [f"bus.{key}" for key, value in curve_keys.items() if not value]
+            if missing:
+                raise ValueError(f"{missing[0]} is not set: CURVE needs all of {', '.join('bus.' + k for k in curve_keys)} "
+                                 "(make the files with bin/run keys)")
+            if self.transport != "tcp":
+                raise ValueError("bus.transport must be 'tcp' with CURVE keys (ipc stays on this host, behind file permissions)")
+        if self.transport == "tcp" and not is_loopback(self.host) and not self.curve:
+            raise ValueError(
+                f"bus.host {self.host!r} is not a loopback address: a bus reachable from other hosts needs CURVE keys "
+                "(bin/run keys, then bus.curve_server_secret_key_file, bus.curve_authorized_clients_dir and "
+                "bus.curve_client_secret_key_file); or use 127.0.0.1"
+            )
+
+    @property
+    def curve(self) -> bool:
+        """CURVE authentication and encryption is on (the key files are checked when the broker starts)."""
+        return bool(self.curve_server_secret_key_file)
+
+
+def is_loopback(host: str) -> bool:
+    """localhost or a loopback IP (127.0.0.0/8, ::1): an address only this machine can reach."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class RuntimeConfig(msgspec.Struct, **STRUCT_OPTIONS):
+    actors: list[str] = msgspec.field(default_factory=lambda: list(DECISION_LOOP))
+    """Actors to start, each in its own process: a name X means actors/X/actor.py; a dotted path names a module."""
+    heartbeat_interval_secs: PositiveSecs = 1.0
+    """How often every actor publishes sys.heartbeat."""
+    heartbeat_liveness: PositiveCount = 5
+    """An actor is silent (and restarted) after interval x liveness seconds without a heartbeat."""
+    startup_grace_secs: Secs = 30.0
+    """Time a (re)started actor gets before its first heartbeat is required."""
+    stats_interval_secs: PositiveSecs = 5.0
+    """How often every actor publishes sys.stats (counters) and logs them."""
+    max_restarts: Count = 3
+    """More restarts than this within restart_window_secs stops the runtime with an error."""
+    restart_window_secs: PositiveSecs = 60.0
+    restart_backoff_secs: Secs = 0.1
+    """First restart delay; doubles with each restart of the same actor, up to restart_backoff_max_secs."""
+    restart_backoff_max_secs: Secs = 10.0
+    shutdown_grace_secs: Secs = 5.0
+    """After sys.shutdown, how long actors get to exit before SIGTERM (then as long again before SIGKILL)."""
+
+    def __post_init__(self) -> None:
+        check_bounds(self, "runtime")
+
+
+class LoggingConfig(msgspec.Struct, **STRUCT_OPTIONS):
+    level: str = "info"
+    """debug | info | warning | error (JSON-lines files and console)."""
+    console: str = "auto"
+    """auto (readable console on a terminal) | on | off: the supervisor's console output."""
+    rate_limit_secs: Secs = 5.0
+    """A repeated warning of one kind (e.g. a malformed frame) is logged at most once per this many seconds."""
+
+    def __post_init__(self) -> None:
+        check_bounds(self, "logging")
+        if self.level not in ("debug", "info", "warning", "error"):
+            raise ValueError(f"logging.level must be debug|info|warning|error, got {self.level!r}")
+        if self.console not in ("auto", "on", "off"):
+            raise ValueError(f"logging.console must be auto|on|off, got {self.console!r}")
+
+
+class RuntimeSettings(msgspec.Struct, frozen=True):  # not kw_only: a subclass's kw_only sections then follow these four
+    """What the runtime and every actor's base class read; a subclass adds an actor's sections.
+
+    Unknown sections are ignored (an actor's settings are read from the whole resolved tree); unknown keys
+    inside a section are still errors, as each section struct forbids them."""
+
+    run: RunConfig = msgspec.field(default_factory=RunConfig)
+    bus: BusConfig = msgspec.field(default_factory=BusConfig)
+    runtime: RuntimeConfig = msgspec.field(default_factory=RuntimeConfig)
+    logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
