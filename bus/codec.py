@@ -179,6 +179,9 @@ class Decoder:
 
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
         self.max_frame_bytes = max_frame_bytes
+        self.time_validation = False
+        """Set by the hop timer (runtime/hops.py): ``last_validate_ns`` then holds the finite checks' time."""
+        self.last_validate_ns = 0
         self._envelope = msgspec.msgpack.Decoder(Envelope)
         self._bodies = {
             name: msgspec.msgpack.Decoder(cls, ext_hook=_ext_hook, dec_hook=_dec_hook) for name, cls in MESSAGE_TYPES.items()
@@ -210,9 +213,14 @@ class Decoder:
             raise FrameError(DropKind.FIELD_TYPE, f"{env.type}: {exc}") from None
         finite_fields = FINITE_FIELDS.get(env.type)
         if finite_fields is not None:
+            started = time.monotonic_ns() if self.time_validation else 0
             bad = first_non_finite(msg, finite_fields)
+            if started:
+                self.last_validate_ns = time.monotonic_ns() - started
             if bad is not None:
                 raise FrameError(DropKind.NON_FINITE, f"{env.type}.{bad}")
+        elif self.time_validation:
+            self.last_validate_ns = 0
         return Decoded(msg, topic, env.sender, env.seq, env.sent_ns)
 
 
