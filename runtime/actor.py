@@ -85,6 +85,11 @@ class Actor:
         """Figures added to the periodic sys.stats."""
         return {}
 
+    @classmethod
+    def warm_up(cls, config: Config) -> None:
+        """Run in a spare process (runtime.spare_actors) before it waits: work whose first run is slow (lazy imports,
+        library set-up) done ahead, so a restart's on_start is quick. No bus, no run directory writes."""
+
     # ------------------------------------------------------------------ services
 
     def publish(self, msg: Message, subtopic: str = "") -> None:

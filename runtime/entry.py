@@ -103,6 +103,7 @@ def run_actor(run_dir: Path, name: str, standby: bool = False) -> int:
     log = configure_logging(log_file=rd.log_file(short), level=config.logging.level, actor=short, run=rd.run_id)
     actor_cls = resolve_actor_class(name)
     if standby:
+        actor_cls.warm_up(config)
         if sys.stdin.buffer.readline() != STANDBY_GO:
             return 0
         log.info("spare_activated", pid=os.getpid())
