@@ -174,8 +174,8 @@ class Supervisor:
         return spare
 
     def _start_spare(self, actor: ActorProcess) -> None:
-        """A standby process for an actor of runtime.spare_actors, started once the actor runs (so the two
-        do not import at the same time) and again after each activation."""
+        """A standby process for an actor of runtime.spare_actors, started once every actor runs (a spare's imports
+        never slow the runtime's start) and again after each activation."""
         if actor.name in self.rt.spare_actors and actor.spare is None and self._stop_reason is None:
             actor.spare = self._spawn(["--actor", actor.spec, "--standby"], actor.name, standby=True)
             self.log.info("spare_started", child=actor.name, pid=actor.spare.pid)
@@ -250,8 +250,9 @@ class Supervisor:
                 actor = self.actors.get(msg.actor)
                 if actor is not None and actor.proc is not None and actor.proc.pid == msg.pid:
                     actor.last_beat = time.monotonic()
-                    if actor.spare is None:
-                        self._start_spare(actor)
+                    if all(other.last_beat is not None for other in self.actors.values()):
+                        for other in self.actors.values():
+                            self._start_spare(other)
             if self.join is not None and isinstance(msg, Shutdown):  # the main runtime stops: so do we
                 self.request_stop("remote_shutdown")
                 return

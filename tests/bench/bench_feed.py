@@ -94,7 +94,7 @@ LOOP_ACTORS = ("env", "policy", "reasoner", "fusion", "risk")
 PAPER_LAG_SETTINGS = ("env.paper_warmup_bars=30", "env.paper_window_bars=600", "env.feed_silence_warn_secs=60.0", "env.feed_silence_flatten_secs=120.0")
 
 
-def _wait_for_loop(client, timeout_secs: float = 120.0) -> None:
+def _wait_for_loop(client, timeout_secs: float = 300.0) -> None:
     from bus.messages import Heartbeat
 
     seen: set[str] = set()
