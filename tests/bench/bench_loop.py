@@ -225,6 +225,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--window-secs", type=float, default=10.0, help="--dashboard: seconds each rate is measured over")
     parser.add_argument("--repeats", type=int, default=2, help="--dashboard: alternated runs per case")
     parser.add_argument("--no-hops", dest="hops", action="store_false", help="leave out the per-hop run (TT_PROFILE=hops)")
+    parser.add_argument("--no-reasoner", dest="reasoner", action="store_false",
+                        help="leave the reasoner out (on a loaded machine its nice-19 start can miss runtime.startup_grace_secs)")
     args = parser.parse_args(argv)
     if args.dashboard:
         print_table("decision loop at full speed with a dashboard attached: env + policy + fusion + risk (frozen policy)",
@@ -233,9 +235,9 @@ def main(argv: list[str] | None = None) -> None:
     rows, hop_tables = [], []
     for n_envs in args.n_envs:
         base = in_process_loop(args.steps, n_envs)
-        proj = project_loop(args.steps, n_envs, with_reasoner=True)
+        proj = project_loop(args.steps, n_envs, with_reasoner=args.reasoner)
         if args.hops:
-            profiled = project_loop(args.steps, n_envs, with_reasoner=True, hops=True)
+            profiled = project_loop(args.steps, n_envs, with_reasoner=args.reasoner, hops=True)
             hop_tables.append((f"{n_envs} env(s): where obs->verdict time goes, p50 us per stage (TT_PROFILE=hops run: obs->verdict p50 "
                                f"{profiled['p50_us']:,.0f} us, p99 {profiled['p99_us']:,.0f} us)", *hop_rows(profiled["hops"], profiled["p50_us"], base["p50_us"])))
         overhead = proj["p50_us"] - base["p50_us"]
@@ -246,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
             (f"{n_envs} env(s): process-split overhead", f"{overhead:.0f} us/decision", "-", "-", "stated"),
             (f"{n_envs} env(s): thoughts during run", f"{proj['thoughts']:.0f}", "-", "-", ""),
         ]
-    print_table("decision loop: env + policy + fusion + risk, reasoner always on (frozen policy)", rows)
+    print_table(f"decision loop: env + policy + fusion + risk, {'reasoner always on' if args.reasoner else 'no reasoner'} (frozen policy)", rows)
     for title, hop_table, notes in hop_tables:
         print_hop_table(title, hop_table, notes)
 
