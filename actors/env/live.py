@@ -164,9 +164,6 @@ class LiveWindow:
     def last_start_ns(self) -> int:
         return int(self._arrays["start_ns"][self._hi - 1]) if len(self) else -1
 
-    def start_ns(self) -> list[int]:
-        return self._arrays["start_ns"][self._lo : self._hi].tolist()
-
     def append(self, start_ns: int, open_: float, high: float, low: float, close: float, volume: float) -> None:
         """The next closed bar (newer than the last): its features, then the window's oldest bar dropped if full."""
         row = self.stream.push(start_ns, high, low, close, volume)
