@@ -91,7 +91,7 @@ def pandas_bars(bars: pd.DataFrame) -> tuple[float, int]:
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOP_ACTORS = ("env", "policy", "reasoner", "fusion", "risk")
-PAPER_LAG_SETTINGS = ("env.paper_warmup_bars=30", "env.paper_window_bars=600", "env.feed_silence_warn_secs=60.0", "env.feed_silence_flatten_secs=120.0")
+PAPER_LAG_SETTINGS = ("runtime.startup_grace_secs=300.0", "env.paper_warmup_bars=30", "env.paper_window_bars=600", "env.feed_silence_warn_secs=60.0", "env.feed_silence_flatten_secs=120.0")
 
 
 def _wait_for_loop(client, timeout_secs: float = 300.0) -> None:
