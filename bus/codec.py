@@ -134,10 +134,11 @@ def _ext_hook(code: int, data: memoryview) -> Any:
     if len(data) < 1:
         raise ValueError("empty array extension")
     header_end = 1 + data[0]  # first byte: length of the msgpack [dtype, shape] header
-    dtype, shape, expected = _parse_header(bytes(data[1:header_end]))
+    dtype, shape, expected = _parse_header(data[1:header_end].tobytes())
     if expected != len(data) - header_end:
         raise ValueError(f"array of shape {list(shape)} {dtype.str} needs {expected} bytes, got {len(data) - header_end}")
-    return np.frombuffer(data, dtype=dtype, offset=header_end).reshape(shape)
+    # A read-only view of the frame's bytes in its shape, built in one call (frombuffer + reshape took twice as long).
+    return np.ndarray(shape, dtype, data, header_end)
 
 
 def _dec_hook(expected: type, obj: Any) -> Any:
@@ -179,6 +180,9 @@ class Decoder:
 
     def __init__(self, max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES) -> None:
         self.max_frame_bytes = max_frame_bytes
+        self.time_validation = False
+        """Set by the hop timer (runtime/hops.py): ``last_validate_ns`` then holds the finite checks' time."""
+        self.last_validate_ns = 0
         self._envelope = msgspec.msgpack.Decoder(Envelope)
         self._bodies = {
             name: msgspec.msgpack.Decoder(cls, ext_hook=_ext_hook, dec_hook=_dec_hook) for name, cls in MESSAGE_TYPES.items()
@@ -210,9 +214,14 @@ class Decoder:
             raise FrameError(DropKind.FIELD_TYPE, f"{env.type}: {exc}") from None
         finite_fields = FINITE_FIELDS.get(env.type)
         if finite_fields is not None:
+            started = time.monotonic_ns() if self.time_validation else 0
             bad = first_non_finite(msg, finite_fields)
+            if started:
+                self.last_validate_ns = time.monotonic_ns() - started
             if bad is not None:
                 raise FrameError(DropKind.NON_FINITE, f"{env.type}.{bad}")
+        elif self.time_validation:
+            self.last_validate_ns = 0
         return Decoded(msg, topic, env.sender, env.seq, env.sent_ns)
 
 

@@ -25,6 +25,7 @@ from typing import Any, Awaitable, Callable, ClassVar, TypeVar
 
 from bus.client import AsyncBus
 from bus.messages import Done, Heartbeat, Message, Progress, Shutdown, Stats
+from runtime.hops import HopTimer, hops_enabled
 from runtime.logs import RateLimiter
 from runtime.settings import RuntimeSettings
 
@@ -62,6 +63,10 @@ class Actor:
         self.__busy = False  # a suspended handler is running: nothing else may be dispatched
         self.__paused = False  # the actor asked not to read the bus (pause_receiving)
         self.__reading = False  # the loop watches the SUB socket
+        self.__hops = HopTimer() if hops_enabled() else None  # TT_PROFILE=hops: per-topic stage timings (runtime/hops.py)
+        if self.__hops is not None:
+            bus.hop_timer = self.__hops
+            bus.decoder.time_validation = True
 
     # ------------------------------------------------------------------ hooks
 
@@ -83,6 +88,11 @@ class Actor:
     def gauges(self) -> dict[str, float]:
         """Figures added to the periodic sys.stats."""
         return {}
+
+    @classmethod
+    def warm_up(cls, config: RuntimeSettings) -> None:
+        """Run in a spare process (runtime.spare_actors) before it waits: work whose first run is slow (lazy imports,
+        library set-up) done ahead, so a restart's on_start is quick. No bus, no run directory writes."""
 
     # ------------------------------------------------------------------ services
 
@@ -202,13 +212,33 @@ class Actor:
             frames = bus.poll_frames()
             if frames is None:
                 return  # drained: ZMQ_FD (edge-triggered) fires again on the next arrival
-            msg = self.__accept(frames)
+            if self.__hops is not None:
+                self.__timed(frames, self.__hops)
+                continue
+            msg = self.__accept(bus.decode(frames))
             if msg is not None:
                 self.__run_handler(msg)  # a handler that suspends turns reading off until it is done
 
-    def __accept(self, frames: list[bytes]) -> Message | None:
-        """Decode and handle runtime messages; the message for on_message, or None."""
-        decoded = self.__bus.decode(frames)
+    def __timed(self, frames: list[bytes], timer: HopTimer) -> None:
+        """__drain's step for one frame, with its stages timed (runtime/hops.py)."""
+        bus = self.__bus
+        popped = time.monotonic_ns()
+        decoded = bus.decode(frames)
+        if decoded is not None:
+            topic = type(decoded.msg).TOPIC
+            validate = bus.decoder.last_validate_ns
+            timer.add(topic, "transit", popped - decoded.sent_ns)
+            timer.add(topic, "decode", time.monotonic_ns() - popped - validate)
+            timer.add(topic, "validate", validate)
+        msg = self.__accept(decoded)
+        if msg is not None:
+            bus.publish_ns = 0
+            started = time.monotonic_ns()
+            self.__run_handler(msg)
+            timer.add(topic, "handler", time.monotonic_ns() - started - bus.publish_ns)
+
+    def __accept(self, decoded) -> Message | None:
+        """Handle runtime messages of a decoded frame (None: dropped); the message for on_message, or None."""
         if decoded is None:
             self._note_drop()
             return None
@@ -332,6 +362,8 @@ class Actor:
         stats = self.stats()
         self.__bus.publish(stats)
         self.log.info("actor_stopped", **{**stats.counters, **stats.gauges})
+        if self.__hops is not None:
+            self.log.info("hop_profile", hops=self.__hops.summary())
         for task in list(self.__tasks):
             task.cancel()
         if self.__tasks:

@@ -87,7 +87,13 @@ def run_broker(run_dir: Path) -> int:
     return 0
 
 
-def run_actor(run_dir: Path, name: str) -> int:
+STANDBY_GO = b"go\n"
+"""What the supervisor writes to a spare's stdin to make it the actor (runtime.spare_actors)."""
+
+
+def run_actor(run_dir: Path, name: str, standby: bool = False) -> int:
+    """Run actor ``name``. ``standby``: a spare, started ahead so a restart skips the imports: import
+    everything, then wait for ``STANDBY_GO`` on stdin (end of input: not needed, exit 0)."""
     import uvloop
 
     from bus.broker import BusAddresses
@@ -100,7 +106,14 @@ def run_actor(run_dir: Path, name: str) -> int:
     config = rd.load_settings(actor_cls.settings_type)  # its own sections; the job validated the rest
     short = actor_log_name(name)
     log = configure_logging(log_file=rd.log_file(short), level=config.logging.level, actor=short, run=rd.run_id)
-    addresses = BusAddresses.read(rd.path)
+    if standby:
+        warm_up = getattr(actor_cls, "warm_up", None)  # the env's ACTOR is a factory over env.mode: nothing to warm
+        if warm_up is not None:
+            warm_up(config)
+        if sys.stdin.buffer.readline() != STANDBY_GO:
+            return 0
+        log.info("spare_activated", pid=os.getpid())
+    addresses = BusAddresses.read(rd.path)  # after a standby: a restarted broker may have rewritten it
 
     async def main() -> int:
         bus = AsyncBus(addresses, sender=f"{short}:{os.getpid()}", hwm=config.bus.send_hwm, max_frame_bytes=config.bus.max_message_bytes)
@@ -132,9 +145,10 @@ def main(argv: list[str] | None = None) -> None:
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--broker", action="store_true")
     group.add_argument("--actor")
+    parser.add_argument("--standby", action="store_true", help="with --actor: a spare that waits for 'go' on stdin")
     args = parser.parse_args(argv)
     die_with_parent()
-    code = run_broker(args.run_dir) if args.broker else run_actor(args.run_dir, args.actor)
+    code = run_broker(args.run_dir) if args.broker else run_actor(args.run_dir, args.actor, args.standby)
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter teardown: native engines (torch, llama.cpp) have already been closed by

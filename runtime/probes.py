@@ -59,7 +59,10 @@ class Pinger(Relay):
     async def _kick(self) -> None:
         import asyncio
 
-        await asyncio.sleep(1.0)  # let every hop's subscription reach the broker
+        # Every hop started (a heartbeat comes after its subscriptions; on a busy machine a relay can start seconds
+        # after the pinger, and a probe sent before is lost for good), then a moment for the subscriptions to settle.
+        await self.wait_for_peers(self.loop_peers(), timeout_secs=300.0)
+        await asyncio.sleep(1.0)
         self._send()
 
     def _send(self) -> None:

@@ -111,6 +111,8 @@ class RuntimeConfig(msgspec.Struct, **STRUCT_OPTIONS):
     restart_backoff_secs: Secs = 0.1
     """First restart delay; doubles with each restart of the same actor, up to restart_backoff_max_secs."""
     restart_backoff_max_secs: Secs = 10.0
+    spare_actors: list[str] = msgspec.field(default_factory=lambda: ["policy"])
+    """Actors (short names) that keep a spare process with their imports done, so a restart skips them."""
     shutdown_grace_secs: Secs = 5.0
     """After sys.shutdown, how long actors get to exit before SIGTERM (then as long again before SIGKILL)."""
 

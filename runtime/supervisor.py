@@ -31,7 +31,7 @@ from bus.broker import ADDRESSES_FILE, BusAddresses, make_socket_dir
 from bus.client import SyncBus
 from bus.messages import Done, Heartbeat, Message, Progress, Shutdown, Stats
 from runtime.settings import RuntimeSettings
-from runtime.entry import REBIND_ENV, actor_log_name
+from runtime.entry import REBIND_ENV, STANDBY_GO, actor_log_name
 from runtime.rundir import RunDir
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +59,8 @@ class ActorProcess:
     restarts: deque = field(default_factory=deque)
     restart_at: float | None = None
     """When a scheduled restart is due (backoff)."""
+    spare: subprocess.Popen | None = None
+    """A standby process with the actor's imports done (runtime.spare_actors): a restart activates it."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,7 @@ class Supervisor:
         addresses.write(self.run_dir.path)
         return addresses
 
-    def _spawn(self, args: list[str], name: str, extra_env: dict[str, str] | None = None) -> subprocess.Popen:
+    def _spawn(self, args: list[str], name: str, extra_env: dict[str, str] | None = None, standby: bool = False) -> subprocess.Popen:
         env = {**os.environ, **(extra_env or {})}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH", "")]))
         if self.socket_dir is not None:
@@ -126,13 +128,14 @@ class Supervisor:
             [sys.executable, "-m", "runtime.entry", "--run-dir", str(self.run_dir.path), *args],
             cwd=PROJECT_ROOT,
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if standby else subprocess.DEVNULL,
             stdout=stderr,
             stderr=stderr,
             start_new_session=True,  # Ctrl-C reaches only the supervisor, which then stops everyone in order
         )
         stderr.close()
-        self.run_dir.write_pid(name, proc.pid)
+        if not standby:
+            self.run_dir.write_pid(name, proc.pid)
         return proc
 
     def _wait_for_broker(self) -> BusAddresses:
@@ -147,12 +150,43 @@ class Supervisor:
         raise RuntimeFailure(f"broker did not start; see {self.run_dir.stderr_file('broker')}")
 
     def _start_actor(self, actor: ActorProcess) -> None:
-        actor.proc = self._spawn(["--actor", actor.spec], actor.name)
+        actor.proc = self._activate_spare(actor) or self._spawn(["--actor", actor.spec], actor.name)
         actor.started_at = time.monotonic()
         actor.last_beat = None
         actor.restart_at = None
         self.events.append(SupervisorEvent(actor.started_at, actor.name, "spawned", actor.proc.pid))
         self.log.info("actor_spawned", child=actor.name, pid=actor.proc.pid)
+
+    def _activate_spare(self, actor: ActorProcess) -> subprocess.Popen | None:
+        """The actor's spare, told to run (its imports are done: a restart costs only on_start), or None."""
+        spare, actor.spare = actor.spare, None
+        if spare is None or spare.poll() is not None:
+            return None
+        try:
+            spare.stdin.write(STANDBY_GO)
+            spare.stdin.close()
+        except OSError:  # it died meanwhile: start from scratch
+            spare.kill()
+            spare.wait()
+            return None
+        self.run_dir.write_pid(actor.name, spare.pid)
+        self.log.info("spare_activated", child=actor.name, pid=spare.pid)
+        return spare
+
+    def _start_spare(self, actor: ActorProcess) -> None:
+        """A standby process for an actor of runtime.spare_actors, started once every actor runs (a spare's imports
+        never slow the runtime's start) and again after each activation."""
+        if actor.name in self.rt.spare_actors and actor.spare is None and self._stop_reason is None:
+            actor.spare = self._spawn(["--actor", actor.spec, "--standby"], actor.name, standby=True)
+            self.log.info("spare_started", child=actor.name, pid=actor.spare.pid)
+
+    def _stop_spares(self) -> None:
+        for actor in self.actors.values():
+            spare, actor.spare = actor.spare, None
+            if spare is not None and spare.poll() is None:
+                spare.stdin.close()  # end of input: a spare exits on its own; killed if it is still importing
+                spare.kill()
+                spare.wait()
 
     # ------------------------------------------------------------------ run
 
@@ -216,6 +250,9 @@ class Supervisor:
                 actor = self.actors.get(msg.actor)
                 if actor is not None and actor.proc is not None and actor.proc.pid == msg.pid:
                     actor.last_beat = time.monotonic()
+                    if all(other.last_beat is not None for other in self.actors.values()):
+                        for other in self.actors.values():
+                            self._start_spare(other)
             if self.join is not None and isinstance(msg, Shutdown):  # the main runtime stops: so do we
                 self.request_stop("remote_shutdown")
                 return
@@ -293,6 +330,7 @@ class Supervisor:
     def shutdown(self) -> None:
         reason = self._stop_reason or "stop"
         self.log.info("runtime_stopping", reason=reason)
+        self._stop_spares()
         grace = self.rt.shutdown_grace_secs
         names = {a.proc.pid: a.name for a in self.actors.values() if a.proc is not None}
         procs = [a.proc for a in self.actors.values() if a.proc is not None and a.proc.poll() is None]

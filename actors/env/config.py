@@ -136,7 +136,7 @@ class EnvConfig(msgspec.Struct, **STRUCT_OPTIONS):
     paper_warmup_bars: Annotated[int, msgspec.Meta(ge=20)] = 210
     """paper: bars known (history + feed) before the first decision (210 = the slowest indicator, SMA200 slope, is defined)."""
     paper_window_bars: Annotated[int, msgspec.Meta(ge=20)] = 600
-    """paper: newest bars the features are recomputed over per bar (>= paper_warmup_bars; older bars are dropped)."""
+    """paper: newest bars the env keeps (>= paper_warmup_bars; older bars are dropped); features carry rolling state over every bar seen."""
     feed_silence_warn_secs: PositiveSecs = 180.0
     """paper: no md.bar for this long after the last one -> a feed_silent warning in the env's log (once per silence)."""
     feed_silence_flatten_secs: PositiveSecs = 600.0

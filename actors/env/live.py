@@ -1,13 +1,14 @@
 """Paper trading on a live feed: the env's domain core fed bar by bar (no bus, no processes).
 
-``PaperSession`` keeps a growing frame of closed bars (trimmed to ``window_bars``). Each new bar:
+``PaperSession`` keeps the newest ``window_bars`` closed bars and their features. Each new bar:
 
 1. duplicates and bars older than the newest one are ignored (a feed that reconnects may resend
    bars: nothing is decided twice for one bar start); a bar flagged ``history`` (a replay's warm-up
    from the file) only joins the frame, counted apart in ``history_bars``: no decision is made on it;
 2. while fewer than ``warmup_bars`` bars are known the features are warming up: no decision;
-3. the features are recomputed over the window (``Dataset.from_frame``, the backtest's code; every
-   feature at bar t uses bars <= t, so the newest row is what a backtest would see), the env is
+3. the bar's features come from rolling state carried over every bar the session has seen
+   (actors/env/feature_stream.py: bit for bit what ``compute_features``, the backtest's batch code,
+   gives over those bars, in ~0.1 ms instead of recomputing a window), the env is
    pointed at the new window and stepped with the action decided on the previous bar: it fills at
    this bar's open with slippage and commission and plays the bar out (stops, targets, account
    rules), exactly as in a backtest (actors/env/env.py, trading.py);
@@ -40,12 +41,15 @@ import pandas as pd
 from actors.common.actions import HOLD
 from actors.common.bars import OHLCV_COLUMNS, OHLCVBar
 from actors.env.batch import BarHistory, ClosedTrade
+from actors.common.instruments import InstrumentSpec
 from actors.common.market_settings import AccountConfig
+from actors.env.account import flat_schedule
 from actors.env.config import EnvConfig
 from actors.env.dataset import DataSplit, Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.env.evaluation import EvaluationRecord
-from actors.common.instruments import InstrumentSpec
+from actors.env.feature_stream import FeatureRow, FeatureStream, et_minute_and_session
+from actors.env.features import BAR_FEATURES as BAR_FEATURE_NAMES, STATIC_FEATURES as STATIC_FEATURE_NAMES, _SESSION_ROLL_HOURS, FeatureSet
 from actors.env.trading import Trade, market_fill
 
 PHANTOM_BARS = 2
@@ -113,13 +117,107 @@ def bar_interval_ns(start_ns: list[int]) -> int:
 
 
 def live_split(frame: pd.DataFrame, flat_minute_of_day: int | None) -> DataSplit:
-    """Features and calendar for ``frame`` (closed bars, UTC index); phantom bars only shape the calendar."""
+    """Features and calendar for ``frame`` (closed bars, UTC index) by the batch code, recomputed whole;
+    phantom bars only shape the calendar. The oracle ``LiveWindow`` is tested against."""
     interval = bar_interval_ns(frame.index.asi8.tolist())
     last = frame.iloc[-1]
     phantom_index = pd.DatetimeIndex([frame.index[-1] + pd.Timedelta(interval * (k + 1), "ns") for k in range(PHANTOM_BARS)])
     phantoms = pd.DataFrame({"open": last.close, "high": last.close, "low": last.close, "close": last.close, "volume": last.volume}, index=phantom_index)
     dataset = Dataset.from_frame(pd.concat([frame, phantoms]), flat_minute_of_day, source="live", warmup_bars=0)
     return DataSplit(dataset, "live", 0, len(frame))
+
+
+_BAR_COLUMNS = ("open", "high", "low", "close", "volume")
+_RAW_FEATURES = ("atr", "rsi", "adx", "momentum", "vwap_distance_pct", "support", "resistance", "volatility_regime")
+_CODE_FEATURES = {"trend_code": np.int8, "volume_trend_code": np.int8, "pattern_code": np.int8, "session_id": np.int64, "minute_et": np.int16}
+
+
+class LiveWindow:
+    """The newest ``window_bars`` bars and their feature rows, in arrays that grow by one row a bar.
+
+    A bar's features come from a ``FeatureStream`` fed every bar since the first, so they do not depend on
+    where the window starts. ``split`` hands the env zero-copy views of the window plus ``PHANTOM_BARS``
+    phantom rows (the calendar's next bars; their feature rows repeat the newest and are never read).
+    Rows live in buffers of twice the window: when one fills up, the window moves to a fresh buffer,
+    so views handed out earlier stay as they were.
+    """
+
+    def __init__(self, window_bars: int) -> None:
+        self.window_bars = window_bars
+        self.stream = FeatureStream()
+        self._capacity = 2 * window_bars + PHANTOM_BARS
+        self._lo = self._hi = 0
+        self._arrays = self._allocate()
+
+    def _allocate(self) -> dict[str, np.ndarray]:
+        rows = self._capacity
+        arrays = {"start_ns": np.zeros(rows, dtype=np.int64), **{name: np.zeros(rows) for name in _BAR_COLUMNS}}
+        arrays["bar"] = np.zeros((rows, len(BAR_FEATURE_NAMES)), dtype=np.float32)
+        arrays["static"] = np.zeros((rows, len(STATIC_FEATURE_NAMES)), dtype=np.float32)
+        arrays.update({name: np.zeros(rows) for name in _RAW_FEATURES})
+        arrays.update({name: np.zeros(rows, dtype=dtype) for name, dtype in _CODE_FEATURES.items()})
+        return arrays
+
+    def __len__(self) -> int:
+        return self._hi - self._lo
+
+    @property
+    def last_start_ns(self) -> int:
+        return int(self._arrays["start_ns"][self._hi - 1]) if len(self) else -1
+
+    def append(self, start_ns: int, open_: float, high: float, low: float, close: float, volume: float) -> None:
+        """The next closed bar (newer than the last): its features, then the window's oldest bar dropped if full."""
+        row = self.stream.push(start_ns, high, low, close, volume)
+        if self._hi + PHANTOM_BARS >= self._capacity:
+            self._move_to_fresh_buffer()
+        self._write(self._hi, start_ns, (open_, high, low, close, volume), row)
+        self._hi += 1
+        self._lo = max(self._lo, self._hi - self.window_bars)
+
+    def _move_to_fresh_buffer(self) -> None:
+        old, keep = self._arrays, slice(self._hi - self.window_bars + 1, self._hi)  # the append drops the oldest
+        self._arrays = self._allocate()
+        for name, array in old.items():
+            self._arrays[name][: keep.stop - keep.start] = array[keep]
+        self._lo, self._hi = 0, keep.stop - keep.start
+
+    def _write(self, i: int, start_ns: int, prices: tuple[float, ...], row: FeatureRow) -> None:
+        arrays = self._arrays
+        arrays["start_ns"][i] = start_ns
+        for name, value in zip(_BAR_COLUMNS, prices):
+            arrays[name][i] = value
+        arrays["bar"][i], arrays["static"][i] = row.bar, row.static
+        for name in _RAW_FEATURES:
+            arrays[name][i] = getattr(row, name)
+        for name in _CODE_FEATURES:
+            arrays[name][i] = getattr(row, name)
+
+    def split(self, flat_minute_of_day: int | None) -> DataSplit:
+        """The window as the env's data: features as carried, calendar from the bar times and the phantoms."""
+        arrays, lo, hi = self._arrays, self._lo, self._hi
+        interval = bar_interval_ns(arrays["start_ns"][max(lo, hi - 50) : hi].tolist())
+        for k in range(PHANTOM_BARS):  # the phantoms: the newest close, flat, one interval apart
+            for name, array in arrays.items():
+                array[hi + k] = array[hi - 1]
+            arrays["start_ns"][hi + k] = arrays["start_ns"][hi - 1] + interval * (k + 1)
+            arrays["open"][hi + k] = arrays["high"][hi + k] = arrays["low"][hi + k] = arrays["close"][hi - 1]
+            arrays["minute_et"][hi + k], arrays["session_id"][hi + k] = et_minute_and_session(int(arrays["start_ns"][hi + k]))
+        view = {name: array[lo : hi + PHANTOM_BARS] for name, array in arrays.items()}
+        index = pd.DatetimeIndex(view["start_ns"], tz="UTC")
+        features = FeatureSet(**{name: view[name] for name in FeatureSet.__dataclass_fields__})
+        schedule = flat_schedule(index, flat_minute_of_day)
+        et_date = view["session_id"] - (view["minute_et"] >= 24 * 60 - _SESSION_ROLL_HOURS * 60)  # the session id is the date 6 h later
+        starts = np.flatnonzero(np.concatenate(([True], et_date[1:] != et_date[:-1])))  # bar_files.session_starts(index), without pandas
+        dataset = Dataset(
+            index=index, start_ns=view["start_ns"], features=features, schedule=schedule, session_starts=starts,
+            bounds={"all": (0, len(index))}, source="live", warmup_bars=0, **{name: view[name] for name in _BAR_COLUMNS},
+        )
+        dataset.lists = {
+            **{name: view[name].tolist() for name in ("open", "high", "low", "close", "start_ns", "atr")},
+            "flat_at_close": schedule.flat_at_close.tolist(), "entry_allowed": schedule.entry_allowed.tolist(),
+            "session_id": view["session_id"].tolist(),
+        }
+        return DataSplit(dataset, "live", 0, hi - lo)
 
 
 class PaperSession:
@@ -140,7 +238,7 @@ class PaperSession:
         self.env: LiveEnv | None = None
         self.step = -1
         """The loop step of the observation waiting for a decision (-1 before the first)."""
-        self._rows: list[tuple[int, float, float, float, float, float]] = []
+        self._window = LiveWindow(window_bars)
         self._pending: tuple[int, int, str] | None = None
         """(step, action, llm query id) decided on the newest bar; filled at the next bar's open."""
         self._trade_decisions: list[tuple[int, str]] = []
@@ -149,15 +247,16 @@ class PaperSession:
         self.trades: list[Trade] = []
         """Closed trades of every evaluation account so far."""
         self._history: list[tuple[int, float, float, float, float, int, int]] = []
-        if history is not None and len(history):
-            self._rows = [(int(ts), *map(float, row)) for ts, row in zip(history.index.asi8, history[list(OHLCV_COLUMNS)].to_numpy())][-window_bars:]
-            self.counters["history_bars"] = len(self._rows)
+        if history is not None and len(history):  # every bar warms the features up; the window keeps the newest
+            for start_ns, row in zip(history.index.as_unit("ns").asi8.tolist(), history[list(OHLCV_COLUMNS)].to_numpy(dtype=np.float64).tolist()):
+                self._window.append(start_ns, *row)
+            self.counters["history_bars"] = len(self._window)
 
     # ------------------------------------------------------------------ bars
 
     @property
     def last_start_ns(self) -> int:
-        return self._rows[-1][0] if self._rows else -1
+        return self._window.last_start_ns
 
     @property
     def warm(self) -> bool:
@@ -166,7 +265,7 @@ class PaperSession:
     @property
     def bars_known(self) -> int:
         """Bars in the frame (history and feed): the warm-up is complete at ``warmup_bars``."""
-        return len(self._rows)
+        return len(self._window)
 
     def add_bar(self, bar: LiveBar, history: bool = False) -> PaperStep | None:
         """The next closed bar; None when it is a duplicate or older than the newest bar, or a history bar
@@ -178,22 +277,16 @@ class PaperSession:
             self.counters["late_history_bars"] += 1
             return None
         self.counters["history_bars" if history else "bars"] += 1
-        self._rows.append((bar.start_ns, bar.open, bar.high, bar.low, bar.close, bar.volume))
-        if len(self._rows) > self.window_bars:
-            del self._rows[: len(self._rows) - self.window_bars]
+        self._window.append(bar.start_ns, bar.open, bar.high, bar.low, bar.close, bar.volume)
         if history:
             return PaperStep(bar=bar, warming=True, history=True)
-        if len(self._rows) < self.warmup_bars:
+        if len(self._window) < self.warmup_bars:
             self.counters["warmup_bars"] += 1
             return PaperStep(bar=bar, warming=True)
-        split = live_split(self._frame(), self.account_config.flat_minute_of_day)
+        split = self._window.split(self.account_config.flat_minute_of_day)
         if self.env is None:
             return self._start(bar, split)
         return self._play(bar, split)
-
-    def _frame(self) -> pd.DataFrame:
-        times, *columns = zip(*self._rows)
-        return pd.DataFrame(dict(zip(OHLCV_COLUMNS, columns)), index=pd.DatetimeIndex(np.asarray(times, dtype=np.int64), tz="UTC"))
 
     def _start(self, bar: LiveBar, split: DataSplit) -> PaperStep:
         self.env = LiveEnv(split, self.instrument, self.account_config, self.config)

@@ -107,6 +107,13 @@ class PolicyActor(Actor):
             start_checkpoint=str(start_from or ""),
         )
 
+    @classmethod
+    def warm_up(cls, config) -> None:
+        """A spare builds one throwaway learner: the first one in a process takes seconds (torch and SB3 set-up),
+        the next a few ms, so the restarted policy's on_start is quick."""
+        cfg = config.policy
+        OnlineMaskablePPO(msgspec.structs.replace(cfg, learn=False, seed=cfg.seed if cfg.seed >= 0 else config.run.seed), config.env.n_envs)
+
     # ------------------------------------------------------------------ messages
 
     async def on_message(self, msg) -> None:

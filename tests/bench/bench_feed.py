@@ -7,7 +7,12 @@
 2. 1-minute bars -> 5-minute bars through the replay source at speed 0 plus the builder (the
    feed actor's whole path short of the bus), beside pandas resampling the same bars.
 
-3. Paper-mode lag (``--lag-bars``, 0 skips it): ``bin/run paper`` with the default actors, the reasoner
+3. Features per bar (``--feature-bars``, 0 skips it): what paper trading does with each new bar, on a 600-bar
+   window: the rolling update (``FeatureStream.push``, target < 1 ms) and the whole window step
+   (``LiveWindow.append`` + ``split``: features, calendar, env data), beside the batch version it replaced
+   (``compute_features`` over the window, and ``live_split``: a frame built and everything recomputed).
+
+4. Paper-mode lag (``--lag-bars``, 0 skips it): ``bin/run paper`` with the default actors, the reasoner
    thinking, and this process as the feed: it publishes each closed bar on md.bar and times it to the
    risk.verdict for that bar (p50/p99; target p99 < 50 ms), beside the raw bus round trip (pyzmq
    ping-pong through the same kind of broker) as the floor.
@@ -86,10 +91,10 @@ def pandas_bars(bars: pd.DataFrame) -> tuple[float, int]:
 
 ROOT = Path(__file__).resolve().parents[2]
 LOOP_ACTORS = ("env", "policy", "reasoner", "fusion", "risk")
-PAPER_LAG_SETTINGS = ("env.paper_warmup_bars=30", "env.paper_window_bars=600", "env.feed_silence_warn_secs=60.0", "env.feed_silence_flatten_secs=120.0")
+PAPER_LAG_SETTINGS = ("runtime.startup_grace_secs=300.0", "env.paper_warmup_bars=30", "env.paper_window_bars=600", "env.feed_silence_warn_secs=60.0", "env.feed_silence_flatten_secs=120.0")
 
 
-def _wait_for_loop(client, timeout_secs: float = 120.0) -> None:
+def _wait_for_loop(client, timeout_secs: float = 300.0) -> None:
     from bus.messages import Heartbeat
 
     seen: set[str] = set()
@@ -154,12 +159,54 @@ def lag_rows(n_bars: int, pace_secs: float) -> list[tuple[str, str, str, str, st
     ]
 
 
+def feature_rows(n_bars: int, window_bars: int = 600) -> list[tuple[str, str, str, str, str]]:
+    """Per-bar cost of the incremental features and window against the batch recomputation, on the same bars."""
+    from actors.common.market_settings import AccountConfig
+    from actors.env.feature_stream import FeatureStream
+    from actors.env.features import compute_features
+    from actors.env.live import LiveWindow, live_split
+
+    flat_minute = AccountConfig().flat_minute_of_day
+    frame = generate_bars(days=(window_bars + n_bars) // 390 + 2, seed=0).iloc[: window_bars + n_bars]
+    starts = frame.index.as_unit("ns").asi8.tolist()
+    rows = frame[["open", "high", "low", "close", "volume"]].to_numpy().tolist()
+    stream, window = FeatureStream(), LiveWindow(window_bars)
+    push_ns, window_ns, batch_ns, split_ns = [], [], [], []
+    for i, (start_ns, (open_, high, low, close, volume)) in enumerate(zip(starts, rows)):
+        t0 = time.perf_counter_ns()
+        stream.push(start_ns, high, low, close, volume)
+        t1 = time.perf_counter_ns()
+        window.append(start_ns, open_, high, low, close, volume)
+        window.split(flat_minute)
+        t2 = time.perf_counter_ns()
+        if i < window_bars:
+            continue
+        push_ns.append(t1 - t0)
+        window_ns.append(t2 - t1)
+        recent = frame.iloc[i + 1 - window_bars : i + 1]
+        t3 = time.perf_counter_ns()
+        compute_features(recent)
+        t4 = time.perf_counter_ns()
+        live_split(recent, flat_minute)
+        batch_ns.append(t4 - t3)
+        split_ns.append(time.perf_counter_ns() - t4)
+    (p50, p99), (base50, base99) = percentiles_us(push_ns), percentiles_us(batch_ns)
+    (w50, w99), (s50, s99) = percentiles_us(window_ns), percentiles_us(split_ns)
+    return [
+        ("feature update per bar, p50 us", f"{p50:,.0f}", f"{base50:,.0f}", f"{base50 / p50:.1f}", "-"),
+        ("feature update per bar, p99 us", f"{p99:,.0f}", f"{base99:,.0f}", f"{base99 / p99:.1f}", "< 1,000"),
+        ("paper window per bar (features + calendar + env data), p50 us", f"{w50:,.0f}", f"{s50:,.0f}", f"{s50 / w50:.1f}", "-"),
+        ("paper window per bar, p99 us", f"{w99:,.0f}", f"{s99:,.0f}", f"{s99 / w99:.1f}", "-"),
+    ]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bin/bench feed", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trades", type=int, default=1_000_000, help="trades aggregated in part 1 (default 1,000,000)")
     parser.add_argument("--days", type=int, default=20, help="sessions of 1-minute bars replayed in part 2 (default 20)")
-    parser.add_argument("--lag-bars", type=int, default=120, help="bars timed in part 3, paper-mode lag (0 skips it; default 120)")
-    parser.add_argument("--lag-pace-secs", type=float, default=0.5, help="seconds between the bars of part 3 (default 0.5)")
+    parser.add_argument("--feature-bars", type=int, default=500, help="bars timed in part 3, features per bar (0 skips it; default 500)")
+    parser.add_argument("--lag-bars", type=int, default=120, help="bars timed in part 4, paper-mode lag (0 skips it; default 120)")
+    parser.add_argument("--lag-pace-secs", type=float, default=0.5, help="seconds between the bars of part 4 (default 0.5)")
     args = parser.parse_args(argv)
 
     trades = seeded_trades(args.trades)
@@ -179,6 +226,9 @@ def main(argv: list[str] | None = None) -> None:
         ("replay 1m -> 5m, bars out", f"{replay_count}", f"{replay_base_count}", "-", "equal"),
     ]
     print_table(f"Feed: bar builder vs pandas resample ({len(trades):,} trades, {len(minute_bars):,} 1m bars; ratio = project speed / pandas speed)", rows)
+    if args.feature_bars:
+        print_table(f"Paper features per bar on a 600-bar window, {args.feature_bars} bars (baseline: the batch version recomputed over the window; "
+                    "ratio = baseline / project)", feature_rows(args.feature_bars))
     if args.lag_bars:
         print_table("Paper-mode lag with the reasoner running (baseline: raw pyzmq ping-pong through a broker; ratio = baseline / project)",
                     lag_rows(args.lag_bars, args.lag_pace_secs))

@@ -7,12 +7,23 @@ latency is what the env actor measures from publishing each ``env.obs`` to recei
 Baseline: the same decision logic called in one process (policy propose -> fusion ->
 risk -> env step), no bus, no LLM. The difference of the p50 latencies is the per-decision
 overhead of the process split.
+
+Per hop (``--hops``, on by default): a second run with ``TT_PROFILE=hops`` (runtime/hops.py), where
+every actor times its side of each message. The table gives, per message and receiver, the p50 µs of
+each stage: encode and send at the sender; broker + wake-up (the receiver's transit from the
+envelope's send time to the frame leaving its socket, less the sender's send call: the broker's
+forwarding, the receiver's wake-up, and any wait while it was busy with another message); decode
+(typed msgpack), validate (finite checks) and handler at the receiver. The critical path is
+env.obs -> policy -> fusion -> risk -> env; the other rows run beside it on the same 2 cores.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import time
+from pathlib import Path
 
 from bus.messages import MarketContext
 from config.loader import load_config
@@ -22,27 +33,88 @@ FROZEN = {"policy.learn": False, "env.mode": "train", "env.split": "train"}
 EXTRA: dict = {}
 
 
-def project_loop(steps: int, n_envs: int, with_reasoner: bool) -> dict[str, float]:
-    """Figures from the env actor itself (obs published -> verdict received), so no observer adds wake-ups."""
+def project_loop(steps: int, n_envs: int, with_reasoner: bool, hops: bool = False) -> dict:
+    """Figures from the env actor itself (obs published -> verdict received), so no observer adds wake-ups;
+    ``hops``: with every actor timing its stages (TT_PROFILE=hops), their ``hop_profile`` under "hops"."""
     from bus.messages import Done
     from runtime.testing import running_actors
 
     actors = ["env", "policy", "fusion", "risk"] + (["reasoner"] if with_reasoner else [])
     settings = {**FROZEN, "env.n_envs": n_envs, "env.max_steps": steps, "runtime.stats_interval_secs": 60.0, **EXTRA}
-    with running_actors(actors, settings, keep_run_dir=True) as rt:
-        rt.client.subscribe(Done, settle_secs=0)
-        started = time.perf_counter()
-        done = rt.client.recv(Done, timeout_secs=600, where=lambda d: d.actor == "env")
-        elapsed = time.perf_counter() - started
-        rt.stop()
-        thoughts = _final_counter(rt.run_dir / "logs" / "reasoner.jsonl", "thoughts_generated") if with_reasoner else 0.0
+    saved = os.environ.get("TT_PROFILE")
+    if hops:
+        os.environ["TT_PROFILE"] = ",".join(filter(None, [saved, "hops"]))
+    try:
+        with running_actors(actors, settings, keep_run_dir=True) as rt:
+            rt.client.subscribe(Done, settle_secs=0)
+            started = time.perf_counter()
+            done = rt.client.recv(Done, timeout_secs=600, where=lambda d: d.actor == "env")
+            elapsed = time.perf_counter() - started
+            rt.stop()
+            thoughts = _final_counter(rt.run_dir / "logs" / "reasoner.jsonl", "thoughts_generated") if with_reasoner else 0.0
+            profiles = {actor: _hop_profile(rt.run_dir / "logs" / f"{actor}.jsonl") for actor in actors} if hops else {}
+    finally:
+        if saved is None:
+            os.environ.pop("TT_PROFILE", None)
+        else:
+            os.environ["TT_PROFILE"] = saved
     summary = done.summary
     return {
         "steps_per_sec": summary["loop_steps"] / elapsed,
         "p50_us": summary["decision_latency_p50_us"],
         "p99_us": summary["decision_latency_p99_us"],
         "thoughts": thoughts,
+        "hops": profiles,
     }
+
+
+def _hop_profile(log_file: Path) -> dict:
+    """The actor's last ``hop_profile`` event (topic -> stage -> figures), {} when it logged none."""
+    hops: dict = {}
+    for line in log_file.read_text().splitlines():
+        if '"hop_profile"' in line:
+            hops = json.loads(line).get("hops", {})
+    return hops
+
+
+CRITICAL_PATH = (("env.obs", "env", "policy"), ("policy.proposal", "policy", "fusion"), ("fusion.decision", "fusion", "risk"),
+                 ("risk.verdict", "risk", "env"))
+BESIDE = (("env.obs", "env", "fusion"), ("env.obs", "env", "risk"), ("env.obs", "env", "reasoner"), ("policy.proposal", "policy", "risk"),
+          ("risk.verdict", "risk", "policy"), ("env.transition", "env", "policy"), ("llm.thought", "reasoner", "fusion"))
+
+
+def hop_rows(profiles: dict, measured_p50_us: float, baseline_p50_us: float) -> tuple[list[tuple], list[str]]:
+    """Rows of the per-hop table (p50 µs per stage) and a closing line per check."""
+    rows, path_total = [], 0.0
+    for group, hops in (("critical path", CRITICAL_PATH), ("beside it", BESIDE)):
+        for topic, sender, receiver in hops:
+            sent = profiles.get(sender, {}).get(topic, {})
+            got = profiles.get(receiver, {}).get(topic, {})
+            if not got:
+                continue
+            p50 = {stage: figures["p50_us"] for stage, figures in {**sent, **got}.items()}
+            broker = max(p50.get("transit", 0.0) - p50.get("send", 0.0), 0.0)
+            stages = [p50.get("encode", 0.0), p50.get("send", 0.0), broker, p50.get("decode", 0.0), p50.get("validate", 0.0), p50.get("handler", 0.0)]
+            total = sum(stages)
+            if group == "critical path":
+                path_total += total
+            rows.append((f"{topic} {sender}->{receiver}", *(f"{v:,.1f}" for v in stages), f"{total:,.1f}", f"{int(got.get('handler', got.get('decode', {})).get('count', 0)):,}"))
+    notes = [f"critical path, sum of the stages' p50: {path_total:,.0f} us; measured obs->verdict p50 in this run {measured_p50_us:,.0f} us; "
+             f"one-process baseline {baseline_p50_us:,.0f} us (ratio {measured_p50_us / max(baseline_p50_us, 1e-9):.2f}x)"]
+    return rows, notes
+
+
+def print_hop_table(title: str, rows: list[tuple], notes: list[str]) -> None:
+    header = ("message sender->receiver", "encode", "send", "broker+wake", "decode", "validate", "handler", "sum", "msgs")
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    print(f"\n{title}")
+    print("  ".join(str(h).ljust(w) for h, w in zip(header, widths)))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+    for note in notes:
+        print(note)
+    print(flush=True)
 
 
 def _final_counter(log_file, key: str) -> float:
@@ -152,15 +224,22 @@ def main(argv: list[str] | None = None) -> None:
                         "process attached to its bus (bin/run dashboard --bus)")
     parser.add_argument("--window-secs", type=float, default=10.0, help="--dashboard: seconds each rate is measured over")
     parser.add_argument("--repeats", type=int, default=2, help="--dashboard: alternated runs per case")
+    parser.add_argument("--no-hops", dest="hops", action="store_false", help="leave out the per-hop run (TT_PROFILE=hops)")
+    parser.add_argument("--no-reasoner", dest="reasoner", action="store_false",
+                        help="leave the reasoner out (on a loaded machine its nice-19 start can miss runtime.startup_grace_secs)")
     args = parser.parse_args(argv)
     if args.dashboard:
         print_table("decision loop at full speed with a dashboard attached: env + policy + fusion + risk (frozen policy)",
                     dashboard_rows(args.n_envs, args.window_secs, args.repeats))
         return
-    rows = []
+    rows, hop_tables = [], []
     for n_envs in args.n_envs:
         base = in_process_loop(args.steps, n_envs)
-        proj = project_loop(args.steps, n_envs, with_reasoner=True)
+        proj = project_loop(args.steps, n_envs, with_reasoner=args.reasoner)
+        if args.hops:
+            profiled = project_loop(args.steps, n_envs, with_reasoner=args.reasoner, hops=True)
+            hop_tables.append((f"{n_envs} env(s): where obs->verdict time goes, p50 us per stage (TT_PROFILE=hops run: obs->verdict p50 "
+                               f"{profiled['p50_us']:,.0f} us, p99 {profiled['p99_us']:,.0f} us)", *hop_rows(profiled["hops"], profiled["p50_us"], base["p50_us"])))
         overhead = proj["p50_us"] - base["p50_us"]
         rows += [
             (f"{n_envs} env(s): loop steps/s", f"{proj['steps_per_sec']:,.0f}", f"{base['steps_per_sec']:,.0f} one process", f"{proj['steps_per_sec'] / base['steps_per_sec']:.2f}x", ""),
@@ -169,7 +248,9 @@ def main(argv: list[str] | None = None) -> None:
             (f"{n_envs} env(s): process-split overhead", f"{overhead:.0f} us/decision", "-", "-", "stated"),
             (f"{n_envs} env(s): thoughts during run", f"{proj['thoughts']:.0f}", "-", "-", ""),
         ]
-    print_table("decision loop: env + policy + fusion + risk, reasoner always on (frozen policy)", rows)
+    print_table(f"decision loop: env + policy + fusion + risk, {'reasoner always on' if args.reasoner else 'no reasoner'} (frozen policy)", rows)
+    for title, hop_table, notes in hop_tables:
+        print_hop_table(title, hop_table, notes)
 
 
 if __name__ == "__main__":

@@ -157,3 +157,23 @@ def test_a_ragged_batch_cannot_be_built():
     with pytest.raises(ValueError, match="PolicyProposal.values: shape"):
         PolicyProposal(env_ids=[0, 1], step=1, actions=np.zeros(2), confidences=np.zeros(2), probs=np.zeros((2, 6)),
                        values=np.zeros(1))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, "both infinities", "largest finite"])
+@pytest.mark.parametrize("field", ["confidences", "probs", "values"])
+def test_a_proposal_with_nan_or_an_infinity_is_dropped_as_non_finite_and_huge_finite_values_pass(field, bad):
+    msg = sample_struct(PolicyProposal)
+    array = getattr(msg, field).copy()
+    if bad == "both infinities":  # their float64 sum is NaN, not a finite number
+        array.flat[0], array.flat[-1] = np.inf, -np.inf
+    elif bad == "largest finite":  # summed in float64: no overflow, so not mistaken for an infinity
+        array[...] = np.finfo(np.float32).max
+    else:
+        array.flat[-1] = bad
+    frames = list(Encoder("test:1").encode(msgspec.structs.replace(msg, **{field: array})))
+    if bad == "largest finite":
+        assert np.array_equal(getattr(Decoder().decode(frames).msg, field), array)
+        return
+    with pytest.raises(FrameError) as info:
+        Decoder().decode(frames)
+    assert info.value.kind is DropKind.NON_FINITE and field in info.value.detail

@@ -12,6 +12,7 @@ import pytest
 from bus.messages import Heartbeat, Probe
 from runtime.supervisor import EXIT_FAILED
 from runtime.testing import running_actors
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,3 +123,29 @@ def test_a_handler_that_raises_ends_the_process_and_the_supervisor_restarts_it()
         assert rt.client.recv(Probe, timeout_secs=10, where=lambda m: m.probe_id == 2).hop == 0
         log = (rt.run_dir / "logs" / "slowrelay.jsonl").read_text()
         assert '"event": "handler_failed"' in log
+
+
+def test_a_spare_with_its_imports_done_takes_over_a_killed_actor_and_is_replaced_then_stopped():
+    settings = {"runtime.heartbeat_interval_secs": 0.2, "runtime.restart_backoff_secs": 0.05, "runtime.spare_actors": ["relay1"]}
+    with running_actors(["runtime.probes:Relay1"], settings) as rt:
+        rt.client.subscribe("probe.0", Heartbeat, settle_secs=0.3)
+        spare = wait_until(lambda: rt.supervisor.actors["relay1"].spare, 60, "the spare")
+        old_pid = rt.pid("relay1")
+        rt.kill("relay1")
+        beat = rt.client.recv(Heartbeat, timeout_secs=60, where=lambda h: h.actor == "relay1" and h.pid != old_pid)
+        assert beat.pid == spare.pid == rt.pid("relay1")  # the spare became the actor
+        rt.client.publish(Probe(probe_id=5, hop=1, hops=2, sent_ns=0), "1")
+        assert rt.client.recv(Probe, timeout_secs=10, where=lambda m: m.probe_id == 5).hop == 0
+        second = wait_until(lambda: rt.supervisor.actors["relay1"].spare, 60, "a new spare")
+        assert second.pid != spare.pid
+        rt.stop()
+        assert not pid_alive(second.pid) and not pid_alive(spare.pid)
+
+
+def test_without_spare_actors_no_spare_is_started():
+    settings = {"runtime.heartbeat_interval_secs": 0.2, "runtime.spare_actors": []}
+    with running_actors(["runtime.probes:Relay1"], settings) as rt:
+        rt.client.subscribe(Heartbeat, settle_secs=0)
+        rt.client.recv(Heartbeat, timeout_secs=30, where=lambda h: h.actor == "relay1")
+        rt.client.recv(Heartbeat, timeout_secs=30, where=lambda h: h.actor == "relay1")  # the supervisor saw one too
+        assert rt.supervisor.actors["relay1"].spare is None

@@ -146,3 +146,15 @@ def test_resume_takes_the_newest_checkpoint_of_a_run_dir_and_a_restart_prefers_i
         resolve_start_checkpoint(str(tmp_path / "empty"), "", True, tmp_path / "x")
     with pytest.raises(ValueError, match="policy.model_path"):
         resolve_start_checkpoint("", str(tmp_path / "missing.zip"), False, tmp_path / "x")
+
+
+@pytest.mark.parametrize("learn", [False, True])
+def test_a_spare_policy_warms_up_on_the_run_config_without_writing_anything(learn, tmp_path, monkeypatch):
+    # The first learner of a process pays torch's and SB3's set-up; warm_up (run by a spare, runtime.spare_actors) pays it
+    # ahead. bin/run chaos shows the restart time it saves; here: it runs on a real config (seed -1 too) and writes nothing.
+    from actors.policy.actor import PolicyActor
+    from config.loader import load_config
+
+    monkeypatch.chdir(tmp_path)
+    PolicyActor.warm_up(load_config(overrides={"policy.learn": learn, "policy.seed": -1, "env.n_envs": 2}))
+    assert list(tmp_path.iterdir()) == []
