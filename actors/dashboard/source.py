@@ -25,11 +25,12 @@ from typing import Any, Callable
 
 import zmq
 
-from actors.dashboard.state import DashboardState
+from actors.dashboard.state import AccountRules, DashboardState
 from bus.broker import ADDRESSES_FILE, BusAddresses
 from runtime.rundir import CONFIG_FILE
 
-TOPICS = ("sys.", "env.obs", "env.outcome", "policy.proposal", "llm.thought", "fusion.decision", "risk.verdict", "lora.adapter")
+TOPICS = ("sys.", "env.obs", "env.outcome", "env.episode", "env.hindsight", "policy.proposal", "llm.thought", "fusion.decision",
+          "risk.verdict", "lora.adapter")
 HOT = (b"env.obs", b"policy.proposal", b"fusion.decision", b"risk.verdict")
 HOT_KEEP = 4
 """Frames of each hot topic decoded per pass (the newest ones): at most 20 steps a second are shown in full."""
@@ -110,6 +111,22 @@ def run_mode(run_dir: Path) -> str:
     name = config.get("run", {}).get("name", "")
     mode = "train" if env_mode == "train" and learn else env_mode
     return f"{mode} ({name})" if name else f"{mode} ({run_dir.name})"
+
+
+def account_rules(run_dir: Path) -> AccountRules:
+    """The run's account rules (its config's [account], presets resolved); empty rules when unreadable."""
+    try:
+        import tomllib
+
+        import msgspec
+
+        from actors.env.config import AccountConfig
+
+        section = tomllib.loads((run_dir / CONFIG_FILE).read_text()).get("account", {})
+        config = msgspec.convert(section, AccountConfig)
+    except (OSError, ValueError, msgspec.ValidationError):
+        return AccountRules()
+    return AccountRules(config.name, config.start_balance, config.profit_target, config.daily_loss_limit)
 
 
 class LogReader:
@@ -279,5 +296,6 @@ class Reader:
     def _open_run(self, run_dir: Path, source: str) -> None:
         self.run_dir = run_dir
         self.state.attach(str(run_dir), run_mode(run_dir), source)
+        self.state.set_rules(account_rules(run_dir))
         self.logs = LogReader(run_dir)
         self.state.on_report(run_dir)
