@@ -165,7 +165,8 @@ class Account:
     reason: str = ""
 
     def row(self) -> dict[str, Any]:
-        return {"account": self.index, "episode": self.episode_id, "steps": f"{self.start_step} - {self.end_step}",
+        return {"account": self.index, "episode": self.episode_id,
+                "steps": f"{self.start_step} - {self.end_step}" if self.start_step >= 0 else "(report)",
                 "outcome": self.outcome, "net": round(self.balance - self.start_balance, 2), "why": self.reason or "-"}
 
 
@@ -602,8 +603,14 @@ class DashboardState:
                 int(exit_.get("step", -1)), float(item.get("entry_price", 0.0)), float(item.get("exit_price", 0.0)),
                 float(item.get("pnl_usd", 0.0)), int(item.get("bars_held", 0)), str(item.get("exit_reason", "")), [],
                 chain_text="\n".join(_report_decision_text(label, d) for label, d in (("entry", entry), ("exit", exit_)) if d)))
-        accounts = document.get("evaluation_accounts", [])
-        outcomes = [str(a.get("outcome", "")) for a in accounts if isinstance(a, dict)]
+        accounts = [a for a in document.get("evaluation_accounts", []) if isinstance(a, dict)]
+        outcomes = [str(a.get("outcome", "")) for a in accounts]
+        if not self.accounts:  # not followed live: the report's walk (every env's, in the order they started)
+            for number, a in enumerate(accounts[-MAX_ROWS:]):
+                net = float(a.get("net_pnl_usd", 0.0))
+                days = a.get("trading_days", "?")
+                self.accounts.appendleft(Account(number, int(a.get("index", number)), -1, -1, 0.0, net, str(a.get("outcome", "")),
+                                                 f"{a.get('reason', '')} ({days} days)"))
         self.report = {"path": path, "net_pnl_usd": document.get("net_pnl_usd"), "trades": document.get("trades"),
                        "win_rate": document.get("win_rate"), "sharpe": document.get("sharpe"), "max_drawdown": document.get("max_drawdown"),
                        "accounts": " ".join(f"{o}:{outcomes.count(o)}" for o in ("passed", "failed", "open") if o in outcomes) or "-"}

@@ -99,13 +99,13 @@ def test_the_page_follows_a_live_run_and_a_closed_browser_costs_the_runtime_noth
                 assert set(final) - {""} <= {"HOLD", "BUY", "SELL", "MOVE_SL_TO_BE", "ENABLE_TRAIL", "DISABLE_TRAIL"}  # "": the redraw row
                 first = model_value(driver, "health", "m.text")
                 assert "live bus" in first
-                wait_for(lambda: model_value(driver, "health", "m.text") != first, "an update of the health panel", 10)
+                wait_for(lambda: model_value(driver, "health", "m.text") != first, "an update of the health panel", 60)
                 points = model_value(driver, "price_source", "m.get_length()")
-                wait_for(lambda: model_value(driver, "price_source", "m.get_length()") > points, "new price points", 10)
+                wait_for(lambda: model_value(driver, "price_source", "m.get_length()") > points, "new price points", 60)
                 # Clicking a trade (selecting its row) shows the decisions behind it.
                 wait_for(lambda: (model_value(driver, "trades", "m.source.get_length()") or 0) >= 2, "two closed trades", 120)
                 driver.execute_script("Bokeh.documents[0].get_model_by_name('trades').source.selected.indices = [0];")
-                wait_for(lambda: "RL " in (model_value(driver, "chain", "m.text") or ""), "the chain of the clicked trade", 10)
+                wait_for(lambda: "RL " in (model_value(driver, "chain", "m.text") or ""), "the chain of the clicked trade", 60)
                 # The market panel: candles, the open positions' entry / stop / target, entry and exit marks.
                 assert model_value(driver, "candle_source", "m.get_length()") >= 10
                 assert model_value(driver, "position_source", "m.get_length()") >= 1
@@ -119,7 +119,7 @@ def test_the_page_follows_a_live_run_and_a_closed_browser_costs_the_runtime_noth
                 # Events filtered by kind: only fills stay.
                 driver.execute_script("Bokeh.documents[0].get_model_by_name('event_kinds').value = ['fill'];")
                 wait_for(lambda: set(model_value(driver, "events", "m.source.data.get ? m.source.data.get('kind') : m.source.data['kind']")
-                                     or ["?"]) <= {"fill", ""}, "only fills in the events table", 10)
+                                     or ["?"]) <= {"fill", ""}, "only fills in the events table", 60)
             finally:
                 driver.quit()
             assert (tmp_path / "dashboard.png").stat().st_size > 10_000

@@ -198,7 +198,7 @@ def test_a_finished_report_fills_the_trades_with_their_decision_chain(tmp_path):
     decision = {"step": 3, "rl_action": "BUY", "rl_confidence": 0.6, "thought": None, "fusion_method": "rules", "fusion_rule": "no_thought",
                 "rl_trust": 1.0, "llm_trust": 0.0, "final_action": "BUY", "veto_reason": ""}
     (report / "metrics.json").write_text(json.dumps({
-        "net_pnl_usd": 120.0, "trades": 1.0, "evaluation_accounts": [{"outcome": "open"}],
+        "net_pnl_usd": 120.0, "trades": 1.0, "evaluation_accounts": [{"index": 0, "outcome": "open", "reason": "data_end", "trading_days": 2, "net_pnl_usd": 120.0}],
         "trade_list": [{"env_id": 0, "trade_id": 1, "side": "long", "entry_price": 1.0, "exit_price": 2.0, "pnl_usd": 120.0,
                         "bars_held": 4, "exit_reason": "target", "entry_decision": decision, "exit_decision": None}]}))
     state = DashboardState()
@@ -206,6 +206,7 @@ def test_a_finished_report_fills_the_trades_with_their_decision_chain(tmp_path):
 
     snap = state.snapshot({})
     assert snap["trades"][0]["why"] == "target" and snap["report"]["accounts"] == "open:1"
+    assert snap["accounts"][0]["outcome"] == "open" and snap["accounts"][0]["steps"] == "(report)"
     assert state.chain_text(snap["trade_objects"][0]).startswith("entry step 3: RL BUY 0.60; no thought; fusion rules/no_thought")
 
 
