@@ -6,9 +6,10 @@ run directory under the target (a job such as main writes one per stage), reads 
 subscribes to its bus while the runtime is alive.
 
 The loop's hot topics (env.obs, policy.proposal, fusion.decision, risk.verdict) can arrive thousands of
-times a second in a full-speed run. The reader receives every frame (cheap) but decodes only the
-newest ``HOT_KEEP`` of each hot topic per pass (decoding is what costs), so the page follows a fast run
-with a sampled price line while a live-paced run (a bar a second) is shown step by step. The runtime
+times a second in a full-speed run. The reader receives every frame (cheap) but, when a pass finds more
+than ``HOT_ALL`` frames of a hot topic, decodes only the newest ``HOT_KEEP`` of them (decoding is what
+costs), so the page follows a fast run with a sampled price line while a paced run is shown step by step
+even when a busy machine delays the reader's passes. The runtime
 never waits for the dashboard: a slow or absent reader only fills its own queue at the broker, which
 drops beyond the high-water mark.
 """
@@ -33,7 +34,10 @@ TOPICS = ("sys.", "env.obs", "env.outcome", "env.episode", "env.hindsight", "pol
           "risk.verdict", "lora.adapter")
 HOT = (b"env.obs", b"policy.proposal", b"fusion.decision", b"risk.verdict")
 HOT_KEEP = 4
-"""Frames of each hot topic decoded per pass (the newest ones): at most 20 steps a second are shown in full."""
+"""Frames of each hot topic decoded per pass (the newest ones) when the loop runs faster than the page can follow."""
+HOT_ALL = 40
+"""Up to this many frames of a hot topic in one pass are all decoded: a paced run (tens of steps a second, or a
+late pass on a busy machine) keeps every step, so each trade's decisions are there when it is clicked."""
 PASS_SECS = 0.2
 """How often the reader drains the socket: five passes a second keep the page's 0.5 s updates fresh."""
 LOG_EVERY_PASSES = 5
@@ -160,7 +164,7 @@ class BusReader:
         return False
 
     def drain(self, state: DashboardState, limit: int = 50_000) -> int:
-        hot: dict[bytes, deque[list[bytes]]] = {topic: deque(maxlen=HOT_KEEP) for topic in HOT}
+        hot: dict[bytes, deque[list[bytes]]] = {topic: deque(maxlen=HOT_ALL + 1) for topic in HOT}
         other: list[list[bytes]] = []
         sock, received = self.client.sub, 0
         while received < limit:
@@ -176,6 +180,9 @@ class BusReader:
         self.frames += received
         self.last_message = time.monotonic()
         # Thoughts and outcomes first, then the loop in hop order, so a verdict finds its proposal and fusion decision.
+        for topic in HOT:
+            if len(hot[topic]) > HOT_ALL:  # a fast loop: its newest steps only
+                hot[topic] = deque(list(hot[topic])[-HOT_KEEP:])
         for frames in other + [f for topic in HOT for f in hot[topic]]:
             decoded = self.client.decode(frames)
             if decoded is not None:

@@ -105,7 +105,10 @@ def test_the_page_follows_a_live_run_and_a_closed_browser_costs_the_runtime_noth
                 # Clicking a trade (selecting its row) shows the decisions behind it.
                 wait_for(lambda: (model_value(driver, "trades", "m.source.get_length()") or 0) >= 2, "two closed trades", 120)
                 driver.execute_script("Bokeh.documents[0].get_model_by_name('trades').source.selected.indices = [0];")
-                wait_for(lambda: "RL " in (model_value(driver, "chain", "m.text") or ""), "the chain of the clicked trade", 60)
+                try:
+                    wait_for(lambda: "RL " in (model_value(driver, "chain", "m.text") or ""), "the chain of the clicked trade", 60)
+                except AssertionError as exc:
+                    raise AssertionError(f"{exc}; the chain panel shows {model_value(driver, 'chain', 'm.text')!r}") from None
                 # The market panel: candles, the open positions' entry / stop / target, entry and exit marks.
                 assert model_value(driver, "candle_source", "m.get_length()") >= 10
                 assert model_value(driver, "position_source", "m.get_length()") >= 1
