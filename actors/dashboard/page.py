@@ -10,8 +10,9 @@ notice.
 from __future__ import annotations
 
 import html
-import math
 from typing import Any
+
+import numpy as np
 
 from bokeh.document import Document
 from bokeh.layouts import column, row
@@ -94,8 +95,8 @@ class DashboardView:
                                    line_color="black", legend_field="kind")
         self.price.add_tools(HoverTool(renderers=[marks], tooltips=[("step", "@step"), ("price", "@price{0,0.00}"), ("", "@kind")]),
                              HoverTool(renderers=[halts], tooltips=[("halt", "@rule")]))
-        self.price.legend.location = "top_left"
         self.price.legend.orientation = "horizontal"
+        self.price.add_layout(self.price.legend[0], "below")  # inside, it would hide the newest bars
 
         self.equity_source = ColumnDataSource({"step": [], "equity": [], "threshold": []})
         self.equity = figure(title="account: equity and the trailing drawdown threshold", height=220, sizing_mode="stretch_width",
@@ -168,8 +169,7 @@ class DashboardView:
         for name, limit in STREAMS:
             source, new = sources[name], snap["new"][name]
             if new and next(iter(new.values())):
-                source.stream({k: [None if isinstance(v, float) and math.isnan(v) else v for v in values] for k, values in new.items()},
-                              rollover=limit)
+                source.stream({k: _column(values) for k, values in new.items()}, rollover=limit)
         self._text(self.health, health_lines(snap))
         account = account_lines(snap)
         if snap["report"]:
@@ -207,6 +207,14 @@ class DashboardView:
         if new and new[0] < len(self.trades):
             trade = self.trades[new[0]]
             self._text(self.chain, [f"trade {trade.trade_id} ({trade.side}, {trade.pnl_usd:+.2f} $):", self.state.chain_text(trade)])
+
+
+def _column(values: list) -> list | np.ndarray:
+    """A float column goes as a float64 array, so a NaN (a flat step, a figure not yet known) stays NaN and breaks
+    the line there; as a list, BokehJS would read its ``null`` as 0 and draw down to zero."""
+    if values and all(isinstance(v, float) for v in values):
+        return np.asarray(values, dtype=np.float64)
+    return values
 
 
 def _num(value: Any, digits: int = 2) -> str:

@@ -6,10 +6,10 @@ run directory under the target (a job such as main writes one per stage), reads 
 subscribes to its bus while the runtime is alive.
 
 The loop's hot topics (env.obs, policy.proposal, fusion.decision, risk.verdict) can arrive thousands of
-times a second in a full-speed run. The reader receives every frame (cheap) but, when a pass finds more
-than ``HOT_ALL`` frames of a hot topic, decodes only the newest ``HOT_KEEP`` of them (decoding is what
-costs), so the page follows a fast run with a sampled price line while a paced run is shown step by step
-even when a busy machine delays the reader's passes. The runtime
+times a second in a full-speed run. The reader receives every frame (cheap) but decodes at most
+``HOT_STEPS_PER_SEC`` of each hot topic per second of wall time since its last pass, the newest ones
+(decoding is what costs): a fast loop is shown as a sampled price line at a bounded cost, and a paced
+run step by step, even when a busy machine delays the reader's passes. The runtime
 never waits for the dashboard: a slow or absent reader only fills its own queue at the broker, which
 drops beyond the high-water mark.
 """
@@ -17,6 +17,7 @@ drops beyond the high-water mark.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections import deque
@@ -33,11 +34,14 @@ from runtime.rundir import CONFIG_FILE
 TOPICS = ("sys.", "env.obs", "env.outcome", "env.episode", "env.hindsight", "policy.proposal", "llm.thought", "fusion.decision",
           "risk.verdict", "lora.adapter")
 HOT = (b"env.obs", b"policy.proposal", b"fusion.decision", b"risk.verdict")
+HOT_STEPS_PER_SEC = 20.0
+"""Frames of each hot topic decoded per second (the newest of a pass): a loop up to 20 steps a second keeps every step,
+so each trade's decisions are there when it is clicked; a faster one is sampled, and the reader's cost stays bounded
+(a pass that decoded everything at 60 steps/s x 4 envs took 4-5% of a core)."""
 HOT_KEEP = 4
-"""Frames of each hot topic decoded per pass (the newest ones) when the loop runs faster than the page can follow."""
-HOT_ALL = 40
-"""Up to this many frames of a hot topic in one pass are all decoded: a paced run (tens of steps a second, or a
-late pass on a busy machine) keeps every step, so each trade's decisions are there when it is clicked."""
+"""At least this many frames of each hot topic are decoded per pass."""
+HOT_MAX = 400
+"""At most this many (a pass after a long stall)."""
 PASS_SECS = 0.2
 """How often the reader drains the socket: five passes a second keep the page's 0.5 s updates fresh."""
 LOG_EVERY_PASSES = 5
@@ -154,6 +158,7 @@ class BusReader:
         self.client = SyncBus(addresses, sender=sender, hwm=2000)
         self.client.subscribe(*TOPICS, settle_secs=0)
         self.last_message = 0.0
+        self.last_drain = time.monotonic()
         self.frames = 0
 
     def wait_first(self, timeout_secs: float) -> bool:
@@ -164,7 +169,10 @@ class BusReader:
         return False
 
     def drain(self, state: DashboardState, limit: int = 50_000) -> int:
-        hot: dict[bytes, deque[list[bytes]]] = {topic: deque(maxlen=HOT_ALL + 1) for topic in HOT}
+        now = time.monotonic()
+        keep = min(HOT_MAX, max(HOT_KEEP, math.ceil(HOT_STEPS_PER_SEC * (now - self.last_drain))))
+        self.last_drain = now
+        hot: dict[bytes, deque[list[bytes]]] = {topic: deque(maxlen=keep) for topic in HOT}
         other: list[list[bytes]] = []
         sock, received = self.client.sub, 0
         while received < limit:
@@ -180,9 +188,6 @@ class BusReader:
         self.frames += received
         self.last_message = time.monotonic()
         # Thoughts and outcomes first, then the loop in hop order, so a verdict finds its proposal and fusion decision.
-        for topic in HOT:
-            if len(hot[topic]) > HOT_ALL:  # a fast loop: its newest steps only
-                hot[topic] = deque(list(hot[topic])[-HOT_KEEP:])
         for frames in other + [f for topic in HOT for f in hot[topic]]:
             decoded = self.client.decode(frames)
             if decoded is not None:

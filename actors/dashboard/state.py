@@ -102,7 +102,8 @@ class Decision:
     step: int
     env_id: int
     rl_action: int = NO_ACTION
-    rl_probs: str = ""
+    probs: tuple[float, ...] = ()
+    """The policy's action probabilities (formatted only when shown: most decisions never are)."""
     llm_action: int = NO_ACTION
     llm_confidence: float = 0.0
     llm_reason: str = ""
@@ -116,6 +117,10 @@ class Decision:
     final_action: int = NO_ACTION
     verdict: str = ""
     halt: str = ""
+
+    @property
+    def rl_probs(self) -> str:
+        return " ".join(f"{ACTION_NAMES[a][:4]} {p:.2f}" for a, p in enumerate(self.probs) if p >= 0.005)
 
     def row(self) -> dict[str, Any]:
         llm = "-" if self.llm_action == NO_ACTION else f"{action_name(self.llm_action)} {self.llm_confidence:.2f}"
@@ -476,7 +481,8 @@ class DashboardState:
         for i, env_id in enumerate(msg.env_ids):
             decision = self._decision(msg.step, env_id)
             decision.rl_action = int(msg.actions[i])
-            decision.rl_probs = " ".join(f"{ACTION_NAMES[a][:4]} {p:.2f}" for a, p in enumerate(probs[i].tolist()) if p >= 0.005)
+            if env_id == 0:  # the decisions table and the chains show env 0 only
+                decision.probs = tuple(probs[i].tolist())
 
     def _on_LlmThought(self, msg) -> None:
         self.counts["thoughts"] += 1
