@@ -183,6 +183,13 @@ class MarketContext(msgspec.Struct, frozen=True, kw_only=True):
     tape: str = ""
     """The last bars in numbers (actors/common/llm/tape.py): bucketed 5-bar moves, 20/60-bar moves, range position,
     ATR in ticks, VWAP distance, minutes to flat; "" when too few bars are known. What a hindsight label depends on."""
+    bar_open: float = 0.0
+    """The bar's open, high and low (``price`` is its close); 0 when the sender does not give them. The dashboard's candles."""
+    bar_high: float = 0.0
+    bar_low: float = 0.0
+    stop_price: float = 0.0
+    """The open position's stop-loss and take-profit prices (0 when flat or unknown). The dashboard's chart marks them."""
+    target_price: float = 0.0
 
 
 class EnvObs(Message, frozen=True, kw_only=True):

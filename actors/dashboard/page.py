@@ -10,15 +10,17 @@ notice.
 from __future__ import annotations
 
 import html
-import math
 from typing import Any
+
+import numpy as np
 
 from bokeh.document import Document
 from bokeh.layouts import column, row
-from bokeh.models import ColumnDataSource, DataTable, Div, TableColumn, TextInput
+from bokeh.models import ColumnDataSource, DataTable, Div, HoverTool, MultiChoice, TableColumn, TextInput
 from bokeh.plotting import figure
 
-from actors.dashboard.state import LEARNING_KEYS, MAX_POINTS, DashboardState, account_lines, columns_of, health_lines
+from actors.dashboard.state import (EVENT_KINDS, LEARNING_KEYS, MAX_CANDLES, MAX_POINTS, DashboardState, account_lines, columns_of,
+                                    health_lines, learning_lines)
 
 UPDATE_MS = 500
 """Page updates twice a second."""
@@ -30,6 +32,11 @@ TRADE_COLUMNS = (("trade", "trade", 50), ("side", "side", 50), ("entry", "entry 
 EVENT_COLUMNS = (("time", "time (UTC)", 75), ("kind", "kind", 70), ("actor", "actor", 80), ("text", "event", 700))
 LORA_COLUMNS = (("version", "adapter", 55), ("time", "time", 65), ("experiences", "experiences", 80),
                 ("match", "match rate before -> after", 160), ("published", "result", 75), ("alarm", "alarm", 60))
+ACCOUNT_COLUMNS = (("account", "account", 60), ("episode", "episode", 60), ("steps", "steps", 110), ("outcome", "outcome", 70),
+                   ("net", "net $", 80), ("why", "why", 120))
+STREAMS = (("price", MAX_POINTS), ("candles", MAX_CANDLES), ("position", MAX_POINTS), ("marks", MAX_POINTS), ("equity", MAX_POINTS),
+           ("trust", MAX_POINTS), ("accuracy", 1000), ("learning", 1000))
+"""The chart sources streamed from the state's series of the same name, and how many points each keeps."""
 LEARNING_LINES = (("approx_kl", "#1f77b4"), ("clip_fraction", "#ff7f0e"), ("explained_variance", "#2ca02c"), ("entropy_loss", "#9467bd"))
 
 
@@ -63,13 +70,33 @@ class DashboardView:
         self.actor_div = Div(text=_pre([]), width=420, name="actors")
 
         self.price_source = ColumnDataSource({"step": [], "price": []}, name="price_source")
-        self.mark_source = ColumnDataSource({"step": [], "price": [], "kind": [], "colour": []})
-        self.price = figure(title="market: price (env 0), entries and exits", height=260, sizing_mode="stretch_width",
-                            x_axis_label="loop step", tools="pan,wheel_zoom,box_zoom,reset,hover", name="price_chart",
-                            tooltips=[("step", "@step"), ("price", "@price{0,0.00}"), ("", "@kind")])
-        self.price.line("step", "price", source=self.price_source, line_width=1.5, color="#1f77b4")
-        self.price.scatter("step", "price", source=self.mark_source, color="colour", size=9, marker="triangle", legend_field="kind")
-        self.price.legend.location = "top_left"
+        self.candle_source = ColumnDataSource({"step": [], "open": [], "high": [], "low": [], "close": [], "colour": []},
+                                              name="candle_source")
+        self.position_source = ColumnDataSource({"step": [], "entry": [], "stop": [], "target": []}, name="position_source")
+        self.mark_source = ColumnDataSource({"step": [], "price": [], "kind": [], "colour": []}, name="mark_source")
+        self.halt_source = ColumnDataSource({"start": [], "end": [], "rule": []}, name="halt_source")
+        self.price = figure(title=f"market (env 0): close, the last {MAX_CANDLES} bars as candles, entries and exits, "
+                                  "the open position's entry, stop and target; halted stretches shaded",
+                            height=300, sizing_mode="stretch_width", x_axis_label="loop step",
+                            tools="pan,wheel_zoom,box_zoom,reset", name="price_chart")
+        halts = self.price.vstrip(x0="start", x1="end", source=self.halt_source, fill_color="#ff7f0e", fill_alpha=0.15,
+                                  line_color=None, legend_label="halted")
+        self.price.line("step", "price", source=self.price_source, line_width=1, color="#9aa9b8", legend_label="close")
+        self.price.segment("step", "high", "step", "low", source=self.candle_source, color="colour")
+        self.price.vbar(x="step", width=0.7, top="open", bottom="close", source=self.candle_source, fill_color="colour",
+                        line_color="colour")
+        self.price.line("step", "entry", source=self.position_source, color="#555555", line_dash="dotted", line_width=1.5,
+                        legend_label="entry")
+        self.price.line("step", "stop", source=self.position_source, color="#d62728", line_dash="dashed", line_width=1.5,
+                        legend_label="stop")
+        self.price.line("step", "target", source=self.position_source, color="#2ca02c", line_dash="dashed", line_width=1.5,
+                        legend_label="target")
+        marks = self.price.scatter("step", "price", source=self.mark_source, color="colour", size=10, marker="triangle",
+                                   line_color="black", legend_field="kind")
+        self.price.add_tools(HoverTool(renderers=[marks], tooltips=[("step", "@step"), ("price", "@price{0,0.00}"), ("", "@kind")]),
+                             HoverTool(renderers=[halts], tooltips=[("halt", "@rule")]))
+        self.price.legend.orientation = "horizontal"
+        self.price.add_layout(self.price.legend[0], "below")  # inside, it would hide the newest bars
 
         self.equity_source = ColumnDataSource({"step": [], "equity": [], "threshold": []})
         self.equity = figure(title="account: equity and the trailing drawdown threshold", height=220, sizing_mode="stretch_width",
@@ -91,35 +118,58 @@ class DashboardView:
             self.learning.scatter("t", key, source=self.learning_source, color=colour, size=4, legend_label=key)  # a first update shows
         self.learning.legend.location = "top_left"
         self.lora_source, self.lora_table = _table(LORA_COLUMNS, 150, name="lora")
+        self.account_source, self.account_table = _table(ACCOUNT_COLUMNS, 150, name="accounts")
 
-        self.event_filter = TextInput(placeholder="filter events (veto, fill, halt, adapter, error, an actor...)", width=420)
+        self.trust_source = ColumnDataSource({"step": [], "rl_trust": [], "llm_trust": []}, name="trust_source")
+        self.trust = figure(title="fusion: trust in RL and in the LLM (env 0)", height=200, sizing_mode="stretch_width",
+                            x_axis_label="loop step", y_range=(0, 1.05), tools="pan,wheel_zoom,reset", name="trust_chart")
+        self.trust.line("step", "rl_trust", source=self.trust_source, color="#1f77b4", legend_label="RL trust")
+        self.trust.line("step", "llm_trust", source=self.trust_source, color="#ff7f0e", legend_label="LLM trust")
+        self.trust.legend.location = "top_left"
+        self.accuracy_source = ColumnDataSource({"labels": [], "chose_right": [], "fused": [], "rl": [], "llm": []},
+                                                name="accuracy_source")
+        self.accuracy = figure(title="fusion accuracy against hindsight labels (running share)", height=200, sizing_mode="stretch_width",
+                               x_axis_label="labelled decisions", y_range=(0, 1.05), tools="pan,wheel_zoom,reset", name="accuracy_chart")
+        for key, colour, label in (("chose_right", "#9467bd", "chose the right source"), ("fused", "#2ca02c", "fused = label"),
+                                   ("rl", "#1f77b4", "RL = label"), ("llm", "#ff7f0e", "LLM = label")):
+            self.accuracy.line("labels", key, source=self.accuracy_source, color=colour, legend_label=label)
+        self.accuracy.legend.location = "top_left"
+        self.learning_text = Div(text=_pre([]), sizing_mode="stretch_width", name="learning_text")
+
+        self.event_kinds = MultiChoice(options=list(EVENT_KINDS), placeholder="all kinds", width=420, name="event_kinds")
+        self.event_filter = TextInput(placeholder="and containing (an actor, a rule, a step...)", width=420)
         self.event_source, self.event_table = _table(EVENT_COLUMNS, 300, name="events")
 
         self.layout = column(
             Div(text="<h2 style='margin:4px 0'>thinking trader: live dashboard</h2>"),
-            row(column(_panel("health"), self.health, self.actor_div), column(_panel("account"), self.account)),
+            row(column(_panel("health"), self.health, self.actor_div),
+                column(_panel("account"), self.account, _panel("evaluation accounts (env 0, newest first)"), self.account_table,
+                       sizing_mode="stretch_width"), sizing_mode="stretch_width"),
             self.price, self.equity,
             _panel("who decided (env 0, newest first)"), self.decision_table,
             row(column(_panel("trades (click one)"), self.trade_table, width=560), column(_panel("decision chain"), self.chain),
                 sizing_mode="stretch_width"),
+            _panel("learning"), self.learning_text,
+            row(self.trust, self.accuracy, sizing_mode="stretch_width"),
             row(self.learning, column(_panel("LoRA rounds"), self.lora_table, width=520), sizing_mode="stretch_width"),
-            _panel("events (newest first)"), self.event_filter, self.event_table,
+            _panel("events (newest first)"), row(self.event_kinds, self.event_filter), self.event_table,
             sizing_mode="stretch_width",
         )
 
     # ------------------------------------------------------------------ updates
 
     def update(self) -> None:
-        snap = self.state.snapshot(self.cursors, self.event_filter.value.strip())
+        snap = self.state.snapshot(self.cursors, self.event_filter.value.strip(), frozenset(self.event_kinds.value))
+        sources = {"price": self.price_source, "candles": self.candle_source, "position": self.position_source, "marks": self.mark_source,
+                   "equity": self.equity_source, "trust": self.trust_source, "accuracy": self.accuracy_source,
+                   "learning": self.learning_source}
         if snap["reset"]:
-            for source in (self.price_source, self.mark_source, self.equity_source, self.learning_source):
+            for source in sources.values():
                 source.data = {name: [] for name in source.data}
-        for source, name, limit in ((self.price_source, "price", MAX_POINTS), (self.mark_source, "marks", MAX_POINTS),
-                                    (self.equity_source, "equity", MAX_POINTS), (self.learning_source, "learning", 1000)):
-            new = snap["new"][name]
+        for name, limit in STREAMS:
+            source, new = sources[name], snap["new"][name]
             if new and next(iter(new.values())):
-                source.stream({k: [None if isinstance(v, float) and math.isnan(v) else v for v in values] for k, values in new.items()},
-                              rollover=limit)
+                source.stream({k: _column(values) for k, values in new.items()}, rollover=limit)
         self._text(self.health, health_lines(snap))
         account = account_lines(snap)
         if snap["report"]:
@@ -127,11 +177,17 @@ class DashboardView:
             account.append(f"report: net ${_num(r.get('net_pnl_usd'))}  trades {_num(r.get('trades'), 0)}  "
                            f"win rate {_num(r.get('win_rate'))}  evaluation accounts {r['accounts']}")
         self._text(self.account, account)
+        self._text(self.learning_text, learning_lines(snap))
+        halts = columns_of(snap["halts"], ("start", "end", "rule"))
+        if self.last_tables.get("halts") != halts:
+            self.last_tables["halts"] = halts
+            self.halt_source.data = halts
         self.trades = snap["trade_objects"]
         self._text(self.actor_div, [f"{'actor':<10} {'pid':>7}  {'heartbeat age':<18} {'restarts':>8}  uptime"]
                    + [f"{r['actor']:<10} {r['pid']:>7}  {r['age']:<18} {r['restarts']:>8}  {r['uptime']}" for r in snap["actors"]])
         for table, key, columns in ((self.decision_table, "decisions", DECISION_COLUMNS), (self.trade_table, "trades", TRADE_COLUMNS),
-                                    (self.lora_table, "lora", LORA_COLUMNS), (self.event_table, "events", EVENT_COLUMNS)):
+                                    (self.lora_table, "lora", LORA_COLUMNS), (self.event_table, "events", EVENT_COLUMNS),
+                                    (self.account_table, "accounts", ACCOUNT_COLUMNS)):
             rows = snap[key]
             if self.last_tables.get(key) != rows:  # unchanged tables cost no websocket traffic
                 self.last_tables[key] = rows
@@ -151,6 +207,14 @@ class DashboardView:
         if new and new[0] < len(self.trades):
             trade = self.trades[new[0]]
             self._text(self.chain, [f"trade {trade.trade_id} ({trade.side}, {trade.pnl_usd:+.2f} $):", self.state.chain_text(trade)])
+
+
+def _column(values: list) -> list | np.ndarray:
+    """A float column goes as a float64 array, so a NaN (a flat step, a figure not yet known) stays NaN and breaks
+    the line there; as a list, BokehJS would read its ``null`` as 0 and draw down to zero."""
+    if values and all(isinstance(v, float) for v in values):
+        return np.asarray(values, dtype=np.float64)
+    return values
 
 
 def _num(value: Any, digits: int = 2) -> str:

@@ -6,7 +6,13 @@ only the points added since the cursor a session holds (``Series.since``), so a 
 few new points per update instead of re-sending a chart; tables are short and sent whole.
 
 Charts and the decisions table follow environment 0 (one account walking through the data, as in a
-backtest); counters (steps/s, latency, vetoes) cover every environment.
+backtest); counters (steps/s, latency, vetoes, fusion accuracy) cover every environment the reader decoded.
+
+Everything is derived from the loop's own messages: candles, stops and targets from env.obs's market
+context, halted stretches from risk.verdict, the evaluation-account walk from env.obs episode ids and
+env.episode, trust from fusion.decision, and fusion accuracy from env.hindsight labels joined to the
+fusion decisions of the same step (the seeds' "chose the source that was right", as
+actors/jobs/evaluation/sources.py scores it after a run).
 """
 
 from __future__ import annotations
@@ -21,10 +27,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from actors.common.actions import ACTION_NAMES, NO_ACTION
+from actors.common.actions import ACTION_NAMES, BUY, NO_ACTION
 
 MAX_POINTS = 3000
 """Points kept per chart series (older ones roll off; the browser keeps as many)."""
+MAX_CANDLES = 300
+"""Candles kept (the newest bars); the close line under them goes back MAX_POINTS steps."""
+MAX_HALT_SPANS = 200
+HALT_GAP_STEPS = 64
+"""Two halted steps of the same rule this close, with no step seen between them without it, are one stretch
+(a full-speed run is sampled: the reader does not decode every step)."""
 MAX_ROWS = 40
 """Rows of the decisions, trades and events tables."""
 MAX_EVENTS = 300
@@ -41,6 +53,9 @@ LOG_EVENTS = {
     "report_written": "report", "runtime_started": "runtime", "runtime_stopped": "runtime", "runtime_failed": "error",
     "feed_silent": "feed", "feed_resumed": "feed", "paper_stopped": "runtime", "done": "runtime",
 }
+EVENT_KINDS = ("order", "fill", "veto", "halt", "account", "adapter", "lora", "learning", "restart", "error", "warning", "feed",
+               "report", "runtime")
+"""Every kind the events table can show (its filter offers these)."""
 _LOG_SKIP = {"timestamp", "level", "actor", "event", "run", "logger"}
 
 
@@ -87,7 +102,8 @@ class Decision:
     step: int
     env_id: int
     rl_action: int = NO_ACTION
-    rl_probs: str = ""
+    probs: tuple[float, ...] = ()
+    """The policy's action probabilities (formatted only when shown: most decisions never are)."""
     llm_action: int = NO_ACTION
     llm_confidence: float = 0.0
     llm_reason: str = ""
@@ -101,6 +117,10 @@ class Decision:
     final_action: int = NO_ACTION
     verdict: str = ""
     halt: str = ""
+
+    @property
+    def rl_probs(self) -> str:
+        return " ".join(f"{ACTION_NAMES[a][:4]} {p:.2f}" for a, p in enumerate(self.probs) if p >= 0.005)
 
     def row(self) -> dict[str, Any]:
         llm = "-" if self.llm_action == NO_ACTION else f"{action_name(self.llm_action)} {self.llm_confidence:.2f}"
@@ -133,6 +153,63 @@ class Trade:
         return {"trade": self.trade_id, "side": self.side, "entry": f"{self.entry_price:.2f} @ {self.entry_step}",
                 "exit": f"{self.exit_price:.2f} @ {self.exit_step}", "pnl": round(self.pnl_usd, 2), "bars": self.bars_held,
                 "why": self.exit_reason}
+
+
+@dataclass
+class Account:
+    """One evaluation account of env 0's walk (one episode of the env: a pass or a fail starts the next)."""
+
+    index: int
+    episode_id: int
+    start_step: int
+    end_step: int
+    start_balance: float
+    balance: float
+    outcome: str = "open"
+    """passed | failed | open (running) | ended (an episode cut by its length: training)."""
+    reason: str = ""
+
+    def row(self) -> dict[str, Any]:
+        return {"account": self.index, "episode": self.episode_id,
+                "steps": f"{self.start_step} - {self.end_step}" if self.start_step >= 0 else "(report)",
+                "outcome": self.outcome, "net": round(self.balance - self.start_balance, 2), "why": self.reason or "-"}
+
+
+@dataclass
+class AccountRules:
+    """The run's account rules the account panel compares against (config.toml's [account], presets resolved)."""
+
+    name: str = ""
+    start_balance: float = 0.0
+    """0 = unknown: the first balance seen."""
+    profit_target: float = 0.0
+    daily_loss_limit: float = 0.0
+
+
+@dataclass
+class Scores:
+    """Hindsight-labelled decisions (flat, with a thought) as in actors/jobs/evaluation/sources.py, counted as they arrive."""
+
+    scored: int = 0
+    fused_hits: int = 0
+    rl_hits: int = 0
+    llm_hits: int = 0
+    contested: int = 0
+    """Decisions where RL and LLM disagreed and exactly one matched the label."""
+    chose_right: int = 0
+
+    def add(self, fused: int, rl: int, llm: int, label: int) -> None:
+        self.scored += 1
+        self.fused_hits += fused == label
+        self.rl_hits += rl == label
+        self.llm_hits += llm == label
+        if rl != llm and label in (rl, llm):
+            self.contested += 1
+            self.chose_right += fused == label
+
+
+def share(hits: int, n: int) -> float:
+    return hits / n if n else float("nan")
 
 
 @dataclass
@@ -186,10 +263,24 @@ class DashboardState:
         self.health = Health()
         self.actors: dict[str, ActorHealth] = {}
         self.price = Series(("step", "price"))
+        self.candles = Series(("step", "open", "high", "low", "close", "colour"), maxlen=MAX_CANDLES)
+        self.position = Series(("step", "entry", "stop", "target"))
+        """The open position of env 0 at each step: entry, stop and target prices (NaN while flat)."""
         self.marks = Series(("step", "price", "kind", "colour"))
         self.equity = Series(("step", "equity", "threshold"))
+        self.trust = Series(("step", "rl_trust", "llm_trust"))
+        self.accuracy = Series(("labels", "chose_right", "fused", "rl", "llm"), maxlen=1000)
+        """Running shares over the hindsight-labelled decisions, one point per labelled message."""
         self.learning = Series(("t", *LEARNING_KEYS), maxlen=1000)
         self.account: dict[str, float] = {}
+        self.rules = AccountRules()
+        self.accounts: deque[Account] = deque(maxlen=MAX_ROWS)
+        """Env 0's evaluation accounts, newest first (the open one first while it runs)."""
+        self.account_counts: dict[str, int] = {"passed": 0, "failed": 0, "ended": 0}
+        self.halt_spans: deque[list] = deque(maxlen=MAX_HALT_SPANS)
+        """[first step, last step, rule] of env 0's halted stretches, oldest first."""
+        self.scores = Scores()
+        self.fusion_gauges: dict[str, float] = {}
         self.decisions: deque[Decision] = deque(maxlen=MAX_ROWS)
         self.chains: dict[int, Decision] = {}
         self.trades: deque[Trade] = deque(maxlen=MAX_ROWS)
@@ -199,6 +290,11 @@ class DashboardState:
         """The key figures of the run's report (a finished backtest or paper run)."""
         self.counts: dict[str, int] = {"decisions": 0, "vetoes": 0, "trades": 0, "thoughts": 0, "errors": 0}
         self._pending: dict[tuple[int, int], Decision] = {}
+        self._fused: dict[tuple[int, int], tuple[int, int, int]] = {}
+        """(env, step) -> fused, RL and LLM action of the decisions made flat, until their hindsight label arrives."""
+        self._halt_open = False
+        self._flat: dict[tuple[int, int], bool] = {}
+        """(env, step) of the observations seen flat (BUY allowed), for the fusion accuracy's flat decisions."""
         self._thoughts: dict[str, Any] = {}
         self._halts: dict[int, str] = {}
         self._event_seq = 0
@@ -212,8 +308,14 @@ class DashboardState:
         with self.lock:
             if run_dir != self.health.run_dir:
                 self.generation += 1
-                for series in (self.price, self.marks, self.equity):
+                for series in (self.price, self.candles, self.position, self.marks, self.equity, self.trust):
                     series.clear()
+                self.accounts.clear()
+                self.account_counts = dict.fromkeys(self.account_counts, 0)
+                self.halt_spans.clear()
+                self._halt_open = False
+                self._fused.clear()
+                self._flat.clear()
                 self.decisions.clear()
                 self.chains.clear()
                 self.trades.clear()
@@ -228,6 +330,10 @@ class DashboardState:
                 self.counts = dict.fromkeys(self.counts, 0)
             self.health.run_dir, self.health.mode, self.health.source = run_dir, mode, source
             self._event("runtime", "dashboard", f"attached to {run_dir} ({source})")
+
+    def set_rules(self, rules: AccountRules) -> None:
+        with self.lock:
+            self.rules = rules
 
     def set_source(self, source: str) -> None:
         with self.lock:
@@ -266,6 +372,8 @@ class DashboardState:
             self.health.latency_p99_us = float(gauges.get("decision_latency_p99_us", float("nan")))
         if actor == "feed" and "lag_ms_p50" in gauges:  # the feed's own figure: bar close -> published
             self.health.feed_lag_secs = float(gauges["lag_ms_p50"]) / 1000.0
+        if actor == "fusion":
+            self.fusion_gauges = {k: float(v) for k, v in gauges.items()}
 
     def _on_Progress(self, msg) -> None:
         if msg.actor == "env" or not self.health.steps_per_sec:
@@ -282,17 +390,81 @@ class DashboardState:
 
     def _on_EnvObs(self, msg) -> None:
         self.health.loop_step = max(self.health.loop_step, int(msg.step))
+        for i, env_id in enumerate(msg.env_ids):
+            if msg.masks[i][BUY]:
+                self._flat[(env_id, int(msg.step))] = True
+        while len(self._flat) > MAX_CHAINS:
+            del self._flat[next(iter(self._flat))]
         if not msg.env_ids or msg.env_ids[0] != 0:
             return
-        context = msg.contexts[0]
-        self.price.add(msg.step, float(context.price))
+        context, step = msg.contexts[0], int(msg.step)
+        self._walk(step, int(msg.episode_ids[0]), float(context.balance))
+        previous = self.account.get("position", 0.0)
+        if context.position and context.position != previous:
+            side = "long" if context.position > 0 else "short"
+            self._event("order", "env 0", f"step {step}: entered {side} {context.contracts} @ {context.entry_price:.2f}"
+                                          + (f" stop {context.stop_price:.2f} target {context.target_price:.2f}" if context.stop_price else ""))
+        self.price.add(step, float(context.price))
+        if context.bar_high > 0:  # senders that give the bar's range (the env does)
+            colour = "#2ca02c" if context.price >= context.bar_open else "#d62728"
+            self.candles.add(step, float(context.bar_open), float(context.bar_high), float(context.bar_low), float(context.price), colour)
+        nan = float("nan")
+        if context.position:
+            self.position.add(step, float(context.entry_price), float(context.stop_price) or nan, float(context.target_price) or nan)
+        elif previous:
+            self.position.add(step, nan, nan, nan)  # a break in the lines (the next position starts a new segment)
         equity = float(context.balance + context.unrealized_pnl)
-        self.equity.add(msg.step, equity, equity - float(context.drawdown_buffer))
+        self.equity.add(step, equity, equity - float(context.drawdown_buffer))
         self.account = {"equity": equity, "balance": float(context.balance), "drawdown_buffer": float(context.drawdown_buffer),
                         "trailing_limit": float(context.trailing_limit), "daily_pnl": float(context.daily_pnl),
                         "minutes_to_close": float(context.minutes_to_close), "position": float(context.position),
                         "contracts": float(context.contracts), "entry_price": float(context.entry_price),
-                        "unrealized_pnl": float(context.unrealized_pnl), "time_et": context.time_et, "symbol": context.symbol}
+                        "unrealized_pnl": float(context.unrealized_pnl), "time_et": context.time_et, "symbol": context.symbol,
+                        "stop_price": float(context.stop_price), "target_price": float(context.target_price)}
+
+    def _walk(self, step: int, episode_id: int, balance: float) -> None:
+        """Env 0's account walk: a new episode id is a new evaluation account (the last one ended)."""
+        current = self.accounts[0] if self.accounts else None
+        if current is not None and current.episode_id == episode_id:
+            current.end_step, current.balance = step, balance
+            return
+        if current is not None and current.outcome == "open":  # its env.episode was not seen (sampled): judge from its balance
+            self._close_account(current, failed=False, net=current.balance - current.start_balance)
+        start = self.rules.start_balance or balance
+        index = current.index + 1 if current is not None else 0
+        self.accounts.appendleft(Account(index, episode_id, step, step, start, balance))
+
+    def _close_account(self, account: Account, failed: bool, net: float) -> None:
+        target = self.rules.profit_target
+        if failed:
+            account.outcome, account.reason = "failed", "trailing_drawdown"
+        elif target > 0 and net >= target:
+            account.outcome, account.reason = "passed", "profit_target"
+        else:
+            account.outcome, account.reason = "ended", "episode_end"
+        account.balance = account.start_balance + net
+        self.account_counts[account.outcome] += 1
+        self._event("account", "env 0", f"account {account.index} {account.outcome} ({account.reason}) net {net:+,.2f} $ "
+                                        f"over steps {account.start_step}-{account.end_step}")
+
+    def _on_EnvEpisode(self, msg) -> None:
+        if msg.env_id != 0:
+            return
+        account = next((a for a in self.accounts if a.episode_id == msg.episode_id), None)
+        if account is None or account.outcome != "open":
+            return
+        self._close_account(account, failed=msg.metrics.get("apex_violations", 0.0) > 0,
+                            net=float(msg.metrics.get("net_pnl_usd", account.balance - account.start_balance)))
+
+    def _on_EnvHindsight(self, msg) -> None:
+        for i, env_id in enumerate(msg.env_ids):
+            decision = self._fused.pop((env_id, int(msg.steps[i])), None)
+            if decision is not None:
+                self.scores.add(*decision, int(msg.actions[i]))
+        s = self.scores
+        if s.scored:
+            self.accuracy.add(s.scored, share(s.chose_right, s.contested), share(s.fused_hits, s.scored),
+                              share(s.rl_hits, s.scored), share(s.llm_hits, s.scored))
 
     def _decision(self, step: int, env_id: int) -> Decision:
         key = (step, env_id)
@@ -309,7 +481,8 @@ class DashboardState:
         for i, env_id in enumerate(msg.env_ids):
             decision = self._decision(msg.step, env_id)
             decision.rl_action = int(msg.actions[i])
-            decision.rl_probs = " ".join(f"{ACTION_NAMES[a][:4]} {p:.2f}" for a, p in enumerate(probs[i].tolist()) if p >= 0.005)
+            if env_id == 0:  # the decisions table and the chains show env 0 only
+                decision.probs = tuple(probs[i].tolist())
 
     def _on_LlmThought(self, msg) -> None:
         self.counts["thoughts"] += 1
@@ -319,7 +492,13 @@ class DashboardState:
                 del self._thoughts[key]
 
     def _on_FusionDecision(self, msg) -> None:
+        if msg.env_ids and msg.env_ids[0] == 0:
+            self.trust.add(int(msg.step), float(msg.rl_trust[0]), float(msg.llm_trust[0]))
         for i, env_id in enumerate(msg.env_ids):
+            if int(msg.llm_actions[i]) != NO_ACTION and (env_id, msg.step) in self._flat:
+                self._fused[(env_id, int(msg.step))] = (int(msg.actions[i]), int(msg.rl_actions[i]), int(msg.llm_actions[i]))
+                if len(self._fused) > MAX_CHAINS:  # labels lost or never published: forget the oldest
+                    del self._fused[next(iter(self._fused))]
             decision = self._decision(msg.step, env_id)
             decision.fused_action = int(msg.actions[i])
             decision.method, decision.rule = msg.method, msg.rules[i]
@@ -349,10 +528,23 @@ class DashboardState:
                 self._event("halt", "risk", f"env {env_id} step {msg.step}: " + (f"halt {decision.halt}" if decision.halt else "halt lifted"))
                 self._halts[env_id] = decision.halt
             if env_id == 0:
+                self._halt_span(int(msg.step), decision.halt)
                 self.decisions.appendleft(decision)
                 self.chains[msg.step] = decision
                 if len(self.chains) > MAX_CHAINS:
                     del self.chains[next(iter(self.chains))]
+
+    def _halt_span(self, step: int, halt: str) -> None:
+        """Env 0's halted stretches: a halted step extends the open stretch of its rule, or starts one."""
+        if not halt:
+            self._halt_open = False
+            return
+        last = self.halt_spans[-1] if self.halt_spans else None
+        if last is not None and self._halt_open and last[2] == halt and 0 <= step - last[1] <= HALT_GAP_STEPS:
+            last[1] = step
+        else:
+            self.halt_spans.append([step, step, halt])
+        self._halt_open = True
 
     def _on_EnvOutcome(self, msg) -> None:
         self.counts["trades"] += 1
@@ -417,8 +609,14 @@ class DashboardState:
                 int(exit_.get("step", -1)), float(item.get("entry_price", 0.0)), float(item.get("exit_price", 0.0)),
                 float(item.get("pnl_usd", 0.0)), int(item.get("bars_held", 0)), str(item.get("exit_reason", "")), [],
                 chain_text="\n".join(_report_decision_text(label, d) for label, d in (("entry", entry), ("exit", exit_)) if d)))
-        accounts = document.get("evaluation_accounts", [])
-        outcomes = [str(a.get("outcome", "")) for a in accounts if isinstance(a, dict)]
+        accounts = [a for a in document.get("evaluation_accounts", []) if isinstance(a, dict)]
+        outcomes = [str(a.get("outcome", "")) for a in accounts]
+        if not self.accounts:  # not followed live: the report's walk (every env's, in the order they started)
+            for number, a in enumerate(accounts[-MAX_ROWS:]):
+                net = float(a.get("net_pnl_usd", 0.0))
+                days = a.get("trading_days", "?")
+                self.accounts.appendleft(Account(number, int(a.get("index", number)), -1, -1, 0.0, net, str(a.get("outcome", "")),
+                                                 f"{a.get('reason', '')} ({days} days)"))
         self.report = {"path": path, "net_pnl_usd": document.get("net_pnl_usd"), "trades": document.get("trades"),
                        "win_rate": document.get("win_rate"), "sharpe": document.get("sharpe"), "max_drawdown": document.get("max_drawdown"),
                        "accounts": " ".join(f"{o}:{outcomes.count(o)}" for o in ("passed", "failed", "open") if o in outcomes) or "-"}
@@ -458,8 +656,9 @@ class DashboardState:
             return f"trade {trade.trade_id}: the decisions of steps {trade.decision_steps} are no longer kept"
         return "\n".join(_decision_text(d) for d in chain)
 
-    def snapshot(self, cursors: dict[str, int], event_filter: str = "") -> dict[str, Any]:
-        """New chart points since ``cursors`` (updated in place) and the current tables and figures."""
+    def snapshot(self, cursors: dict[str, int], event_filter: str = "", event_kinds: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
+        """New chart points since ``cursors`` (updated in place) and the current tables and figures; the events table
+        keeps the ``event_kinds`` (all when empty) whose text contains ``event_filter``."""
         with self.lock:
             if cursors.get("generation") != self.generation:
                 cursors.clear()
@@ -468,15 +667,20 @@ class DashboardState:
             else:
                 reset = False
             new: dict[str, dict[str, list]] = {}
-            for name in ("price", "marks", "equity", "learning"):
+            for name in ("price", "candles", "position", "marks", "equity", "trust", "accuracy", "learning"):
                 new[name], cursors[name] = getattr(self, name).since(cursors.get(name, 0))
             needle = event_filter.lower()
-            events = [e.row() for e in self.events if not needle or needle in f"{e.kind} {e.actor} {e.text}".lower()][:MAX_ROWS]
+            events = [e.row() for e in self.events if (not event_kinds or e.kind in event_kinds)
+                      and (not needle or needle in f"{e.kind} {e.actor} {e.text}".lower())][:MAX_ROWS]
             return {
                 "reset": reset, "new": new, "health": self.health.__dict__.copy(), "actors": self.heartbeat_rows(),
                 "account": dict(self.account), "counts": dict(self.counts),
                 "decisions": [d.row() for d in self.decisions], "trades": [t.row() for t in self.trades],
                 "trade_objects": list(self.trades), "report": dict(self.report), "lora": list(self.lora_rounds), "events": events,
+                "accounts": [a.row() for a in self.accounts], "account_counts": dict(self.account_counts),
+                "open_accounts": sum(a.outcome == "open" for a in self.accounts), "rules": self.rules.__dict__.copy(),
+                "halts": [{"start": start - 0.5, "end": end + 0.5, "rule": rule} for start, end, rule in self.halt_spans],
+                "scores": self.scores.__dict__.copy(), "fusion_gauges": dict(self.fusion_gauges),
             }
 
 
@@ -541,10 +745,52 @@ def account_lines(snapshot: dict[str, Any]) -> list[str]:
                 f"trades {c['trades']}  vetoes {c['vetoes']}  errors {c['errors']}"]
     used = a["trailing_limit"] - a["drawdown_buffer"]
     position = "flat" if not a["position"] else f"{'long' if a['position'] > 0 else 'short'} {a['contracts']:.0f} @ {a['entry_price']:.2f}"
-    return [
+    if a["position"] and a.get("stop_price"):
+        position += f"  stop {a['stop_price']:.2f}  target {a['target_price']:.2f}"
+    rules, accounts = snapshot.get("rules", {}), snapshot.get("accounts", [])
+    limit = rules.get("daily_loss_limit", 0.0)
+    daily = f"today's P&L: ${a['daily_pnl']:,.2f}" + (f" (daily loss limit -${limit:,.0f}, {_left(a['daily_pnl'] + limit)} left)" if limit
+                                                       else " (no daily loss limit)")
+    minutes = a["minutes_to_close"]
+    flat = "flat rule: none" if minutes != minutes or minutes > 24 * 60 else f"flat rule in {int(minutes) // 60} h {int(minutes) % 60:02d} min"
+    lines = [
         f"{a['symbol']} {a['time_et']} ET   position: {position}",
         f"equity: ${a['equity']:,.2f}   unrealised: ${a['unrealized_pnl']:,.2f}",
         f"drawdown: ${used:,.0f} of ${a['trailing_limit']:,.0f} (buffer ${a['drawdown_buffer']:,.0f})",
-        f"today's P&L: ${a['daily_pnl']:,.2f}   flat rule in {a['minutes_to_close']:.0f} min",
-        f"decisions {c['decisions']:,}  trades {c['trades']}  vetoes {c['vetoes']}  thoughts {c['thoughts']}  errors {c['errors']}",
+        f"{daily}   {flat}",
     ]
+    if accounts:
+        current, target = accounts[0], rules.get("profit_target", 0.0)
+        progress = f"net ${current['net']:,.2f}" + (f" of the ${target:,.0f} target" if target else "")
+        counts = snapshot.get("account_counts", {})
+        lines.append(f"evaluation account {current['account']} ({current['outcome']}): {progress}   walk: passed {counts.get('passed', 0)} "
+                     f"failed {counts.get('failed', 0)} ended {counts.get('ended', 0)} open {snapshot.get('open_accounts', 0)}")
+    lines.append(f"decisions {c['decisions']:,}  trades {c['trades']}  vetoes {c['vetoes']}  thoughts {c['thoughts']}  errors {c['errors']}")
+    return lines
+
+
+def _left(dollars: float) -> str:
+    return f"${max(dollars, 0.0):,.0f}"
+
+
+def learning_lines(snapshot: dict[str, Any]) -> list[str]:
+    """Fusion accuracy against hindsight labels and fusion's own figures (its Stats gauges)."""
+    s, g = snapshot["scores"], snapshot["fusion_gauges"]
+
+    def ratio(hits: int, n: int) -> str:
+        return f"{hits / n:.2f} of {n}" if n else "n/a"
+
+    if s["scored"]:
+        lines = [f"fusion chose the right source {ratio(s['chose_right'], s['contested'])}   fused = label {ratio(s['fused_hits'], s['scored'])}",
+                 f"RL = label {ratio(s['rl_hits'], s['scored'])}   LLM = label {ratio(s['llm_hits'], s['scored'])}"]
+    else:
+        lines = ["fusion accuracy: no hindsight label yet (flat decisions with a thought; env.publish_hindsight or LoRA's labels)"]
+    if g:
+        def gauge(key: str) -> str:
+            value = g.get(key, float("nan"))
+            return "-" if value != value else f"{value:.2f}"
+
+        lines.append(f"fusion: query rate {gauge('query_rate')}  agreement {gauge('agreement_rate')}  trust RL {gauge('mean_rl_trust')} / "
+                     f"LLM {gauge('mean_llm_trust')}" + (f"  network accuracy {gauge('network_accuracy')} "
+                                                        f"({g.get('network_updates', 0):.0f} updates)" if "network_updates" in g else ""))
+    return lines

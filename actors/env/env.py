@@ -395,6 +395,9 @@ class FuturesTradingEnv(gym.Env):
             "daily_pnl": account.daily_pnl,
             "minutes_to_close": float(self._data.schedule.minutes_to_flat[t]),
             "session_id": self._session[t],
+            "bar_open": self._opens[t], "bar_high": self._highs[t], "bar_low": self._lows[t],
+            "stop_price": 0.0 if position is None else position.stop,
+            "target_price": 0.0 if position is None else position.target,
             "tape": market_tape(self._highs, self._lows, self._closes, t, self._atr[t], self.instrument.tick_size,
                                 float(features.vwap_distance_pct[t]), float(self._data.schedule.minutes_to_flat[t])),
         }

@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -99,14 +100,40 @@ def test_the_page_follows_a_live_run_and_a_closed_browser_costs_the_runtime_noth
                 assert set(final) - {""} <= {"HOLD", "BUY", "SELL", "MOVE_SL_TO_BE", "ENABLE_TRAIL", "DISABLE_TRAIL"}  # "": the redraw row
                 first = model_value(driver, "health", "m.text")
                 assert "live bus" in first
-                wait_for(lambda: model_value(driver, "health", "m.text") != first, "an update of the health panel", 10)
+                wait_for(lambda: model_value(driver, "health", "m.text") != first, "an update of the health panel", 60)
                 points = model_value(driver, "price_source", "m.get_length()")
-                wait_for(lambda: model_value(driver, "price_source", "m.get_length()") > points, "new price points", 10)
+                wait_for(lambda: model_value(driver, "price_source", "m.get_length()") > points, "new price points", 60)
                 # Clicking a trade (selecting its row) shows the decisions behind it.
                 wait_for(lambda: (model_value(driver, "trades", "m.source.get_length()") or 0) >= 2, "two closed trades", 120)
-                driver.execute_script("Bokeh.documents[0].get_model_by_name('trades').source.selected.indices = [0];")
-                wait_for(lambda: "RL " in (model_value(driver, "chain", "m.text") or ""), "the chain of the clicked trade", 10)
+                clicked = [0.0]
+
+                def chain_shown() -> bool:
+                    if "RL " in (model_value(driver, "chain", "m.text") or ""):
+                        return True
+                    if time.monotonic() - clicked[0] > 10:  # a click can be lost while the table redraws: click again, as a user would
+                        driver.execute_script("const s = Bokeh.documents[0].get_model_by_name('trades').source;"
+                                              "s.selected.indices = []; s.selected.indices = [0];")
+                        clicked[0] = time.monotonic()
+                    return False
+
+                try:
+                    wait_for(chain_shown, "the chain of the clicked trade", 180)
+                except AssertionError as exc:
+                    raise AssertionError(f"{exc}; the chain panel shows {model_value(driver, 'chain', 'm.text')!r}") from None
+                # The market panel: candles, the open positions' entry / stop / target, entry and exit marks.
+                assert model_value(driver, "candle_source", "m.get_length()") >= 10
+                assert model_value(driver, "position_source", "m.get_length()") >= 1
+                assert model_value(driver, "mark_source", "m.get_length()") >= 4
+                # The account walk and the learning panel.
+                outcomes = model_value(driver, "accounts", "m.source.data.get ? m.source.data.get('outcome') : m.source.data['outcome']")
+                assert "open" in outcomes
+                assert model_value(driver, "trust_source", "m.get_length()") >= 10
+                assert "fusion" in model_value(driver, "learning_text", "m.text")
                 driver.save_screenshot(str(tmp_path / "dashboard.png"))
+                # Events filtered by kind: only fills stay.
+                driver.execute_script("Bokeh.documents[0].get_model_by_name('event_kinds').value = ['fill'];")
+                wait_for(lambda: set(model_value(driver, "events", "m.source.data.get ? m.source.data.get('kind') : m.source.data['kind']")
+                                     or ["?"]) <= {"fill", ""}, "only fills in the events table", 60)
             finally:
                 driver.quit()
             assert (tmp_path / "dashboard.png").stat().st_size > 10_000

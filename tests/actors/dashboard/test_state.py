@@ -5,9 +5,9 @@ import json
 import numpy as np
 
 from actors.common.actions import BUY, HOLD, NO_ACTION, SELL
-from actors.dashboard.state import DashboardState, Series, account_lines, health_lines
-from bus.messages import (EnvObs, EnvOutcome, FusionDecision, Heartbeat, LlmThought, LoraAdapter, MarketContext, PolicyProposal,
-                          Progress, RiskVerdict, Stats)
+from actors.dashboard.state import AccountRules, DashboardState, Series, account_lines, health_lines, learning_lines
+from bus.messages import (EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, FusionDecision, Heartbeat, LlmThought, LoraAdapter, MarketContext,
+                          PolicyProposal, Progress, RiskVerdict, Stats)
 
 
 def context(**overrides) -> MarketContext:
@@ -198,7 +198,7 @@ def test_a_finished_report_fills_the_trades_with_their_decision_chain(tmp_path):
     decision = {"step": 3, "rl_action": "BUY", "rl_confidence": 0.6, "thought": None, "fusion_method": "rules", "fusion_rule": "no_thought",
                 "rl_trust": 1.0, "llm_trust": 0.0, "final_action": "BUY", "veto_reason": ""}
     (report / "metrics.json").write_text(json.dumps({
-        "net_pnl_usd": 120.0, "trades": 1.0, "evaluation_accounts": [{"outcome": "open"}],
+        "net_pnl_usd": 120.0, "trades": 1.0, "evaluation_accounts": [{"index": 0, "outcome": "open", "reason": "data_end", "trading_days": 2, "net_pnl_usd": 120.0}],
         "trade_list": [{"env_id": 0, "trade_id": 1, "side": "long", "entry_price": 1.0, "exit_price": 2.0, "pnl_usd": 120.0,
                         "bars_held": 4, "exit_reason": "target", "entry_decision": decision, "exit_decision": None}]}))
     state = DashboardState()
@@ -206,6 +206,7 @@ def test_a_finished_report_fills_the_trades_with_their_decision_chain(tmp_path):
 
     snap = state.snapshot({})
     assert snap["trades"][0]["why"] == "target" and snap["report"]["accounts"] == "open:1"
+    assert snap["accounts"][0]["outcome"] == "open" and snap["accounts"][0]["steps"] == "(report)"
     assert state.chain_text(snap["trade_objects"][0]).startswith("entry step 3: RL BUY 0.60; no thought; fusion rules/no_thought")
 
 
@@ -214,3 +215,109 @@ def test_series_hands_a_late_reader_what_is_still_kept():
     for x in range(5):
         series.add(x)
     assert series.since(0) == ({"x": [2, 3, 4]}, 5)
+
+
+def test_candles_come_from_the_bar_range_and_the_open_position_draws_entry_stop_and_target():
+    state = DashboardState()
+    state.on_message(obs(1, 101.0, bar_open=100.0, bar_high=102.0, bar_low=99.5))
+    state.on_message(obs(2, 100.5, bar_open=101.0, bar_high=101.5, bar_low=100.0, position=1, contracts=1, entry_price=100.75,
+                         stop_price=98.0, target_price=106.0))
+    state.on_message(obs(3, 100.0, bar_open=100.5, bar_high=100.5, bar_low=99.0))
+
+    snap = state.snapshot({})
+    candles = snap["new"]["candles"]
+    assert (candles["open"], candles["high"], candles["low"], candles["close"]) == ([100.0, 101.0, 100.5], [102.0, 101.5, 100.5],
+                                                                                   [99.5, 100.0, 99.0], [101.0, 100.5, 100.0])
+    assert candles["colour"][0] != candles["colour"][1]  # up and down bars differ
+    position = snap["new"]["position"]
+    assert position["step"] == [2, 3] and (position["entry"][0], position["stop"][0], position["target"][0]) == (100.75, 98.0, 106.0)
+    assert all(v != v for v in (position["entry"][1], position["stop"][1], position["target"][1]))  # flat again: the lines break
+    assert any(e["kind"] == "order" and "entered long 1 @ 100.75 stop 98.00 target 106.00" in e["text"] for e in snap["events"])
+
+
+def test_a_sender_without_the_bar_range_gives_a_close_line_and_no_candles():
+    state = DashboardState()
+    state.on_message(obs(1, 101.0))
+    snap = state.snapshot({})
+    assert snap["new"]["price"]["price"] == [101.0] and snap["new"]["candles"]["step"] == []
+
+
+def test_halted_steps_become_shaded_stretches_one_per_rule_and_run():
+    state = DashboardState()
+    for step, halt in ((1, ""), (2, "win_rate"), (3, "win_rate"), (5, "win_rate"), (6, ""), (7, "win_rate"), (8, "daily_loss")):
+        state.on_message(verdict(step, HOLD, halt=halt))
+
+    assert state.snapshot({})["halts"] == [{"start": 1.5, "end": 5.5, "rule": "win_rate"}, {"start": 6.5, "end": 7.5, "rule": "win_rate"},
+                                           {"start": 7.5, "end": 8.5, "rule": "daily_loss"}]
+
+
+def walk_obs(step: int, episode_id: int, balance: float) -> EnvObs:
+    return EnvObs(env_ids=[0], episode_ids=[episode_id], step=step, obs=np.zeros((1, 261), np.float32), masks=np.ones((1, 6), bool),
+                  contexts=[context(balance=balance)])
+
+
+def test_the_evaluation_account_walk_follows_env_0s_episodes():
+    state = DashboardState()
+    state.set_rules(AccountRules("apex", 50_000.0, 3_000.0, 1_000.0))
+    state.on_message(walk_obs(1, 0, 50_000.0))
+    state.on_message(walk_obs(2, 0, 53_100.0))
+    state.on_message(EnvEpisode(env_id=0, episode_id=0, steps=2, episode_return=1.0, metrics={"net_pnl_usd": 3_100.0, "apex_violations": 0.0}))
+    state.on_message(walk_obs(3, 1, 50_000.0))
+    state.on_message(walk_obs(4, 1, 47_400.0))
+    state.on_message(EnvEpisode(env_id=0, episode_id=1, steps=2, episode_return=-1.0, metrics={"net_pnl_usd": -2_600.0, "apex_violations": 1.0}))
+    state.on_message(walk_obs(5, 2, 50_000.0))
+    state.on_message(walk_obs(6, 2, 50_250.0))
+
+    snap = state.snapshot({})
+    assert [(a["account"], a["outcome"], a["net"]) for a in snap["accounts"]] == [(2, "open", 250.0), (1, "failed", -2_600.0),
+                                                                                 (0, "passed", 3_100.0)]
+    assert snap["account_counts"] == {"passed": 1, "failed": 1, "ended": 0} and snap["open_accounts"] == 1
+    lines = account_lines(snap)
+    assert any("evaluation account 2 (open): net $250.00 of the $3,000 target   walk: passed 1 failed 1 ended 0 open 1" in line for line in lines)
+    assert any("daily loss limit -$1,000" in line for line in lines)
+    assert sum(e["kind"] == "account" for e in snap["events"]) == 2
+
+
+def test_an_account_whose_episode_message_was_missed_is_judged_by_its_balance():
+    state = DashboardState()
+    state.set_rules(AccountRules("apex", 50_000.0, 3_000.0, 0.0))
+    state.on_message(walk_obs(1, 0, 50_000.0))
+    state.on_message(walk_obs(2, 0, 50_400.0))
+    state.on_message(walk_obs(3, 1, 50_000.0))
+    assert state.snapshot({})["accounts"][1]["outcome"] == "ended"
+
+
+def hindsight(steps: list[int], labels: list[int]) -> EnvHindsight:
+    n = len(steps)
+    return EnvHindsight(env_ids=[0] * n, episode_ids=[0] * n, steps=steps, actions=np.array(labels), long_pnl_usd=np.zeros(n),
+                        short_pnl_usd=np.zeros(n), long_exits=["time"] * n, short_exits=["time"] * n, long_bars=np.zeros(n, np.int64),
+                        short_bars=np.zeros(n, np.int64))
+
+
+def test_fusion_accuracy_scores_flat_decisions_with_a_thought_against_their_hindsight_labels():
+    state = DashboardState()
+    # step: (fused, RL, LLM) -> label
+    plan = {1: ((BUY, BUY, SELL), BUY), 2: ((SELL, BUY, SELL), BUY), 3: ((SELL, SELL, SELL), SELL), 4: ((BUY, BUY, NO_ACTION), BUY)}
+    for step, ((fused, rl, llm), _) in plan.items():
+        state.on_message(obs(step, 100.0))
+        decision = fusion(step, fused, "q" if llm != NO_ACTION else "", llm)
+        state.on_message(FusionDecision(**{**{f: getattr(decision, f) for f in decision.__struct_fields__}, "rl_actions": np.array([rl])}))
+    state.on_message(hindsight(list(plan), [label for _, label in plan.values()]))
+
+    snap = state.snapshot({})
+    assert snap["scores"] == {"scored": 3, "fused_hits": 2, "rl_hits": 3, "llm_hits": 1, "contested": 2, "chose_right": 1}
+    assert snap["new"]["accuracy"] == {"labels": [3], "chose_right": [0.5], "fused": [2 / 3], "rl": [1.0], "llm": [1 / 3]}
+    assert snap["new"]["trust"]["rl_trust"] == [0.6] * 4
+    assert learning_lines(snap)[0].startswith("fusion chose the right source 0.50 of 2   fused = label 0.67 of 3")
+
+
+def test_the_events_table_filters_by_kind_and_text():
+    state = DashboardState()
+    state.on_message(proposal(1, BUY))
+    state.on_message(fusion(1, BUY))
+    state.on_message(verdict(1, HOLD, vetoed=True, reason="max_consecutive_losses", halt="consecutive_losses"))
+    state.on_log({"event": "think_failed", "actor": "reasoner", "level": "error"})
+
+    assert {e["kind"] for e in state.snapshot({}, event_kinds={"veto", "error"})["events"]} == {"veto", "error"}
+    assert [e["kind"] for e in state.snapshot({}, event_kinds={"halt"})["events"]] == ["halt"]
+    assert state.snapshot({}, "reasoner", {"veto"})["events"] == []

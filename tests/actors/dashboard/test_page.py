@@ -1,0 +1,53 @@
+"""The page's models follow the state (Bokeh models in Python, no server, no browser)."""
+
+import math
+
+from actors.common.actions import BUY, HOLD
+from actors.dashboard.page import DashboardView
+from actors.dashboard.state import AccountRules, DashboardState
+from tests.actors.dashboard.test_state import fusion, obs, proposal, verdict, walk_obs
+
+
+def test_an_update_streams_candles_position_and_halts_and_fills_the_account_walk():
+    state = DashboardState()
+    state.set_rules(AccountRules("apex", 50_000.0, 3_000.0, 0.0))
+    view = DashboardView(state)
+    state.on_message(obs(1, 101.0, bar_open=100.0, bar_high=102.0, bar_low=99.5, position=1, contracts=1, entry_price=100.5,
+                         stop_price=98.0, target_price=106.0))
+    state.on_message(proposal(1, BUY))
+    state.on_message(fusion(1, BUY))
+    state.on_message(verdict(1, HOLD, vetoed=True, reason="win_rate", halt="win_rate"))
+    state.on_message(walk_obs(2, 0, 50_000.0))
+
+    view.update()
+
+    assert list(view.candle_source.data["high"]) == [102.0]
+    stops = list(view.position_source.data["stop"])
+    assert stops[0] == 98.0 and math.isnan(stops[1])  # flat at step 2: NaN, a break in the line (not None, which BokehJS reads as 0)
+    assert view.halt_source.data == {"start": [0.5], "end": [1.5], "rule": ["win_rate"]}
+    assert view.account_source.data["outcome"][0] == "open"
+    assert list(view.trust_source.data["llm_trust"]) == [0.4]
+    assert "fusion accuracy: no hindsight label yet" in view.learning_text.text
+
+
+def test_choosing_event_kinds_narrows_the_events_table():
+    state = DashboardState()
+    view = DashboardView(state)
+    state.on_message(verdict(1, HOLD, vetoed=True, reason="win_rate", halt="win_rate"))
+    view.update()
+    assert {"veto", "halt"} <= set(view.event_source.data["kind"])
+
+    view.event_kinds.value = ["veto"]
+    view.update()
+    assert set(view.event_source.data["kind"]) - {""} == {"veto"}  # "": the row that makes BokehJS redraw
+
+
+def test_later_updates_append_to_the_chart_columns():
+    state = DashboardState()
+    view = DashboardView(state)
+    state.on_message(obs(1, 101.0))
+    view.update()
+    state.on_message(obs(2, 102.0))
+    state.on_message(obs(3, 103.0))
+    view.update()
+    assert list(view.price_source.data["price"]) == [101.0, 102.0, 103.0] and list(view.price_source.data["step"]) == [1, 2, 3]
