@@ -128,7 +128,7 @@ def account_rules(run_dir: Path) -> AccountRules:
 
         import msgspec
 
-        from actors.env.config import AccountConfig
+        from actors.common.market_settings import AccountConfig
 
         section = tomllib.loads((run_dir / CONFIG_FILE).read_text()).get("account", {})
         config = msgspec.convert(section, AccountConfig)
