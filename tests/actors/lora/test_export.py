@@ -85,3 +85,19 @@ def test_llama_cpp_with_the_exported_adapter_moves_logits_like_peft(tmp_path):
     assert correlation > 0.85, correlation
     assert adapted_gap <= base_gap + 0.4 * effect, (adapted_gap, base_gap, effect)
     assert int(hf_adapted[-1].argmax()) == int(ll_adapted[-1].argmax())  # the first greedy token agrees
+
+
+def test_a_qwen2_base_keeps_q_and_k_rows_unpermuted_and_an_unknown_architecture_is_refused():
+    import torch
+
+    a, b = torch.randn(2, 64), torch.randn(64, 2)
+    state = {"base_model.model.model.layers.0.self_attn.q_proj.lora_A.default.weight": a,
+             "base_model.model.model.layers.0.self_attn.q_proj.lora_B.default.weight": b}
+
+    llama = peft_pairs(state, n_layers=1, n_head=4, n_kv_head=2, architecture="llama")
+    qwen2 = peft_pairs(state, n_layers=1, n_head=4, n_kv_head=2, architecture="qwen2")
+
+    np.testing.assert_array_equal(qwen2["blk.0.attn_q.weight"].b, b.numpy())  # qwen2's conversion leaves q/k as they are
+    np.testing.assert_array_equal(llama["blk.0.attn_q.weight"].b, permute_rope_rows(b.numpy(), 4))
+    with pytest.raises(ValueError, match="no-such-arch"):
+        peft_pairs(state, n_layers=1, n_head=4, n_kv_head=2, architecture="no-such-arch")
