@@ -94,8 +94,8 @@ def history_bars(config: Config, count: int, held_out: int | None = None, valida
     """HistoryBars at ``count`` random bars of the training split's earlier days and ``held_out`` (default: at
     least MIN_HELD_OUT, else lora.held_out_fraction of ``count``) of its later days (actors/lora/history.py
     split_days); ``validation`` > 0 sets the last of the earlier days apart (split_days again) as validation
-    days and draws that many bars there. Each is what a thought at that bar would have been shown flat (an env reset there) and the
-    triple-barrier label of its next bars; only bars where an entry is allowed and whose label horizon ends the
+    days and draws that many bars there. Each is what a thought at that bar would have been shown flat (an env
+    reset there) and the triple-barrier label of its next bars; only bars where an entry is allowed and whose label horizon ends the
     same day, so no label reads across a night or into another day."""
     import numpy as np
 
@@ -292,7 +292,8 @@ def run_offline(args: argparse.Namespace) -> int:
         reports = train_offline(config.lora, config.reasoner, rd.path, experiences, rounds, progress=progress)
     rows = (ceiling_rows(ceiling) if ceiling is not None else []) + round_rows(reports, validation_rates)
     if validation:
-        stopped = "patience reached" if len(reports) < rounds or _plateaued(validation_rates, config.lora.early_stop_patience) else "--rounds reached"
+        patience = config.lora.early_stop_patience
+        stopped = "patience reached" if len(reports) < rounds or _plateaued(validation_rates, patience) else "--rounds reached"
         rows.append(("early stopping", f"{len(reports)} of at most {rounds} rounds ({stopped}); best validation match "
                                        f"{max(validation_rates):.3f} in round {validation_rates.index(max(validation_rates)) + 1} "
                                        f"of {len(validation)} validation prompts"))
