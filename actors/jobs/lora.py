@@ -23,7 +23,7 @@ import msgspec
 from actors import DECISION_LOOP, LORA, POLICY
 from actors.jobs.common import JobError, configure, format_table
 from actors.lora import (LORA_DIR_NAME, AdapterVersion, RoundReport, StepProgress, VersionBook,
-                         read_experiences_file, train_offline)
+                         read_experiences_file, train_offline, train_until_plateau)
 from bus.messages import Done, LlmThought, LoraAdapter, Message, Stats
 from config.schema import Config
 from runtime.rundir import RunDir, create_run_dir
@@ -66,26 +66,36 @@ def market_history_settings(config: Config, folder: Path, count: int) -> dict[st
     return {"lora.seed_experiences_path": str(path), "lora.max_eval_examples": max(held_out, config.lora.max_eval_examples)}
 
 
-def market_history(config: Config, count: int, held_out: int | None = None):
+def market_history(config: Config, count: int, held_out: int | None = None, validation: int = 0):
     """(experiences, learnability ceiling) of ``count`` training-day bars and ``held_out`` (default: see
-    history_bars) of the held-out days."""
+    history_bars) of the held-out days; with ``validation`` > 0 also that many of validation days (the last
+    training days, ``meta["validation"]``: for early stopping, not for training nor the ceiling)."""
+    _, experiences, ceiling = market_history_bars(config, count, held_out, validation)
+    return experiences, ceiling
+
+
+def market_history_bars(config: Config, count: int, held_out: int | None = None, validation: int = 0):
+    """market_history's (experiences, ceiling) after the HistoryBars they come from (their market contexts: what
+    a four-step thought is asked from)."""
     from actors.common.llm.prompts import PromptBook
     from actors.lora import history_experiences
     from actors.lora.ceiling import learnability_ceiling
 
-    bars = history_bars(config, count, held_out)
+    bars = history_bars(config, count, held_out, validation)
     experiences = history_experiences(PromptBook(config.reasoner), config.reasoner.mode, config.lora.target_confidence, bars)
     sides = {False: [], True: []}
     for bar in bars:
-        sides[bool(bar.held_out)].append((str(bar.context.get("tape", "")), bar.label.action))
-    return experiences, learnability_ceiling(sides[False], sides[True])
+        if not bar.validation:
+            sides[bool(bar.held_out)].append((str(bar.context.get("tape", "")), bar.label.action))
+    return bars, experiences, learnability_ceiling(sides[False], sides[True])
 
 
-def history_bars(config: Config, count: int, held_out: int | None = None):
+def history_bars(config: Config, count: int, held_out: int | None = None, validation: int = 0):
     """HistoryBars at ``count`` random bars of the training split's earlier days and ``held_out`` (default: at
     least MIN_HELD_OUT, else lora.held_out_fraction of ``count``) of its later days (actors/lora/history.py
-    split_days). Each is what a thought at that bar would have been shown flat (an env reset there) and the
-    triple-barrier label of its next bars; only bars where an entry is allowed and whose label horizon ends the
+    split_days); ``validation`` > 0 sets the last of the earlier days apart (split_days again) as validation
+    days and draws that many bars there. Each is what a thought at that bar would have been shown flat (an env
+    reset there) and the triple-barrier label of its next bars; only bars where an entry is allowed and whose label horizon ends the
     same day, so no label reads across a night or into another day."""
     import numpy as np
 
@@ -106,16 +116,21 @@ def history_bars(config: Config, count: int, held_out: int | None = None):
     bars = np.arange(max(split.start, TAPE_BARS), split.stop - horizon - 1)
     bars = bars[(day[bars] == day[bars + horizon]) & data.schedule.entry_allowed[bars]]
     train_days, held_days = split_days(day[bars].tolist(), lora.held_out_fraction)
-    wanted = {False: count, True: held_out if held_out is not None else max(MIN_HELD_OUT, round(count * lora.held_out_fraction))}
+    validation_days: list[int] = []
+    if validation > 0:
+        train_days, validation_days = split_days(train_days, lora.held_out_fraction)
+    held = held_out if held_out is not None else max(MIN_HELD_OUT, round(count * lora.held_out_fraction))
     rng = np.random.default_rng(config.run.seed)
     rows: list[HistoryBar] = []
-    for side, days in ((False, train_days), (True, held_days)):
+    # (held out, validation, days, bars wanted)
+    for side, checks, days, wanted in ((False, False, train_days, count), (True, False, held_days, held),
+                                       (False, True, validation_days, validation)):
         pool = bars[np.isin(day[bars], days)]
-        for bar in sorted(rng.choice(pool, size=min(wanted[side], len(pool)), replace=False).tolist()):
+        for bar in sorted(rng.choice(pool, size=min(wanted, len(pool)), replace=False).tolist()):
             env.reset(options={"start": bar, "n_bars": 1})
             label = triple_barrier_label(data.open, data.high, data.low, data.close, bar, float(data.features.atr[bar]), spec)
             if label is not None:
-                rows.append(HistoryBar(str(bar), env.context(), env.action_masks().tolist(), label, int(day[bar]), side))
+                rows.append(HistoryBar(str(bar), env.context(), env.action_masks().tolist(), label, int(day[bar]), side, checks))
     return rows
 
 
@@ -197,9 +212,11 @@ def print_progress(p: StepProgress) -> None:
     print(f"  step {p.step}/{p.steps}  loss {p.loss:.4f}  {p.tokens_per_sec:,.0f} tokens/s", file=sys.stderr, flush=True)
 
 
-def round_rows(reports: list[RoundReport]) -> list[tuple[str, Any]]:
+def round_rows(reports: list[RoundReport], validation_rates: list[float] | None = None) -> list[tuple[str, Any]]:
     rows: list[tuple[str, Any]] = []
     for index, report in enumerate(reports, start=1):
+        if validation_rates and index <= len(validation_rates):
+            rows.append((f"round {index}: validation-day match (early stopping)", f"{validation_rates[index - 1]:.3f}"))
         result, version = report.result, report.version
         verdict = result.verdict
         gain = f", gain [{verdict.gain_low:+.3f}, {verdict.gain_high:+.3f}]" if verdict else ""
@@ -212,6 +229,11 @@ def round_rows(reports: list[RoundReport]) -> list[tuple[str, Any]]:
             rows.append((f"round {index}: answers", f"{mix}{'  COLLAPSED' if verdict.collapsed else ''}"))
         rows.append((f"round {index}: adapter", str(version.path)))
     return rows
+
+
+def _plateaued(rates: list[float], patience: int) -> bool:
+    """The last ``patience`` validation rates brought no better one (what stopped train_until_plateau)."""
+    return len(rates) > patience and max(rates[-patience:]) <= max(rates[:-patience])
 
 
 def publish_state(version: AdapterVersion) -> str:
@@ -232,6 +254,7 @@ def ceiling_rows(ceiling) -> list[tuple[str, Any]]:
 def run_offline(args: argparse.Namespace) -> int:
     config = configure(args)
     ceiling = None
+    validation: list = []
     if getattr(args, "experiences", None) is not None:
         path = Path(args.experiences)
         if not path.is_file():
@@ -243,8 +266,14 @@ def run_offline(args: argparse.Namespace) -> int:
     else:
         # Every held-out prompt is evaluated; no balancing of the draws: the history's labels are as mixed as the
         # market (BUY and SELL about even, HOLD ~1 %), balancing would draw the rare HOLD a third of the time.
-        experiences, ceiling = market_history(config, args.market_history)
+        early_stop = config.lora.early_stop_patience > 0
+        experiences, ceiling = market_history(config, args.market_history,
+                                              validation=config.lora.early_stop_prompts if early_stop else 0)
+        validation = [e for e in experiences if e.meta.get("validation")]
+        experiences = [e for e in experiences if not e.meta.get("validation")]
         source = f"market history ({config.data.scenario}, training days; later days held out)"
+        if early_stop:
+            source += f"; {len(validation)} validation prompts of the last training days for early stopping"
         held_out = sum(1 for e in experiences if e.meta.get("held_out"))
         config = msgspec.structs.replace(config, lora=msgspec.structs.replace(
             config.lora, max_eval_examples=max(held_out, config.lora.max_eval_examples), balance_actions=False))
@@ -255,9 +284,20 @@ def run_offline(args: argparse.Namespace) -> int:
     if ceiling is not None:
         print(format_table(ceiling_rows(ceiling), "What the prompt can tell"), file=sys.stderr, flush=True)
     started = time.monotonic()
-    reports = train_offline(config.lora, config.reasoner, rd.path, experiences, rounds,
-                            progress=None if args.quiet else print_progress)
-    rows = (ceiling_rows(ceiling) if ceiling is not None else []) + round_rows(reports)
+    progress = None if args.quiet else print_progress
+    validation_rates: list[float] = []
+    if validation:
+        reports, validation_rates = train_until_plateau(config.lora, config.reasoner, rd.path, experiences, validation,
+                                                        rounds, config.lora.early_stop_patience, progress)
+    else:
+        reports = train_offline(config.lora, config.reasoner, rd.path, experiences, rounds, progress=progress)
+    rows = (ceiling_rows(ceiling) if ceiling is not None else []) + round_rows(reports, validation_rates)
+    if validation:
+        patience = config.lora.early_stop_patience
+        stopped = "patience reached" if len(reports) < rounds or _plateaued(validation_rates, patience) else "--rounds reached"
+        rows.append(("early stopping", f"{len(reports)} of at most {rounds} rounds ({stopped}); best validation match "
+                                       f"{max(validation_rates):.3f} in round {validation_rates.index(max(validation_rates)) + 1} "
+                                       f"of {len(validation)} validation prompts"))
     rows += [("elapsed_secs", time.monotonic() - started), ("versions", str(versions_book(config, rd.path).root))]
     print(format_table(rows, "LoRA offline fine-tuning"))
     published = [r.version for r in reports if r.version.published]

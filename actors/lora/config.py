@@ -105,6 +105,11 @@ class LoraConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     collapse_share: Annotated[float, msgspec.Meta(gt=0.5, lt=1)] = 0.8
     """Refuse an adapter giving one answer on more than this share of the held-out prompts while their labels are
     mixed (no label that common): the hold collapse; logged and counted as lora_collapse."""
+    early_stop_patience: Annotated[int, msgspec.Meta(ge=0)] = 0
+    """bin/run lora --market-history: stop after this many rounds without a better match rate on the validation
+    days (the last training days; never the held-out test days), --rounds being the most; 0 = exactly --rounds."""
+    early_stop_prompts: PositiveCount = 120
+    """Validation-day prompts that early stopping measures the match rate on (not trained on)."""
     versions_dir: str = ""
     """Where every adapter version is kept (vNNNN/adapter.gguf + metrics.json); "" = <run dir>/lora/versions."""
 

@@ -18,6 +18,7 @@ from actors.lora.config import LoraConfig
 from actors.lora.experience import Experience, thought_record
 from actors.common.hindsight import HindsightLabel
 from actors.lora.matching import ExperienceMatcher, TradeOutcome
+from actors.lora.stopping import Plateau
 from actors.lora.store import ExperienceStore
 from actors.lora.trainer import LoraTrainer, RoundResult, StepProgress
 from actors.lora.versions import AdapterVersion, VersionBook
@@ -143,5 +144,34 @@ def train_offline(config: LoraConfig, reasoner: ReasonerSettings, run_dir: str |
     try:
         core.store.add(experiences)
         return [core.run_round(progress) for _ in range(rounds)]
+    finally:
+        core.close()
+
+
+def train_until_plateau(config: LoraConfig, reasoner: ReasonerSettings, run_dir: str | Path, experiences: list[Experience],
+                        validation: Sequence[Experience], max_rounds: int, patience: int,
+                        progress: Callable[[StepProgress], None] | None = None) -> tuple[list[RoundReport], list[float]]:
+    """``bin/run lora --market-history N`` with ``lora.early_stop_patience``: rounds as train_offline, after each the
+    current weights' match rate on ``validation`` (prompts of validation days, never stored, so never trained on
+    nor judged by the publish rule), until ``patience`` rounds bring no better rate or ``max_rounds`` are done.
+    (reports, validation match rate after each round)."""
+    if not validation:
+        raise ValueError("early stopping needs validation prompts (lora.early_stop_prompts of the validation days)")
+    core = LoraCore(config, reasoner, run_dir)
+    plateau = Plateau(patience)
+    prompts = [(e.messages, e.mask) for e in validation]
+    reports: list[RoundReport] = []
+    rates: list[float] = []
+    try:
+        core.store.add(experiences)
+        for _ in range(max_rounds):
+            reports.append(core.run_round(progress))
+            answers = core.load_trainer().decisions(prompts)
+            rates.append(sum(a == e.action for a, e in zip(answers, validation)) / len(validation))
+            structlog.get_logger().info("lora_validation", round=len(reports), match_rate=round(rates[-1], 3),
+                                        best=round(plateau.best if plateau.rounds else rates[-1], 3), prompts=len(validation))
+            if plateau.update(rates[-1]):
+                break
+        return reports, rates
     finally:
         core.close()

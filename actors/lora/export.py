@@ -9,6 +9,10 @@ Three things make the exported update equal to the trained one:
 - rope rows: llama's GGUF conversion permutes the output rows of q and k (interleaved ->
   halves) and transformers undoes it on loading, so the HF-side update must get the same
   row permutation before it meets the GGUF's weights: applied to B (the rows of B @ A).
+  Only for a ``llama`` file: qwen2's conversion keeps q and k as they are (llama.cpp runs its
+  rope in the NeoX order instead), and transformers un-permutes only ``llama`` files.
+
+The architecture (name map, permutation) is read from the base GGUF, never assumed.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from actors.lora.gguf_adapter import LoraPair, base_model_info, write_lora_adapter
+
+ROPE_PERMUTED_ARCHITECTURES = ("llama",)
+"""GGUF architectures whose q/k rows the conversion permutes (transformers' GGUF loader un-permutes these only)."""
 
 _MODULE = re.compile(r"(model\.layers\.(\d+)\.(?:self_attn|mlp)\.(\w+))\.lora_([AB])\.")
 
@@ -31,11 +38,11 @@ def permute_rope_rows(weight: np.ndarray, n_head: int) -> np.ndarray:
             .reshape(weight.shape))
 
 
-def peft_pairs(state: dict, *, n_layers: int, n_head: int, n_kv_head: int) -> dict[str, LoraPair]:
-    """GGUF weight name -> (A, B) from a PEFT LoRA state dict (``get_peft_model_state_dict`` or named parameters)."""
-    import gguf
-
-    name_map = gguf.get_tensor_name_map(gguf.MODEL_ARCH.LLAMA, n_layers)
+def peft_pairs(state: dict, *, n_layers: int, n_head: int, n_kv_head: int, architecture: str = "llama") -> dict[str, LoraPair]:
+    """GGUF weight name -> (A, B) from a PEFT LoRA state dict (``get_peft_model_state_dict`` or named parameters),
+    for a base GGUF of ``architecture`` (its ``general.architecture``)."""
+    name_map = _name_map(architecture, n_layers)
+    permute = architecture in ROPE_PERMUTED_ARCHITECTURES
     halves: dict[str, dict[str, np.ndarray]] = {}
     for key, tensor in state.items():
         match = _MODULE.search(key)
@@ -48,9 +55,9 @@ def peft_pairs(state: dict, *, n_layers: int, n_head: int, n_kv_head: int) -> di
         if gguf_name is None:
             raise ValueError(f"gguf's tensor name map knows no {module}")
         b = ab["B"]
-        if module.endswith("q_proj"):
+        if permute and module.endswith("q_proj"):
             b = permute_rope_rows(b, n_head)
-        elif module.endswith("k_proj"):
+        elif permute and module.endswith("k_proj"):
             b = permute_rope_rows(b, n_kv_head)
         pairs[gguf_name] = LoraPair(np.ascontiguousarray(ab["A"], np.float32), np.ascontiguousarray(b, np.float32))
     return pairs
@@ -61,8 +68,18 @@ def export_peft_adapter(peft_model, base_gguf: str | Path, path: str | Path, *, 
     """Write the PEFT model's LoRA weights as a GGUF adapter for ``base_gguf`` (shapes checked against it)."""
     config = peft_model.base_model.model.config
     state = {name: param for name, param in peft_model.named_parameters() if ".lora_" in name}
-    pairs = peft_pairs(state, n_layers=config.num_hidden_layers, n_head=config.num_attention_heads,
-                       n_kv_head=config.num_key_value_heads)
     base = base_model_info(base_gguf)
+    pairs = peft_pairs(state, n_layers=config.num_hidden_layers, n_head=config.num_attention_heads,
+                       n_kv_head=config.num_key_value_heads, architecture=base.architecture)
     return write_lora_adapter(path, pairs, alpha=alpha, architecture=base.architecture,
                               base_shapes=base.weight_shapes, metadata=metadata)
+
+
+def _name_map(architecture: str, n_layers: int):
+    """gguf's Hugging Face -> GGUF tensor name map of ``architecture``; a clear error for one gguf does not know."""
+    import gguf
+
+    known = {name: arch for arch, name in gguf.MODEL_ARCH_NAMES.items()}
+    if architecture not in known:
+        raise ValueError(f"the base GGUF's architecture {architecture!r} is unknown to the gguf package: no LoRA export for it")
+    return gguf.get_tensor_name_map(known[architecture], n_layers)

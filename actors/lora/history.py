@@ -35,6 +35,8 @@ class HistoryBar(NamedTuple):
     """The bar's trading day (session id); -1 unknown."""
     held_out: bool | None = None
     """True: a held-out day's bar (evaluation only); False: a training day's; None: the store decides by id hash."""
+    validation: bool = False
+    """A validation day's bar (the last training days): early stopping reads it, training never does."""
 
 
 def split_days(days: Iterable[int], held_out_fraction: float) -> tuple[list[int], list[int]]:
@@ -63,5 +65,7 @@ def history_experiences(prompts: PromptBook, mode: str, target_confidence: float
         extra = {"day": row.day, "tape": str(row.context.get("tape", ""))}
         if row.held_out is not None:
             extra["held_out"] = bool(row.held_out)
+        if row.validation:
+            extra["validation"] = True
         experiences += [replace(e, meta={**e.meta, **extra}) for e in matcher.add_hindsight(query_id, row.label)]
     return experiences

@@ -17,6 +17,7 @@ prompts of the training days (single shot, with the tape), at least 300 of later
 then one line per path, ``<path> <market> match <base> -> <adapter>`` with the paired interval of the gain,
 for peft (the trainer's weights) and llama.cpp (the exported GGUF adapter hot-swapped into a running engine,
 under the decide grammar and the parser), beside the learnability ceiling, the answers' mix and the collapse flag.
+``--four-step K``: the first K held-out prompts also asked as four-step thoughts, base and adapter, against single shot.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ def main() -> None:
     parser.add_argument("--held-out", type=int, default=300, help="--market: held-out-day prompts (fewer only to try it out)")
     parser.add_argument("--rounds", type=int, default=4, help="--market: training rounds (of --steps each)")
     parser.add_argument("--lr", type=float, default=1e-3, help="--market: learning rate")
+    parser.add_argument("--four-step", type=int, default=0, metavar="K",
+                        help="--market: also ask the first K held-out prompts as four-step thoughts (the reasoner's Thinker, "
+                             "llama.cpp, base model and adapter) beside single shot on the same K prompts (~4x slower each)")
     args = parser.parse_args()
     if args.market != "planted":
         market_bench(args)
@@ -102,14 +106,15 @@ def main() -> None:
 def market_bench(args: argparse.Namespace) -> None:
     from actors.jobs.cli import build_parser
     from actors.jobs.common import configure
-    from actors.jobs.lora import market_history
+    from actors.jobs.lora import market_history_bars
     from actors.lora.llama_match import llama_answers
     from actors.lora.ceiling import Z_95
     from actors.lora.publishing import is_collapsed, paired_gain
 
     config = configure(build_parser().parse_args(["lora"]), {"data.scenario": args.market, "reasoner.mode": "single_shot"})
     started = time.perf_counter()
-    experiences, ceiling = market_history(config, args.history, args.held_out)
+    bars, experiences, ceiling = market_history_bars(config, args.history, args.held_out)
+    contexts = {f"hindsight:history:{bar.key}": bar.context for bar in bars}
     held = sum(1 for e in experiences if e.meta.get("held_out"))
     lora = msgspec.structs.replace(config.lora, max_eval_examples=held, steps_per_round=args.steps, batch_size=args.batch,
                                    rank=args.rank, alpha=2.0 * args.rank, learning_rate=args.lr, torch_threads=args.threads,
@@ -126,10 +131,13 @@ def market_bench(args: argparse.Namespace) -> None:
         peft_adapter = list(last.before_answers if last.verdict and last.verdict.collapsed else last.after_answers)
         train_secs = sum(r.result.stats.secs for r in reports)
         engine = _running_engine(core.model_path)
+        asked = held_out[: args.four_step]
         try:
             llama_base = llama_answers(engine, held_out)
+            four_base = _four_step_answers(engine, config.reasoner, asked, contexts)
             engine.load_adapter(str(reports[-1].version.path), reports[-1].version.version)
             llama_adapter = llama_answers(engine, held_out)
+            four_adapter = _four_step_answers(engine, config.reasoner, asked, contexts)
         finally:
             engine.close()
         core.close()
@@ -140,11 +148,34 @@ def market_bench(args: argparse.Namespace) -> None:
         mix = " ".join(f"{name}={adapter.count(a) / len(adapter):.2f}" for a, name in ((1, "BUY"), (2, "SELL"), (0, "HOLD")))
         print(f"{path} {args.market} match {sum(hits_base) / len(labels):.3f} -> {sum(hits_adapter) / len(labels):.3f} "
               f"gain {gain:+.3f} [{low:+.3f}, {high:+.3f}] n={len(labels)} answers {mix} collapse={collapsed}")
+    if asked:
+        _print_four_step(args.market, labels[: len(asked)], llama_base[: len(asked)], four_base, "base")
+        _print_four_step(args.market, labels[: len(asked)], llama_adapter[: len(asked)], four_adapter, "adapter")
     label_mix = " ".join(f"{name}={share:.2f}" for name, share in ceiling.label_mix.items())
     print(f"ceiling {args.market} {ceiling.classifier} chance {ceiling.chance.value:.3f} labels {label_mix}")
     print(f"rounds {args.market} " + ", ".join(f"v{r.version.version}:{r.result.verdict.why}" for r in reports)
           + f"; {len(experiences) - held} training prompts, {args.rounds} x {args.steps} steps x batch {args.batch}, "
           f"train {train_secs:.0f} s, all {time.perf_counter() - started:.0f} s")
+
+
+def _four_step_answers(engine, reasoner, experiences, contexts) -> list[int]:
+    """The action of a four-step thought (the reasoner's Thinker: analyse, options, risks, decide under the grammar,
+    the parser) at each experience's bar."""
+    from actors.reasoner.thinker import Thinker
+
+    thinker = Thinker(engine, msgspec.structs.replace(reasoner, mode="four_step"))
+    return [thinker.think(contexts[e.id], e.mask).action for e in experiences]
+
+
+def _print_four_step(market: str, labels, single, four, weights: str) -> None:
+    """``four-step <market> <weights> match <single shot> vs <four step>`` on the same prompts, with the paired interval."""
+    from actors.lora.ceiling import Z_95
+    from actors.lora.publishing import paired_gain
+
+    hits_single, hits_four = [a == y for a, y in zip(single, labels)], [a == y for a, y in zip(four, labels)]
+    gain, low, high = paired_gain(hits_single, hits_four, Z_95)
+    print(f"four-step {market} {weights} match single-shot {sum(hits_single) / len(labels):.3f} vs four-step "
+          f"{sum(hits_four) / len(labels):.3f} difference {gain:+.3f} [{low:+.3f}, {high:+.3f}] n={len(labels)} (llama.cpp)")
 
 
 def _plain_peft_tokens_per_sec(trainer, core: LoraCore) -> float:

@@ -173,3 +173,27 @@ def test_the_recorder_appends_lines_a_reader_sees_at_once(tmp_path, bars):
     assert json.loads((tmp_path / "positions.jsonl").read_text())["entry_price"] == pytest.approx(bars[WARMUP].open + 0.25)
     assert json.loads((tmp_path / "decisions.jsonl").read_text()) == {"step": 0, "action": "BUY"}
     recorder.close()
+
+
+def test_paper_prompts_carry_the_same_tape_as_the_data_sets_own_bars():
+    # The LLM reads the market from the tape (actors/common/llm/tape.py): paper mode must show it too, and the
+    # same numbers a backtest over those bars would show, or an adapter trained on history meets other prompts live.
+    from actors.common.llm.tape import TAPE_FEATURES, market_tape, tape_numbers
+    from actors.env.dataset import Dataset
+
+    frame = generate_bars(2, seed=3)
+    session = PaperSession(resolve_instrument(InstrumentConfig()), AccountConfig(), EnvConfig(),
+                           warmup_bars=EnvConfig().paper_warmup_bars, window_bars=EnvConfig().paper_window_bars)
+    tapes = []
+    for bar in feed_bars(frame)[:EnvConfig().paper_warmup_bars + 3]:
+        step = session.add_bar(bar)
+        if step is not None and step.ready:
+            session.decide(session.step, HOLD)
+            tapes.append((session.env.bar, session.context()["tape"]))
+
+    assert len(tapes) == 4  # the first decision at the last warm-up bar, then one a bar
+    data = Dataset.from_frame(frame, AccountConfig().flat_minute_of_day, warmup_bars=0)
+    for t, tape in tapes:
+        assert len(tape_numbers(tape) or []) == TAPE_FEATURES, tape
+        assert tape == market_tape(data.high, data.low, data.close, t, float(data.features.atr[t]), 0.25,
+                                   float(data.features.vwap_distance_pct[t]), float(data.schedule.minutes_to_flat[t]))

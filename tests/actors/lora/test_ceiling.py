@@ -23,6 +23,16 @@ def test_held_out_prompts_never_come_from_a_training_day():
     assert all(b.context["tape"].startswith("moves ") for b in bars)  # every prompt shows the tape
 
 
+def test_validation_days_for_early_stopping_are_the_last_training_days_and_never_a_held_out_day():
+    bars = history_bars(history_config("regimes"), 200, held_out=100, validation=60)
+
+    train_days = {b.day for b in bars if not b.held_out and not b.validation}
+    validation_days = {b.day for b in bars if b.validation}
+    held_days = {b.day for b in bars if b.held_out}
+    assert len([b for b in bars if b.validation]) == 60 and not any(b.held_out for b in bars if b.validation)
+    assert max(train_days) < min(validation_days) and max(validation_days) < min(held_days)
+
+
 @pytest.mark.parametrize("scenario", ["regimes", "null"])
 def test_the_label_is_readable_from_the_tape_on_regimes_and_not_on_null(scenario):
     bars = history_bars(history_config(scenario), 1500, held_out=600)
