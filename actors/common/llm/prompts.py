@@ -50,6 +50,11 @@ SAMPLE_CONTEXT: dict[str, Any] = {
     "session_id": 19723,
     "tape": "moves +1 0 +1 +2 -1 +1 0 +1 +1 0 +1 +1 | 20 bars +2.4 ATR | 60 bars +6.5 ATR | range 88% | ATR 50 ticks"
             " | VWAP +1.2 ATR | 388 min to flat",
+    "bar_open": 18247.0,
+    "bar_high": 18252.5,
+    "bar_low": 18244.75,
+    "stop_price": 0.0,
+    "target_price": 0.0,
 }
 
 Message = dict[str, str]
