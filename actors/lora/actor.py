@@ -138,9 +138,12 @@ class LoraActor(Actor):
     async def _train_round(self) -> None:
         loop = asyncio.get_running_loop()
 
+        def publish_step(p: StepProgress) -> None:
+            if not self.stopping:  # a step the worker finished after shutdown began: the bus may be closed already
+                self.progress(p.step, p.steps, p.tokens_per_sec, {"loss": p.loss, "tokens_per_sec": p.tokens_per_sec, "round": self._rounds + 1})
+
         def progress(p: StepProgress) -> None:  # called in the worker thread
-            loop.call_soon_threadsafe(self.progress, p.step, p.steps, p.tokens_per_sec,
-                                      {"loss": p.loss, "tokens_per_sec": p.tokens_per_sec, "round": self._rounds + 1})
+            loop.call_soon_threadsafe(publish_step, p)
 
         report: RoundReport = await self.in_worker(self.core.run_round, progress)
         self._rounds += 1
