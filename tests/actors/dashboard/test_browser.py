@@ -28,6 +28,9 @@ PACED = {"policy.learn": False, "env.mode": "train", "env.n_envs": 1, "env.step_
 
 pytestmark = [
     pytest.mark.slow,
+    # Each wait below is bounded by its own event limit (together ~15 minutes on a loaded machine); the suite's
+    # 300 s per-test timeout cut a run on a busy 2-core machine that was still receiving updates.
+    pytest.mark.timeout(1200),
     pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER), reason="needs Debian's chromium and chromium-driver "
                        "(apt-get install -y chromium chromium-driver; .ci/run installs them)"),
 ]
