@@ -90,6 +90,9 @@ class EnvConfig(msgspec.Struct, **STRUCT_OPTIONS):
     """Take-profit distance at entry in ATR(14) units."""
     trail_atr: Positive = 1.5
     """Trailing stop distance in ATR(14) units when the trail is on."""
+    management_actions: bool = True
+    """Allow MOVE_SL_TO_BE, ENABLE_TRAIL and DISABLE_TRAIL in a position; false masks them, so a position ends only by
+    the opposite signal, its stop or target, or a forced exit (the entry/exit design of issue 18's experiments)."""
     reward_scale_usd: Positive = 100.0
     """Reward = change in equity (dollars) / this; see actors/env/rewards.py."""
     drawdown_penalty: NonNegative = 10.0

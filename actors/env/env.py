@@ -287,6 +287,8 @@ class FuturesTradingEnv(gym.Env):
         if position is None:
             can_enter = self._entry_allowed[self._t] and not self.account.daily_loss_reached
             return [True, can_enter, can_enter, False, False, False]
+        if not self.config.management_actions:
+            return [True, position.side < 0, position.side > 0, False, False, False]
         return [
             True,
             position.side < 0,

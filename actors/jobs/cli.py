@@ -69,8 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", type=int, default=None, help="ablation, evaluate: seeds per variant (mean and 95%% interval over them; default 3, evaluate --quick 1)")
     parser.add_argument("--market", help="evaluate: regimes | null (synthetic markets with a known answer) | a bars file (default regimes)")
     parser.add_argument("--folds", type=int, help="evaluate: walk-forward test windows (default 4, --quick 3)")
-    parser.add_argument("--budgets", help="evaluate: training steps of the learning curve, comma-separated (default 10000,50000,200000; --quick 20000,60000)")
-    parser.add_argument("--days", type=int, help="evaluate: trading days of a synthetic market (default 120, --quick 60); paper --write-bars: sessions (default 2)")
+    parser.add_argument("--budgets", help="evaluate: training steps of the learning curve, comma-separated (default 50000,200000,600000; --quick 50000,150000)")
+    parser.add_argument("--days", type=int, help="evaluate: trading days of a synthetic market (default 300, --quick 150); paper --write-bars: sessions (default 2)")
+    parser.add_argument("--train-days", type=int, help="evaluate: training days of the first fold (default: a quarter of the days); "
+                        "the test windows share the days after it and its purge")
     parser.add_argument("--long", action="store_true", help="main: train phase 1 for 1M steps on 300 synthetic days "
                         "(about 30 minutes on 2 cores) instead of 20k on 60")
     parser.add_argument("--quick", action="store_true", help="evaluate: a small walk-forward that finishes in a few minutes on 2 cores")

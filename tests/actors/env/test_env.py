@@ -106,6 +106,17 @@ def test_masks_in_a_short_allow_buy_to_exit_but_not_sell(env_over, make_bars, fl
     assert env.action_masks().tolist() == [True, True, False, False, True, False]
 
 
+def test_without_management_actions_a_position_allows_only_hold_and_its_exit(env_over, make_bars):
+    rows = [(20000, 20005, 19995, 20000), (20000, 20012, 19998, 20010), (20010, 20015, 20005, 20010), (20010, 20015, 20005, 20010)]
+    env = env_over(make_bars(rows), management_actions=False, **WIDE)
+    assert env.action_masks().tolist() == [True, True, True, False, False, False]  # flat: entries as before
+    env.step(BUY)
+    assert env.action_masks().tolist() == [True, False, True, False, False, False]  # in profit, yet no break-even or trail
+    _, _, _, _, info = env.step(ENABLE_TRAIL)
+    assert info["illegal_action"] and info["executed_action"] == HOLD
+    assert not env.position.trail_on and env.position.stop < env.position.entry_price
+
+
 def test_break_even_is_allowed_once_in_profit_and_not_again_after_the_move(env_over, make_bars):
     rows = [(20000, 20005, 19995, 20000), (20000, 20012, 19998, 20010), (20010, 20015, 20005, 20010), (20010, 20015, 20005, 20010)]
     env = env_over(make_bars(rows), **WIDE)

@@ -38,9 +38,23 @@ def test_bad_budgets_are_a_clear_error(tmp_path, capsys):
     assert "--budgets" in capsys.readouterr().err
 
 
-def test_the_first_fold_trains_on_a_quarter_of_the_days_unless_the_folds_need_the_room():
-    from actors.jobs.evaluate import min_train_days
+def test_the_first_fold_trains_on_the_presets_share_of_the_days_unless_train_days_says_otherwise():
+    from argparse import Namespace
 
-    assert min_train_days(150, 3, 2) == 37
-    assert min_train_days(30, 2, 2) == 10  # the floor
-    assert min_train_days(16, 4, 2) == 10 and min_train_days(60, 3, 2) == 15
+    from actors.jobs.evaluate import plan
+
+    def args(**given):
+        return Namespace(**{"quick": False, "folds": None, "seeds": None, "budgets": None, "days": None, "train_days": None, **given})
+
+    assert plan(args(quick=True))["train_days"] == 250  # 400 days: two test windows of 74 days after the purge
+    assert plan(args())["train_days"] == 398
+    assert plan(args(quick=True, days=30))["train_days"] == 18
+    assert plan(args(quick=True, days=10))["train_days"] == 10  # the floor
+    assert plan(args(quick=True, train_days=300))["train_days"] == 300
+
+
+def test_train_days_that_leave_no_test_day_are_a_clear_error(tmp_path, capsys):
+    code = main(["evaluate", "--market", "null", "--quick", "--days", "20", "--train-days", "19", "--run-dir", str(tmp_path / "r")])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "--train-days 19 leaves no test days" in err and "20 days" in err
