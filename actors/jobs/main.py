@@ -38,16 +38,19 @@ from bus.messages import LlmThought, LoraAdapter
 from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
-MAIN_TRAINING = {"policy.total_timesteps": 20480, "policy.n_steps": 512}
-"""Phase 1: 20k env steps in rollouts of 512 x n_envs (several PPO updates in about a minute)."""
-LONG_TRAINING = {"policy.total_timesteps": 1_000_000, "policy.n_steps": 2048}
-"""--long: phase 1 trains 1M env steps (about 25 minutes on 2 cores) ..."""
-LONG_DATA = {"data.synthetic_days": 500}
-"""... on 500 synthetic days (350 to train on, 75 held out for the backtest), so a million steps do not memorise
-the noise of a few dozen days. Measured in process (issue 18, 60 held-out days): trained on 100 days the policy
-went from +$200 a day out of sample at 20k steps to +$79 at 60k (in sample +$251: memorised); on 500 days the
-curve rose, noisily (+$113 at 150k, +$225 at 300k, +$115 at 450k; momentum 120 +$273, the oracle +$900), and
-in- and out-of-sample figures stayed together."""
+MAIN_TRAINING = {"policy.total_timesteps": 51200, "policy.n_steps": 512}
+"""Phase 1: 50k env steps in rollouts of 512 x n_envs (25 PPO updates, about two minutes through the actors on 2 cores):
+issue 18's sweeps (docs/experiments/README.md) found +$178 a day out of sample at 50k steps on 500 training days and
++$345 at 100k, against momentum's +$263."""
+MAIN_DATA = {"data.synthetic_days": 300}
+"""The default job's market: 300 synthetic days (210 to train on, 45 held out for the backtests). On 42 training days
+(the 60-day default) a policy memorises the days' noise instead of the regimes (issue 18)."""
+LONG_TRAINING = {"policy.total_timesteps": 102_400, "policy.n_steps": 2048}
+"""--long: phase 1 trains 100k env steps in full rollouts of 2048 x n_envs ..."""
+LONG_DATA = {"data.synthetic_days": 700}
+"""... on 700 synthetic days (490 to train on, 105 held out). In issue 18's sweeps on 500 training days the
+out-of-sample P&L peaked near 100k steps (+$249..+$345 a day over 3 seeds, momentum +$263, oracle +$825) and fell
+with more (+$216 at 200k, +$167 at 400k on seed 0): more steps fit the training days' noise."""
 RL_ONLY = {"fusion.method": "rl_only", "runtime.actors": [ENV, POLICY, FUSION, RISK]}
 HYBRID_ENVS = 2
 HYBRID_LOOP_STEPS = 48
@@ -82,12 +85,12 @@ def phase1_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def data_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The data every phase shares (--long: a longer synthetic history)."""
-    return dict(LONG_DATA) if getattr(args, "long", False) else {}
+    return dict(LONG_DATA) if getattr(args, "long", False) else dict(MAIN_DATA)
 
 
 def phase1_steps_reached(args: argparse.Namespace, phase1_run: Path) -> int:
     """Where phase 1's policy stopped: its newest checkpoint's step count. PPO collects whole rollouts, so
-    this is past the configured budget (20,480 -> 21,368); the configured budget when no checkpoint is there yet."""
+    this is past the configured budget (20,480 -> 21,368 at 4 envs); the configured budget when no checkpoint is there yet."""
     checkpoint = latest_checkpoint(phase1_run)
     reached = checkpoint_steps(checkpoint) if checkpoint is not None else None
     return reached if reached is not None else int(phase1_settings(args)["policy.total_timesteps"])

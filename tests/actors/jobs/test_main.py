@@ -37,13 +37,14 @@ def test_the_hybrid_phase_counts_its_budget_from_where_phase_one_stopped_not_fro
     assert settings["policy.total_timesteps"] == 21368 + HYBRID_LOOP_STEPS * 2
 
 
-def test_long_trains_phase_one_for_a_million_steps_on_a_longer_history_and_the_hybrid_phase_follows_it(tmp_path):
+def test_main_trains_50k_steps_on_300_days_long_100k_on_700_and_the_hybrid_phase_follows_it(tmp_path):
     default, long = build_parser().parse_args(["main"]), build_parser().parse_args(["main", "--long"])
 
-    assert phase1_settings(default)["policy.total_timesteps"] == 20480 and data_settings(default) == {}
-    assert phase1_settings(long)["policy.total_timesteps"] == LONG_TRAINING["policy.total_timesteps"] == 1_000_000
-    assert configure(long, data_settings(long)).data.synthetic_days == 500
-    assert hybrid_settings(long, tmp_path, n_envs=2)["policy.total_timesteps"] == 1_000_000 + HYBRID_LOOP_STEPS * 2
+    assert phase1_settings(default)["policy.total_timesteps"] == 51200
+    assert configure(default, data_settings(default)).data.synthetic_days == 300
+    assert phase1_settings(long)["policy.total_timesteps"] == LONG_TRAINING["policy.total_timesteps"] == 102_400
+    assert configure(long, data_settings(long)).data.synthetic_days == 700
+    assert hybrid_settings(long, tmp_path, n_envs=2)["policy.total_timesteps"] == 102_400 + HYBRID_LOOP_STEPS * 2
     assert phase1_settings(build_parser().parse_args(["main", "--long", "--timesteps", "5000"]))["policy.total_timesteps"] == 5000
 
 
