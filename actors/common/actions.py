@@ -24,6 +24,8 @@ NO_ACTION = -1
 """An "absent" action in arrays (no thought, no proposal)."""
 OBS_DIM = 261
 """Width of one observation row (actors/env/features.py lays it out)."""
+OBS_WINDOW_BARS, OBS_BAR_FEATURES = 20, 11
+"""The row opens with a window of this many bars (oldest first) of this many features each (actors/env/features.py)."""
 
 HOLD, BUY, SELL, MOVE_SL_TO_BE, ENABLE_TRAIL, DISABLE_TRAIL = (int(action) for action in Action)
 

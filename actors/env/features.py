@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from actors.common.actions import OBS_BAR_FEATURES, OBS_WINDOW_BARS
+
 WINDOW = 20
 CLIP = 10.0
 BAR_FEATURES = ("close_change", "volume", "sma5", "sma20", "rsi", "macd", "momentum", "atr", "time_sin", "time_cos", "session_progress")
@@ -62,6 +64,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     + RISK_FEATURES
 )
 assert len(FEATURE_NAMES) == RISK_END == 261
+assert (WINDOW, N_BAR) == (OBS_WINDOW_BARS, OBS_BAR_FEATURES), "the shared vocabulary's window shape must match the layout"
 
 TRENDS = ("down", "sideways", "up")  # context code -1, 0, 1 -> index code + 1
 VOLUME_TRENDS = ("falling", "flat", "rising")

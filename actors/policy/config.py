@@ -31,6 +31,10 @@ class PolicyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     risk changed it. Measured in-process on the regimes market (issue 18): executed gave approx_kl ~0.09 and clip
     fraction ~0.5 with half the transitions changed by risk; proposed gives 0.01-0.02 and 0.1-0.2."""
 
+    window_bars_seen: Annotated[int, msgspec.Meta(ge=1, le=20)] = 20
+    """How many of the observation window's newest bars the network sees (1-20); the older bars' columns are fed as 0.
+    The other 41 features (position, market, timeframes, patterns, risk) are always seen."""
+
     # ------------------------------------------------------------------ PPO (SB3 names)
     n_steps: AtLeastTwo = 2048
     """Steps per environment in one rollout (rollout size = n_steps * n_envs)."""

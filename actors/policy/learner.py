@@ -44,7 +44,7 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from actors.common.actions import HOLD, N_ACTIONS, OBS_DIM
+from actors.common.actions import HOLD, N_ACTIONS, OBS_BAR_FEATURES, OBS_DIM, OBS_WINDOW_BARS
 from actors.policy.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
 from actors.policy.config import PolicyConfig
 from actors.policy.masking import masked_log_softmax
@@ -129,6 +129,8 @@ class OnlineMaskablePPO:
         self.learning = config.learn
         self.seed = max(config.seed, 0)  # the actor resolves -1 to run.seed; plain use gets 0
         self.deterministic = (not config.learn) and config.deterministic_when_frozen
+        self._hidden_window_end = (OBS_WINDOW_BARS - config.window_bars_seen) * OBS_BAR_FEATURES
+        """Observation columns [0, this) are the window's older bars that policy.window_bars_seen hides."""
         self.counters: Counter[str] = Counter()
         self.latest_figures: Figures = {}
         self._on_figures = on_figures
@@ -257,6 +259,8 @@ class OnlineMaskablePPO:
             # One NaN would poison the running mean forever; count it and feed zeros instead.
             self.counters["non_finite_obs"] += 1
             obs = np.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)
+        if self._hidden_window_end:
+            obs[:, : self._hidden_window_end] = 0.0  # older window bars the network is not shown (constant: normalised to 0)
         return obs
 
     def _sanitize_masks(self, masks: np.ndarray) -> np.ndarray:

@@ -40,6 +40,25 @@ def test_proposal_for_a_masked_state_never_picks_a_masked_action():
         np.testing.assert_allclose(proposal.confidences, proposal.probs[np.arange(N_ENVS), proposal.actions])
 
 
+def test_window_bars_seen_hides_the_older_window_bars_from_the_network():
+    rng = np.random.default_rng(1)
+    masks = np.ones((N_ENVS, 6), bool)
+    obs = random_obs(rng)
+    older = obs.copy()
+    older[:, : 19 * 11] = rng.normal(size=(N_ENVS, 19 * 11))  # every window bar but the newest changes
+    newest = obs.copy()
+    newest[:, 19 * 11 : 20 * 11] += 3.0
+
+    def probs(learner, rows):
+        return learner.propose(rows, masks, 0).probs
+
+    sees_one = OnlineMaskablePPO(small_config(window_bars_seen=1, learn=False), N_ENVS)
+    np.testing.assert_array_equal(probs(sees_one, obs), probs(sees_one, older))
+    assert not np.allclose(probs(sees_one, obs), probs(sees_one, newest))
+    sees_all = OnlineMaskablePPO(small_config(learn=False), N_ENVS)
+    assert not np.allclose(probs(sees_all, obs), probs(sees_all, older))
+
+
 def test_a_single_allowed_action_is_proposed_with_confidence_one():
     learner = OnlineMaskablePPO(small_config(), N_ENVS)
     masks = np.zeros((N_ENVS, 6), bool)

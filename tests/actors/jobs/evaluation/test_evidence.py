@@ -39,3 +39,17 @@ def test_verdicts_need_the_whole_interval_on_one_side():
     assert verdict_at_least(4.0, 3.5, 5.0, 3.0) == "met"
     assert verdict_at_least(1.0, 0.5, 2.0, 3.0) == "not met"
     assert verdict_between(0.6, 0.5, 0.7, 0.58, 0.62) == "not evidence"
+
+
+def test_a_share_of_the_oracle_is_given_only_where_the_oracle_earns():
+    import numpy as np
+
+    from actors.jobs.evaluation.evidence import _oracle_share, oracle_has_an_edge
+
+    rng = np.random.default_rng(0)
+    earning = 800 + 100 * rng.standard_normal(60)
+    noise = 4 + 300 * rng.standard_normal(60)  # null: the regime drives only the volatility
+    policy = 300 + 100 * rng.standard_normal(60)
+    assert oracle_has_an_edge(earning) and 0.3 < _oracle_share(policy, earning) < 0.45
+    assert not oracle_has_an_edge(noise) and np.isnan(_oracle_share(policy, noise))
+    assert not oracle_has_an_edge(None) and not oracle_has_an_edge(np.array([5.0]))
