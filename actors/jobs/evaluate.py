@@ -32,11 +32,8 @@ FULL = {"days": 700, "folds": 3, "seeds": 3, "budgets": (50_000, 100_000, 200_00
 700, three of 100), unless --train-days says otherwise. Issue 18's sweeps (docs/experiments/README.md) trained on 500 days
 and found the out-of-sample P&L highest near 100k steps (+$249..+$345 a day over 3 seeds, momentum +$263), falling again
 by 400k: hence the budgets."""
-"""Synthetic days are cheap and a policy trained on a few dozen days memorises their noise (issue 18: in sample
-$1,259 a day, out of sample -$95 on 44 days; trained on 100 days, +$251 in sample and +$79 out at 60k steps), so
---quick trains its folds on 37-111 days (``--days 300``: 76-224, slower); the learning curve needs 10^5 steps or more to
-rise, and it is noisy (on 500 training days: +$113 a day at 150k, +$225 at 300k, +$115 at 450k on 60 held-out
-days, where the best momentum rule made +$273 and the oracle +$900)."""
+"""Synthetic days are cheap, and a policy trained on a few dozen days memorises their noise (issue 18: on 44 days, in
+sample +$1,259 a day and out of sample -$95), so every fold trains on at least a few hundred days."""
 SCENARIO_MARKETS = ("regimes", "null")
 
 
