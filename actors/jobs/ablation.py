@@ -16,7 +16,7 @@ from actors import ENV, FUSION, POLICY, RISK
 from actors.common.figures import brief_of, labelled
 from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobError, configure, format_table
-from actors.jobs.presets import LOCKSTEP_PACING as LOCKSTEP  # each LLM variant names its own thought form
+from actors.jobs.presets import LOCKSTEP_PACING
 from actors.jobs.evaluate import success_lines
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
 from actors.jobs.evaluation.sources import SourceBook, SourceScores, pooled
@@ -30,7 +30,9 @@ from runtime.supervisor import EXIT_OK
 
 LLM_OFF = [ENV, POLICY, FUSION, RISK]
 # The LLM variants think in lockstep (each decision has the previous step's thought), so they can differ
-# from RL only: at full speed no thought arrives in time and every variant would be RL only.
+# from RL only: at full speed no thought arrives in time and every variant would be RL only. Each LLM variant
+# names its own thought form beside the pacing.
+LOCKSTEP = LOCKSTEP_PACING.settings()
 ABLATION_VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("RL only", {"fusion.method": "rl_only", "risk.veto_enabled": False, "risk.account_guard_enabled": False, "runtime.actors": LLM_OFF}),
     ("RL only + risk veto", {"fusion.method": "rl_only", "runtime.actors": LLM_OFF}),

@@ -26,13 +26,11 @@ from typing import Any
 
 import numpy as np
 
+from actors.jobs.presets import BACKTEST, Preset
 from bus.client import SyncBus
 from bus.messages import EnvObs, EnvTransition, FusionDecision, Heartbeat, RiskVerdict
 
-CHAOS_SETTINGS: dict[str, Any] = {
-    "env.mode": "backtest", "env.split": "test", "env.n_envs": 2, "env.step_interval_ms": 50.0,
-    "policy.learn": False, "fusion.learn": False,
-}
+CHAOS_SETTINGS: dict[str, Any] = (BACKTEST + Preset("two paced envs", {"env": {"n_envs": 2, "step_interval_ms": 50.0}})).settings()
 """A paced backtest (20 steps/s) of an untrained, frozen policy: long enough to kill everyone in turn."""
 LOOP_ACTORS = ["env", "policy", "fusion", "risk"]
 RECOVERY_TIMEOUT_SECS = 60.0

@@ -101,7 +101,7 @@ def hybrid_settings(args: argparse.Namespace, phase1_run: Path, n_envs: int = HY
 
     Its budget counts on from where phase 1 stopped: a total below the resumed step count would end
     the policy's training at the first transition, with no PPO update that had the LLM in it."""
-    settings = {**train_settings(args), **LOCKSTEP, **HYBRID_ROLLOUT}
+    settings = {**train_settings(args), **LOCKSTEP.settings(), **HYBRID_ROLLOUT}
     phase1_steps = phase1_steps_reached(args, phase1_run)
     settings.update({
         "policy.resume_from": str(phase1_run),
@@ -152,7 +152,7 @@ def mode_main(args: argparse.Namespace) -> int:
 
 def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_dir: Path, full_speed_query_rate: float) -> SourceScores:
     """Phase 4: the first test decisions in lockstep; the LLM's figures, and each source scored against hindsight."""
-    config = configure(args, {**settings, **LOCKSTEP, "env.max_steps": LOCKSTEP_BACKTEST_STEPS, "env.publish_hindsight": True})
+    config = configure(args, {**settings, **LOCKSTEP.settings(), "env.max_steps": LOCKSTEP_BACKTEST_STEPS, "env.publish_hindsight": True})
     sources = SourceBook()
     live, live_metrics = run_backtest(config, args, run_dir, label="lockstep backtest", watch=(LlmThought, *SourceBook.WATCH),
                                       observe=sources.add)

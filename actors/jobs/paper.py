@@ -27,14 +27,12 @@ from actors import ENV
 from actors.common.figures import labelled
 from actors.env.pacing import unused_thoughts_cause
 from actors.jobs.common import JobStopped, configure, format_table, run_job
-from actors.jobs.presets import LOCKSTEP
+from actors.jobs.presets import LOCKSTEP, PAPER
 from actors.jobs.train import policy_checkpoint
 from bus.messages import Done
 from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
-PAPER_SETTINGS = {"env.mode": "paper", "env.n_envs": 1, "policy.learn": False}
-"""One account, a frozen policy (a learning one would train on the live bars)."""
 SUMMARY_ROWS = (
     "feed_bars", "history_bars", "decisions", "trades", "equity", "thoughts_arrived", "thoughts_used", "thoughts_dropped_stale",
     "thoughts_late", "thoughts_fallback", "thought_age_mean_bars", "thought_age_mean_secs", "thought_latency_mean_ms",
@@ -47,7 +45,7 @@ WRITE_BARS_START_PRICE = 16_000.0
 
 
 def paper_settings(model: Path | None, lockstep: bool = False) -> dict[str, Any]:
-    settings: dict[str, Any] = {**PAPER_SETTINGS, **(LOCKSTEP if lockstep else {})}
+    settings: dict[str, Any] = (PAPER + LOCKSTEP if lockstep else PAPER).settings()
     if model is not None:
         settings["policy.model_path"] = str(policy_checkpoint(model))
     return settings

@@ -25,13 +25,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from actors.jobs.presets import FROZEN_LEARNERS, SINGLE_SHOT, Preset
 from bus.client import SyncBus
 from bus.messages import EnvObs, LlmThought
 
-SOAK_SETTINGS: dict[str, Any] = {
-    "env.mode": "train", "env.split": "test", "env.n_envs": 2, "env.step_interval_ms": 20.0,
-    "policy.learn": False, "fusion.learn": False, "fusion.method": "rules", "reasoner.mode": "single_shot",
-}
+SOAK_SETTINGS: dict[str, Any] = (FROZEN_LEARNERS + SINGLE_SHOT + Preset("paced endless episodes on the test days", {
+    "env": {"mode": "train", "split": "test", "n_envs": 2, "step_interval_ms": 20.0}, "fusion": {"method": "rules"},
+})).settings()
 """A frozen policy on the held-out split, paced at <= 50 loop steps/s so the soak leaves CPU to others;
 the reasoner thinks at its own pace (no lockstep) and fusion uses its latest thought."""
 SOAK_ACTORS = ["env", "policy", "reasoner", "fusion", "risk"]
