@@ -19,9 +19,10 @@ from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
 
-
 def backtest_settings(checkpoint: Path, data: Path | None, name: str = "") -> dict[str, Any]:
-    settings: dict[str, Any] = {**BACKTEST.settings(), "policy.model_path": str(checkpoint)}
+    """The backtest's own settings, laid over the BACKTEST preset: the checkpoint, a data file (--data: all of it) and
+    the run's name."""
+    settings: dict[str, Any] = {"policy.model_path": str(checkpoint)}
     if data is not None:
         if not data.is_file():
             raise JobError(f"no such data file: {data}")
@@ -68,7 +69,7 @@ def print_backtest(result: JobResult, metrics: dict[str, float], config: Config)
 def mode_backtest(args: argparse.Namespace) -> int:
     if args.model is None:
         raise JobError("backtest needs --model CHECKPOINT (a checkpoint file or a training run directory)")
-    config = configure(args, backtest_settings(policy_checkpoint(args.model), args.data))
+    config = configure(args, backtest_settings(policy_checkpoint(args.model), args.data), [BACKTEST])
     result, metrics = run_backtest(config, args, args.run_dir)
     print_backtest(result, metrics, config)
     return EXIT_OK

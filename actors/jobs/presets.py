@@ -1,84 +1,122 @@
-"""Cross-cutting intents as actor settings, each one typed preset: the jobs combine them.
+"""Cross-cutting intents as typed presets: the jobs apply them to produce each actor's settings.
 
-A job says what it wants (the LLM in every decision, a frozen backtest); a ``Preset`` says which
-keys of which actors' sections that means. Each preset is checked when it is defined: every section
-must be one of ``Config``'s, every key a field of that section's struct, every value of the field's
-type and bounds. So a typo in a preset fails at import, naming the preset and the key, not at a
-job's start (or never, for a key a job rarely reaches). Two copies of one intent drift apart
-(issue 21 found the lockstep preset spelled differently in two jobs): each intent lives here once.
+A job says what it wants (the LLM in every decision, a frozen backtest); a preset is a frozen dataclass whose
+``apply`` writes that into the sections of the actors it concerns, field by field on their own structs
+(``replace(config.env, thought_lag_steps=1)``): a name that is not a field of the struct raises on the first apply
+(tests/actors/jobs/test_presets.py applies each one), a value out of a field's bounds fails the struct's own checks.
+Two copies of one intent drift apart (issue 21 found the lockstep preset spelled differently in two jobs): each intent
+lives here once, and the jobs hold no dotted-key dict for it.
 
-``preset.settings()`` gives the dotted keys ``configure`` takes; ``a + b`` is both, ``b`` winning.
+Layers (``configure`` in actors/jobs/common.py): config/default.toml and the user's file, then the job's presets in
+order (a later one wins), then the job's own settings (a run's paths and step counts), then the user's ``--set``: the
+user has the last word, as before. ``preset_settings`` gives the dotted keys a list of presets changes on a config, for
+what takes dotted keys (runtime.testing.running_actors in the soak and chaos jobs, the ablation's record).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
+from msgspec.structs import replace
 
+from actors.reasoner.config import MODES
+from config.loader import config_to_dict
 from config.schema import Config
-
-
-def _section_types() -> dict[str, type]:
-    return {field.name: field.type for field in msgspec.structs.fields(Config)}
-
-
-SECTION_TYPES = _section_types()
 
 
 @dataclass(frozen=True)
 class Preset:
-    """One intent: {section: {key: value}} for the actors it concerns."""
+    """One intent: ``apply`` returns the config with the keys it concerns set, every other key as it was."""
 
-    name: str
-    sections: Mapping[str, Mapping[str, Any]]
+    def apply(self, config: Config) -> Config:
+        raise NotImplementedError
+
+
+def apply_presets(config: Config, presets: Iterable[Preset]) -> Config:
+    for preset in presets:
+        config = preset.apply(config)
+    return config
+
+
+def preset_settings(presets: Iterable[Preset], base: Config) -> dict[str, Any]:
+    """The dotted keys (``env.thought_lag_steps``) whose values ``presets`` change on ``base``: laid over ``base``'s
+    own layers (the default and the user's file) they give the same config as ``apply_presets``."""
+    before, after = config_to_dict(base), config_to_dict(apply_presets(base, presets))
+    return {f"{section}.{key}": value for section, values in after.items() for key, value in values.items()
+            if before[section].get(key) != value}
+
+
+@dataclass(frozen=True)
+class Thoughts(Preset):
+    """The reasoner's thought form: ``single_shot`` (one decide answer, about a second on 2 cores) or ``four_step``
+    (analyse, options, risks, decide: about four)."""
+
+    form: str = "single_shot"
 
     def __post_init__(self) -> None:
-        for section, values in self.sections.items():
-            struct = SECTION_TYPES.get(section)
-            if struct is None:
-                raise ValueError(f"preset {self.name!r}: no config section [{section}] (sections: {', '.join(SECTION_TYPES)})")
-            for key, value in values.items():
-                if key not in struct.__struct_fields__:
-                    raise ValueError(f"preset {self.name!r}: [{section}] has no key {key!r}")
-                try:
-                    msgspec.convert({key: value}, struct)
-                except (msgspec.ValidationError, ValueError) as error:
-                    raise ValueError(f"preset {self.name!r}: {section}.{key} = {value!r}: {error}") from None
+        if self.form not in MODES:
+            raise ValueError(f"thought form must be one of {MODES}, got {self.form!r}")
 
-    def settings(self) -> dict[str, Any]:
-        """The dotted keys (``env.thought_lag_steps``) that ``configure`` and ``--set`` take."""
-        return {f"{section}.{key}": value for section, values in self.sections.items() for key, value in values.items()}
-
-    def __add__(self, other: Preset) -> Preset:
-        merged: dict[str, dict[str, Any]] = {section: dict(values) for section, values in self.sections.items()}
-        for section, values in other.sections.items():
-            merged.setdefault(section, {}).update(values)
-        return Preset(f"{self.name} + {other.name}", merged)
+    def apply(self, config: Config) -> Config:
+        return replace(config, reasoner=replace(config.reasoner, mode=self.form))
 
 
-LOCKSTEP_PACING = Preset("lockstep pacing", {
-    "env": {"thought_lag_steps": 1},
-    "reasoner": {"query_policy": "always", "process_nice": 0},
-})
-"""Each step waits for a thought that saw the previous one: the env gates on it, the reasoner is asked about every
-step (a skipped one would be late) and is not niced (the loop waits for it anyway). The thought form is the job's."""
+@dataclass(frozen=True)
+class Lockstep(Preset):
+    """Each step waits for a thought that saw the previous one: the env gates on it, the reasoner is asked about every
+    step (a skipped one would be late) and is not niced (the loop waits for it anyway); the thoughts are ``thoughts``
+    (single-shot: the pace of a 2-core machine)."""
 
-SINGLE_SHOT = Preset("single-shot thoughts", {"reasoner": {"mode": "single_shot"}})
-"""One decide answer per thought: about a second on 2 cores, where a four-step thought takes about four."""
+    thoughts: Thoughts = Thoughts("single_shot")
 
-LOCKSTEP = LOCKSTEP_PACING + SINGLE_SHOT
-"""Lockstep with single-shot thoughts, the pace of a 2-core machine: main's hybrid phase and lockstep backtest,
+    def apply(self, config: Config) -> Config:
+        config = replace(config, env=replace(config.env, thought_lag_steps=1),
+                         reasoner=replace(config.reasoner, query_policy="always", process_nice=0))
+        return self.thoughts.apply(config)
+
+
+@dataclass(frozen=True)
+class FrozenLearners(Preset):
+    """Nothing adapts: the policy and the fusion network must not learn on test data, and no adapter is trained."""
+
+    def apply(self, config: Config) -> Config:
+        return replace(config, policy=replace(config.policy, learn=False), fusion=replace(config.fusion, learn=False),
+                       lora=replace(config.lora, enabled=False))
+
+
+@dataclass(frozen=True)
+class Backtest(Preset):
+    """One environment: one account walks through the whole test period, so the equity curve, the drawdown and the
+    Apex rules mean what they say (several envs would each take a chunk); every learner frozen."""
+
+    def apply(self, config: Config) -> Config:
+        config = FrozenLearners().apply(config)
+        return replace(config, env=replace(config.env, mode="backtest", split="test", n_envs=1))
+
+
+@dataclass(frozen=True)
+class Train(Preset):
+    """The policy learns, on random episodes of the training days."""
+
+    def apply(self, config: Config) -> Config:
+        return replace(config, policy=replace(config.policy, learn=True), env=replace(config.env, mode="train", split="train"))
+
+
+@dataclass(frozen=True)
+class Paper(Preset):
+    """One account on a feed's bars, a frozen policy (a learning one would train on the live bars)."""
+
+    def apply(self, config: Config) -> Config:
+        return replace(config, env=replace(config.env, mode="paper", n_envs=1), policy=replace(config.policy, learn=False))
+
+
+SINGLE_SHOT = Thoughts("single_shot")
+LOCKSTEP = Lockstep()
+"""Lockstep with single-shot thoughts: main's hybrid phase and lockstep backtest, the ablation's LLM variants,
 bin/run paper --lockstep."""
-
-FROZEN_LEARNERS = Preset("frozen learners", {"policy": {"learn": False}, "fusion": {"learn": False}, "lora": {"enabled": False}})
-"""Nothing adapts: the policy and the fusion network must not learn on test data, and no adapter is trained."""
-
-BACKTEST = Preset("one account through the test days", {"env": {"mode": "backtest", "split": "test", "n_envs": 1}}) + FROZEN_LEARNERS
-"""One environment: one account walks through the whole test period, so the equity curve, the drawdown and the Apex
-rules mean what they say (several envs would each take a chunk); every learner frozen."""
-
-PAPER = Preset("paper trading", {"env": {"mode": "paper", "n_envs": 1}, "policy": {"learn": False}})
-"""One account on a feed's bars, a frozen policy (a learning one would train on the live bars)."""
+FROZEN_LEARNERS = FrozenLearners()
+BACKTEST = Backtest()
+TRAIN = Train()
+PAPER = Paper()
