@@ -2,7 +2,7 @@
 
 Bokeh's server keeps each open page in sync with its document over a websocket, and ships BokehJS
 with the Python package (nothing is fetched from the network). Each session runs a periodic callback
-(``UPDATE_MS``) that streams the chart points added since its last update and replaces the short
+(``[dashboard] update_ms``, twice a second by default) that streams the chart points added since its last update and replaces the short
 tables when they changed; a closed page only ends its own callback, the reader and the runtime never
 notice.
 """
@@ -22,8 +22,6 @@ from bokeh.plotting import figure
 from actors.dashboard.state import (EVENT_KINDS, LEARNING_KEYS, MAX_CANDLES, MAX_POINTS, DashboardState, account_lines, columns_of,
                                     health_lines, learning_lines)
 
-UPDATE_MS = 500
-"""Page updates twice a second."""
 DECISION_COLUMNS = (("step", "step", 60), ("rl", "RL action", 115), ("probs", "RL probabilities", 230), ("llm", "LLM thought", 110),
                     ("reason", "LLM reason", 260), ("stale", "stale", 45), ("adapter", "adapter", 60), ("fusion", "fusion method/rule", 150),
                     ("trust", "trust RL / LLM", 100), ("final", "final", 115), ("risk", "risk verdict", 180), ("halt", "rule in force", 110))
@@ -221,7 +219,7 @@ def _num(value: Any, digits: int = 2) -> str:
     return "-" if not isinstance(value, (int, float)) else f"{value:,.{digits}f}"
 
 
-def build_document(doc: Document, state: DashboardState, token: str = "") -> None:
+def build_document(doc: Document, state: DashboardState, token: str = "", update_ms: int = 500) -> None:
     """Bokeh's per-session hook: the page, or (without the right token) a page that says what is missing."""
     doc.title = "thinking trader dashboard"
     if token:
@@ -234,4 +232,4 @@ def build_document(doc: Document, state: DashboardState, token: str = "") -> Non
     view = DashboardView(state)
     doc.add_root(view.layout)
     view.update()
-    doc.add_periodic_callback(view.update, UPDATE_MS)
+    doc.add_periodic_callback(view.update, update_ms)

@@ -7,7 +7,7 @@ subscribes to its bus while the runtime is alive.
 
 The loop's hot topics (env.obs, policy.proposal, fusion.decision, risk.verdict) can arrive thousands of
 times a second in a full-speed run. The reader receives every frame (cheap) but decodes at most
-``HOT_STEPS_PER_SEC`` of each hot topic per second of wall time since its last pass, the newest ones
+``[dashboard] hot_steps_per_sec`` of each hot topic per second of wall time since its last pass, the newest ones
 (decoding is what costs): a fast loop is shown as a sampled price line at a bounded cost, and a paced
 run step by step, even when a busy machine delays the reader's passes. The runtime
 never waits for the dashboard: a slow or absent reader only fills its own queue at the broker, which
@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 import zmq
 
+from actors.dashboard.config import DashboardConfig
 from actors.dashboard.state import AccountRules, DashboardState, MarketHistory
 from bus.broker import ADDRESSES_FILE, BusAddresses
 from runtime.rundir import CONFIG_FILE
@@ -34,22 +35,13 @@ from runtime.rundir import CONFIG_FILE
 TOPICS = ("sys.", "env.obs", "env.outcome", "env.episode", "env.hindsight", "policy.proposal", "llm.thought", "fusion.decision",
           "risk.verdict", "lora.adapter")
 HOT = (b"env.obs", b"policy.proposal", b"fusion.decision", b"risk.verdict")
-HOT_STEPS_PER_SEC = 20.0
-"""Frames of each hot topic decoded per second (the newest of a pass): a loop up to 20 steps a second keeps every step,
-so each trade's decisions are there when it is clicked; a faster one is sampled, and the reader's cost stays bounded
-(a pass that decoded everything at 60 steps/s x 4 envs took 4-5% of a core)."""
-HOT_KEEP = 4
-"""At least this many frames of each hot topic are decoded per pass."""
-HOT_MAX = 400
-"""At most this many (a pass after a long stall)."""
+"""The decision loop's topics, decoded at most ``DashboardConfig.hot_steps_per_sec`` a second each (the newest of a pass): a
+loop up to that rate keeps every step, so each trade's decisions are there when it is clicked; a faster one is sampled, and
+the reader's cost stays bounded (a pass that decoded everything at 60 steps/s x 4 envs took 4-5% of a core)."""
 PASS_SECS = 0.2
 """How often the reader drains the socket: five passes a second keep the page's 0.5 s updates fresh."""
 LOG_EVERY_PASSES = 5
 """The logs are read once a second (each read opens every actor's log file)."""
-ATTACH_TIMEOUT_SECS = 6.0
-"""No message within this long after subscribing: the bus is dead (every actor beats every second)."""
-SILENT_SECS = 6.0
-"""A live bus with no message for this long: the runtime stopped; the reader goes back to following."""
 
 
 class DashboardError(RuntimeError):
@@ -210,9 +202,10 @@ class LogReader:
 class BusReader:
     """A SUB socket on the broker; ``drain`` decodes what a pass needs (see the module note on hot topics)."""
 
-    def __init__(self, addresses: BusAddresses, sender: str) -> None:
+    def __init__(self, addresses: BusAddresses, sender: str, settings: DashboardConfig = DashboardConfig()) -> None:
         from bus.client import SyncBus
 
+        self.settings = settings
         self.client = SyncBus(addresses, sender=sender, hwm=2000)
         self.client.subscribe(*TOPICS, settle_secs=0)
         self.last_message = 0.0
@@ -228,7 +221,8 @@ class BusReader:
 
     def drain(self, state: DashboardState, limit: int = 50_000) -> int:
         now = time.monotonic()
-        keep = min(HOT_MAX, max(HOT_KEEP, math.ceil(HOT_STEPS_PER_SEC * (now - self.last_drain))))
+        rate = self.settings
+        keep = min(rate.hot_max, max(rate.hot_keep, math.ceil(rate.hot_steps_per_sec * (now - self.last_drain))))
         self.last_drain = now
         hot: dict[bytes, deque[list[bytes]]] = {topic: deque(maxlen=keep) for topic in HOT}
         other: list[list[bytes]] = []
@@ -260,10 +254,9 @@ class BusReader:
 class Reader:
     """The dashboard's one reader thread: follows the target's newest run, its logs and, while alive, its bus."""
 
-    def __init__(self, target: Target, state: DashboardState, *, attach_timeout_secs: float = ATTACH_TIMEOUT_SECS,
-                 silent_secs: float = SILENT_SECS, on_error: Callable[[str], None] | None = None) -> None:
-        self.target, self.state = target, state
-        self.attach_timeout_secs, self.silent_secs = attach_timeout_secs, silent_secs
+    def __init__(self, target: Target, state: DashboardState, settings: DashboardConfig = DashboardConfig(), *,
+                 on_error: Callable[[str], None] | None = None) -> None:
+        self.target, self.state, self.settings = target, state, settings
         self.on_error = on_error
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._run, name="dashboard-reader", daemon=True)
@@ -283,7 +276,7 @@ class Reader:
         assert self.target.bus is not None
         self.bus = self._attach(self.target.bus)
         if self.bus is None:
-            raise DashboardError(f"no message on the bus {self.target.bus.xpub} within {self.attach_timeout_secs:g} s: "
+            raise DashboardError(f"no message on the bus {self.target.bus.xpub} within {self.settings.attach_timeout_secs:g} s: "
                                  f"its runtime is not running (for a finished run use --run {self.target.root})")
         self._open_run(self.target.root, "live bus")
 
@@ -323,7 +316,7 @@ class Reader:
         if self.bus is None and self.run_dir is not None:
             self._replay_market(self.run_dir)
         if self.bus is not None:
-            if not self.bus.drain(self.state) and time.monotonic() - self.bus.last_message > self.silent_secs:
+            if not self.bus.drain(self.state) and time.monotonic() - self.bus.last_message > self.settings.silent_secs:
                 self.bus.close()
                 self.bus = None
                 self.state.set_source("logs (runtime stopped)")
@@ -378,8 +371,8 @@ class Reader:
             self.state.note("report", "dashboard", why)
 
     def _attach(self, addresses: BusAddresses) -> BusReader | None:
-        reader = BusReader(addresses, sender="dashboard")
-        if reader.wait_first(self.attach_timeout_secs):
+        reader = BusReader(addresses, sender="dashboard", settings=self.settings)
+        if reader.wait_first(self.settings.attach_timeout_secs):
             return reader
         reader.close()
         return None
