@@ -9,7 +9,7 @@ from typing import Annotated
 
 import msgspec
 
-from config.checks import Port, Positive, PositiveCount, PositiveSecs, check_bounds, require
+from config.checks import Port, Positive, PositiveCount, PositiveSecs, Secs, check_bounds, require
 
 UpdateMs = Annotated[int, msgspec.Meta(ge=100, le=10_000)]
 """The page's update interval: at least 0.1 s (each update is a pass over the state per open page), at most 10 s."""
@@ -22,6 +22,10 @@ class DashboardConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """Port of the page; 0 = a free one (printed at start)."""
     update_ms: UpdateMs = 500
     """Each open page is updated this often (new chart points streamed, changed tables sent), without a reload."""
+    trades_refresh_secs: Secs = 3.0
+    """The trades table is rebuilt at most this often while new trades arrive: a rebuild redraws every row of it, and
+    a click pressed on a row that is redrawn before the button is released is lost (at a rebuild each update, one
+    click in five was, on a busy machine). The chart's marks and the chain of the selected trade are not held back."""
     hot_steps_per_sec: Positive = 20.0
     """The per-topic frame rate bound: frames of each decision-loop topic (env.obs, policy.proposal, fusion.decision,
     risk.verdict) decoded per second of wall time, the newest; a faster loop is shown sampled. Every frame is

@@ -10,7 +10,9 @@ notice.
 from __future__ import annotations
 
 import html
-from typing import Any
+import math
+import time
+from typing import Any, Callable
 
 import numpy as np
 
@@ -57,8 +59,10 @@ def _panel(title: str) -> Div:
 class DashboardView:
     """The models of one session and the update that refreshes them from the state."""
 
-    def __init__(self, state: DashboardState) -> None:
+    def __init__(self, state: DashboardState, trades_refresh_secs: float = 3.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.state = state
+        self.trades_refresh_secs, self.clock = trades_refresh_secs, clock
+        self.trades_sent_at = -math.inf
         self.cursors: dict[str, int] = {}
         self.last_tables: dict[str, Any] = {}
         self.shown_trades: list[Trade] = []
@@ -192,6 +196,10 @@ class DashboardView:
                                     (self.account_table, "accounts", ACCOUNT_COLUMNS)):
             rows = snap[key]
             if self.last_tables.get(key) != rows:  # unchanged tables cost no websocket traffic, and keep a click in flight
+                if key == "trades":
+                    if self.clock() - self.trades_sent_at < self.trades_refresh_secs:
+                        continue  # redrawn at most every trades_refresh_secs: a click in progress is not lost
+                    self.trades_sent_at = self.clock()
                 self.last_tables[key] = rows
                 data = columns_of(rows, tuple(name for name, _, _ in columns))
                 if len(rows) == len(table.source.data[columns[0][0]]):
@@ -257,7 +265,7 @@ def _num(value: Any, digits: int = 2) -> str:
     return "-" if not isinstance(value, (int, float)) else f"{value:,.{digits}f}"
 
 
-def build_document(doc: Document, state: DashboardState, token: str = "", update_ms: int = 500) -> None:
+def build_document(doc: Document, state: DashboardState, token: str = "", update_ms: int = 500, trades_refresh_secs: float = 3.0) -> None:
     """Bokeh's per-session hook: the page, or (without the right token) a page that says what is missing."""
     doc.title = "thinking trader dashboard"
     if token:
@@ -267,7 +275,7 @@ def build_document(doc: Document, state: DashboardState, token: str = "", update
         if given != token:
             doc.add_root(Div(text="<h3>token required</h3><p>Open the address the dashboard printed at start (it ends in ?token=...).</p>"))
             return
-    view = DashboardView(state)
+    view = DashboardView(state, trades_refresh_secs)
     doc.add_root(view.layout)
     view.update()
     doc.add_periodic_callback(view.update, update_ms)

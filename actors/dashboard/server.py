@@ -61,7 +61,7 @@ def websocket_origins(listen: Listen) -> list[str]:
     return [f"localhost:{listen.port}", f"127.0.0.1:{listen.port}"]
 
 
-def start_server(state: DashboardState, listen: Listen, update_ms: int = DashboardConfig().update_ms):
+def start_server(state: DashboardState, listen: Listen, settings: DashboardConfig = DashboardConfig()):
     """Bokeh's server bound to ``listen`` (not yet looping); DashboardError when the port is taken."""
     from bokeh.application import Application
     from bokeh.application.handlers.function import FunctionHandler
@@ -69,7 +69,8 @@ def start_server(state: DashboardState, listen: Listen, update_ms: int = Dashboa
 
     from actors.dashboard.page import build_document
 
-    app = Application(FunctionHandler(partial(build_document, state=state, token=listen.token, update_ms=update_ms)))
+    app = Application(FunctionHandler(partial(build_document, state=state, token=listen.token, update_ms=settings.update_ms,
+                                                  trades_refresh_secs=settings.trades_refresh_secs)))
     # Off loopback Bokeh warns about the any-host origin pattern; the token guards the page and we say so ourselves.
     logging.getLogger("bokeh.server.util").setLevel(logging.ERROR)
     try:
@@ -90,7 +91,7 @@ def serve(target: Target, listen: Listen, settings: DashboardConfig = DashboardC
     reader = Reader(target, state, settings)
     if target.bus is not None:
         reader.check_bus()  # a dead bus is a clear error now, before a page shows nothing
-    server = start_server(state, listen, settings.update_ms)
+    server = start_server(state, listen, settings)
     reader.start()
     server.start()
     print(f"{READY_PREFIX}{listen.url(server.port)}", flush=True)

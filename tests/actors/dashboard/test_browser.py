@@ -94,19 +94,29 @@ def data_column(driver, name: str, column: str) -> list | None:
     return model_value(driver, name, f"Array.from(m.data.get ? m.data.get({column!r}) : m.data[{column!r}])")
 
 
+def click_at(driver, x: float, y: float) -> None:
+    """A real pointer click (press and release) at viewport coordinates, as a user's mouse gives it."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    actions = ActionChains(driver)
+    actions.w3c_actions.pointer_action.move_to_location(int(round(x)), int(round(y)))
+    actions.w3c_actions.pointer_action.click()
+    actions.perform()
+
+
 def click_row(driver, table: str, row: int) -> None:
-    """A real click (WebDriver's) on the first cell of ``row`` in the DataTable named ``table``."""
-    cell = driver.execute_script(
+    """A real click on the first cell of ``row`` in the DataTable named ``table``, where it is on the screen."""
+    box = driver.execute_script(
         "const doc = Bokeh.documents[0]; const view = Bokeh.index.find_one(doc.get_model_by_name(arguments[0]));"
-        "return view ? view.grid.getCellNode(arguments[1], 0) : null;", table, row)
-    assert cell is not None, f"no row {row} in the table {table}"
-    cell.click()
+        "const cell = view ? view.grid.getCellNode(arguments[1], 0) : null; if (!cell) return null;"
+        "cell.scrollIntoView({block: 'center'}); const r = cell.getBoundingClientRect();"
+        "return [r.left + r.width / 2, r.top + r.height / 2];", table, row)
+    assert box is not None, f"no row {row} in the table {table}"
+    click_at(driver, *box)
 
 
 def click_mark(driver, index: int) -> None:
     """A real pointer click on the price chart where mark ``index`` of its mark_source is drawn."""
-    from selenium.webdriver.common.action_chains import ActionChains
-
     driver.execute_script("window.scrollTo(0, 0);")
     x, y = driver.execute_script(
         "const doc = Bokeh.documents[0]; const view = Bokeh.index.find_one(doc.get_model_by_name('price_chart'));"
@@ -114,10 +124,7 @@ def click_mark(driver, index: int) -> None:
         "const box = view.canvas_view.el.getBoundingClientRect();"
         "return [box.left + view.frame.x_scale.compute(col('step')[arguments[0]]),"
         "        box.top + view.frame.y_scale.compute(col('price')[arguments[0]])];", index)
-    actions = ActionChains(driver)
-    actions.w3c_actions.pointer_action.move_to_location(int(round(x)), int(round(y)))
-    actions.w3c_actions.pointer_action.click()
-    actions.perform()
+    click_at(driver, x, y)
 
 
 def test_a_finished_backtest_shows_its_price_and_a_click_on_a_mark_shows_that_trades_chain(tmp_path):

@@ -68,7 +68,7 @@ def closed_trade(state: DashboardState, trade_id: int, entry_step: int) -> None:
 
 def test_clicking_a_mark_on_the_chart_selects_its_trade_and_shows_its_chain():
     state = DashboardState()
-    view = DashboardView(state)
+    view = DashboardView(state, trades_refresh_secs=0.0)
     closed_trade(state, 1, 10)
     closed_trade(state, 2, 20)
     view.update()
@@ -82,7 +82,7 @@ def test_clicking_a_mark_on_the_chart_selects_its_trade_and_shows_its_chain():
 
 def test_the_selection_stays_with_its_trade_and_an_unchanged_table_is_not_sent_again():
     state = DashboardState()
-    view = DashboardView(state)
+    view = DashboardView(state, trades_refresh_secs=0.0)
     closed_trade(state, 1, 10)
     view.update()
     view.trade_source.selected.indices = [0]  # a click on trade 1
@@ -98,7 +98,7 @@ def test_the_selection_stays_with_its_trade_and_an_unchanged_table_is_not_sent_a
 
 def test_a_click_means_the_row_the_table_showed_even_when_a_new_trade_arrived_since():
     state = DashboardState()
-    view = DashboardView(state)
+    view = DashboardView(state, trades_refresh_secs=0.0)
     closed_trade(state, 1, 10)
     view.update()
     closed_trade(state, 2, 20)  # in the state, not yet on the page
@@ -106,3 +106,19 @@ def test_a_click_means_the_row_the_table_showed_even_when_a_new_trade_arrived_si
     view.trade_source.selected.indices = [0]
 
     assert "trade 1 " in view.chain.text
+
+
+def test_the_trades_table_is_redrawn_at_most_every_trades_refresh_secs_while_trades_arrive():
+    now = [100.0]
+    state = DashboardState()
+    view = DashboardView(state, trades_refresh_secs=3.0, clock=lambda: now[0])
+    closed_trade(state, 1, 10)
+    view.update()
+    closed_trade(state, 2, 20)
+    now[0] += 1.0
+    view.update()
+    assert view.trade_source.data["trade"][:1] == [1]  # held back: a redraw now could swallow a click
+    assert list(view.mark_source.data["trade"]) == [1, 1, 2, 2]  # the chart is not
+    now[0] += 2.5
+    view.update()
+    assert view.trade_source.data["trade"][:2] == [2, 1]
