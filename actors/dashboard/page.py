@@ -2,9 +2,9 @@
 
 Bokeh's server keeps each open page in sync with its document over a websocket, and ships BokehJS
 with the Python package (nothing is fetched from the network). Each session runs a periodic callback
-(``[dashboard] update_ms``, twice a second by default) that streams the chart points added since its last update and replaces the short
-tables when they changed; a closed page only ends its own callback, the reader and the runtime never
-notice.
+(``[dashboard] update_ms``, twice a second by default) that streams the chart points added since its
+last update and replaces the short tables when they changed; a closed page only ends its own callback,
+the reader and the runtime never notice.
 """
 
 from __future__ import annotations
@@ -154,8 +154,8 @@ class DashboardView:
                        sizing_mode="stretch_width"), sizing_mode="stretch_width"),
             self.price, self.equity,
             _panel("who decided (env 0, newest first)"), self.decision_table,
-            row(column(_panel("trades (click one, or a mark on the chart)"), self.trade_table, width=560), column(_panel("decision chain"), self.chain),
-                sizing_mode="stretch_width"),
+            row(column(_panel("trades (click one, or a mark on the chart)"), self.trade_table, width=560),
+                column(_panel("decision chain"), self.chain), sizing_mode="stretch_width"),
             _panel("learning"), self.learning_text,
             row(self.trust, self.accuracy, sizing_mode="stretch_width"),
             row(self.learning, column(_panel("LoRA rounds"), self.lora_table, width=520), sizing_mode="stretch_width"),

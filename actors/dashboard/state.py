@@ -300,6 +300,8 @@ class DashboardState:
         self.decisions: deque[Decision] = deque(maxlen=MAX_ROWS)
         self.chains: dict[int, Decision] = {}
         self.trades: deque[Trade] = deque(maxlen=MAX_ROWS)
+        self.report_trades: dict[int, Trade] = {}
+        """Env 0's trades of a finished run's report by id, all of them (the table shows the newest): a mark's chain."""
         self.lora_rounds: deque[dict[str, Any]] = deque(maxlen=MAX_ROWS)
         self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
         self.report: dict[str, Any] = {}
@@ -335,6 +337,7 @@ class DashboardState:
                 self.decisions.clear()
                 self.chains.clear()
                 self.trades.clear()
+                self.report_trades.clear()
                 self._pending.clear()
                 self._thoughts.clear()
                 self.account = {}
@@ -623,6 +626,7 @@ class DashboardState:
         trades = [_report_trade(t) for t in document.get("trade_list", []) if isinstance(t, dict)]
         self.trades.clear()
         self.trades.extendleft(trades[-MAX_ROWS:])
+        self.report_trades = {t.trade_id: t for t in trades if t.env_id == 0}
         if not self.price.rows and not self.marks.rows:  # a finished run (the bus drew nothing): its trades on the charts
             self._report_charts(trades)
         accounts = [a for a in document.get("evaluation_accounts", []) if isinstance(a, dict)]
@@ -675,7 +679,7 @@ class DashboardState:
     def trade(self, trade_id: int) -> Trade | None:
         """Env 0's trade ``trade_id`` while the trades table keeps it."""
         with self.lock:
-            return next((t for t in self.trades if t.trade_id == trade_id and t.env_id == 0), None)
+            return next((t for t in self.trades if t.trade_id == trade_id and t.env_id == 0), None) or self.report_trades.get(trade_id)
 
     def _learning_point(self, figures: dict[str, Any]) -> None:
         if not any(key in figures for key in LEARNING_KEYS[:-1]):

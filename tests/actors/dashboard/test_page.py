@@ -122,3 +122,22 @@ def test_the_trades_table_is_redrawn_at_most_every_trades_refresh_secs_while_tra
     now[0] += 2.5
     view.update()
     assert view.trade_source.data["trade"][:2] == [2, 1]
+
+
+def test_a_mark_of_a_report_trade_older_than_the_table_still_shows_its_chain(tmp_path):
+    import json
+
+    from tests.actors.dashboard.test_state import report_trade
+
+    (tmp_path / "backtest").mkdir()
+    trades = [report_trade(i, 10 * i, 2, 1.0) for i in range(60)]
+    (tmp_path / "backtest" / "metrics.json").write_text(json.dumps({"trade_list": trades}))
+    state = DashboardState()
+    state.on_report(tmp_path)
+    view = DashboardView(state, trades_refresh_secs=0.0)
+    view.update()
+
+    view.mark_source.selected.indices = [0]  # trade 0's entry: the table shows the newest 40 only
+
+    assert "trade 0 " in view.chain.text and "entry step 0" in view.chain.text
+    assert view.trade_source.selected.indices == []
