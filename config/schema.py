@@ -13,6 +13,7 @@ from __future__ import annotations
 import msgspec
 
 from actors.common.market_settings import AccountConfig, InstrumentConfig
+from actors.dashboard.config import DashboardConfig
 from actors.env.config import DataConfig, EnvConfig
 from actors.feed.config import FeedConfig
 from actors.fusion.config import FusionConfig
@@ -48,6 +49,7 @@ class Config(RuntimeSettings, kw_only=True, forbid_unknown_fields=True):
     risk: RiskConfig = msgspec.field(default_factory=RiskConfig)
     lora: LoraConfig = msgspec.field(default_factory=LoraConfig)
     feed: FeedConfig = msgspec.field(default_factory=FeedConfig)
+    dashboard: DashboardConfig = msgspec.field(default_factory=DashboardConfig)
 
 
 SECTIONS: tuple[str, ...] = Config.__struct_fields__

@@ -86,6 +86,21 @@ class Trade:
                 "why": self.exit_reason}
 
 
+@dataclass(frozen=True)
+class MarketHistory:
+    """Env 0's bars over a finished run's loop steps: a finished run's logs and report hold no prices, so the reader
+    rebuilds them from the data the run's config names (actors/dashboard/source.py ``market_history``)."""
+
+    first_step: int
+    """The loop step of the first bar (0: the bar of the reset)."""
+    open: list[float]
+    high: list[float]
+    low: list[float]
+    close: list[float]
+    source: str = ""
+    """Where the bars came from, for the events table (the dataset's name)."""
+
+
 @dataclass
 class Account:
     """One evaluation account of env 0's walk (one episode of the env: a pass or a fail starts the next)."""

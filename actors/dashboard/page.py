@@ -2,28 +2,28 @@
 
 Bokeh's server keeps each open page in sync with its document over a websocket, and ships BokehJS
 with the Python package (nothing is fetched from the network). Each session runs a periodic callback
-(``UPDATE_MS``) that streams the chart points added since its last update and replaces the short
-tables when they changed; a closed page only ends its own callback, the reader and the runtime never
-notice.
+(``[dashboard] update_ms``, twice a second by default) that streams the chart points added since its
+last update and replaces the short tables when they changed; a closed page only ends its own callback,
+the reader and the runtime never notice.
 """
 
 from __future__ import annotations
 
 import html
-from typing import Any
+import math
+import time
+from typing import Any, Callable
 
 import numpy as np
 
 from bokeh.document import Document
 from bokeh.layouts import column, row
-from bokeh.models import ColumnDataSource, DataTable, Div, HoverTool, MultiChoice, TableColumn, TextInput
+from bokeh.models import ColumnDataSource, DataTable, Div, HoverTool, MultiChoice, TableColumn, TapTool, TextInput
 from bokeh.plotting import figure
 
-from actors.dashboard.state import (EVENT_KINDS, LEARNING_KEYS, MAX_CANDLES, MAX_POINTS, DashboardState, account_lines, columns_of,
-                                    health_lines, learning_lines)
+from actors.dashboard.state import (EVENT_KINDS, LEARNING_KEYS, MAX_CANDLES, MAX_POINTS, MAX_ROWS, DashboardState, Trade, account_lines,
+                                    columns_of, health_lines, learning_lines)
 
-UPDATE_MS = 500
-"""Page updates twice a second."""
 DECISION_COLUMNS = (("step", "step", 60), ("rl", "RL action", 115), ("probs", "RL probabilities", 230), ("llm", "LLM thought", 110),
                     ("reason", "LLM reason", 260), ("stale", "stale", 45), ("adapter", "adapter", 60), ("fusion", "fusion method/rule", 150),
                     ("trust", "trust RL / LLM", 100), ("final", "final", 115), ("risk", "risk verdict", 180), ("halt", "rule in force", 110))
@@ -59,11 +59,16 @@ def _panel(title: str) -> Div:
 class DashboardView:
     """The models of one session and the update that refreshes them from the state."""
 
-    def __init__(self, state: DashboardState) -> None:
+    def __init__(self, state: DashboardState, trades_refresh_secs: float = 3.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.state = state
+        self.trades_refresh_secs, self.clock = trades_refresh_secs, clock
+        self.trades_sent_at = -math.inf
         self.cursors: dict[str, int] = {}
         self.last_tables: dict[str, Any] = {}
-        self.trades: list[Any] = []
+        self.shown_trades: list[Trade] = []
+        """The trades as the trades table shows them (row i is shown_trades[i]), sent with its last rebuild."""
+        self.selected: tuple[int, int] | None = None
+        """(env, trade id) of the trade whose chain is shown: kept across the table's rebuilds."""
 
         self.health = Div(text=_pre(["connecting..."]), width=420, name="health")
         self.account = Div(text=_pre(["..."]), width=520, name="account")
@@ -73,7 +78,7 @@ class DashboardView:
         self.candle_source = ColumnDataSource({"step": [], "open": [], "high": [], "low": [], "close": [], "colour": []},
                                               name="candle_source")
         self.position_source = ColumnDataSource({"step": [], "entry": [], "stop": [], "target": []}, name="position_source")
-        self.mark_source = ColumnDataSource({"step": [], "price": [], "kind": [], "colour": []}, name="mark_source")
+        self.mark_source = ColumnDataSource({"step": [], "price": [], "kind": [], "colour": [], "trade": []}, name="mark_source")
         self.halt_source = ColumnDataSource({"start": [], "end": [], "rule": []}, name="halt_source")
         self.price = figure(title=f"market (env 0): close, the last {MAX_CANDLES} bars as candles, entries and exits, "
                                   "the open position's entry, stop and target; halted stretches shaded",
@@ -93,8 +98,10 @@ class DashboardView:
                         legend_label="target")
         marks = self.price.scatter("step", "price", source=self.mark_source, color="colour", size=10, marker="triangle",
                                    line_color="black", legend_field="kind")
-        self.price.add_tools(HoverTool(renderers=[marks], tooltips=[("step", "@step"), ("price", "@price{0,0.00}"), ("", "@kind")]),
-                             HoverTool(renderers=[halts], tooltips=[("halt", "@rule")]))
+        self.price.add_tools(HoverTool(renderers=[marks], tooltips=[("trade", "@trade (click: its chain)"), ("step", "@step"),
+                                                                    ("price", "@price{0,0.00}"), ("", "@kind")]),
+                             HoverTool(renderers=[halts], tooltips=[("halt", "@rule")]), TapTool(renderers=[marks]))
+        self.mark_source.selected.on_change("indices", self._on_mark_click)
         self.price.legend.orientation = "horizontal"
         self.price.add_layout(self.price.legend[0], "below")  # inside, it would hide the newest bars
 
@@ -147,8 +154,8 @@ class DashboardView:
                        sizing_mode="stretch_width"), sizing_mode="stretch_width"),
             self.price, self.equity,
             _panel("who decided (env 0, newest first)"), self.decision_table,
-            row(column(_panel("trades (click one)"), self.trade_table, width=560), column(_panel("decision chain"), self.chain),
-                sizing_mode="stretch_width"),
+            row(column(_panel("trades (click one, or a mark on the chart)"), self.trade_table, width=560),
+                column(_panel("decision chain"), self.chain), sizing_mode="stretch_width"),
             _panel("learning"), self.learning_text,
             row(self.trust, self.accuracy, sizing_mode="stretch_width"),
             row(self.learning, column(_panel("LoRA rounds"), self.lora_table, width=520), sizing_mode="stretch_width"),
@@ -182,21 +189,28 @@ class DashboardView:
         if self.last_tables.get("halts") != halts:
             self.last_tables["halts"] = halts
             self.halt_source.data = halts
-        self.trades = snap["trade_objects"]
         self._text(self.actor_div, [f"{'actor':<10} {'pid':>7}  {'heartbeat age':<18} {'restarts':>8}  uptime"]
                    + [f"{r['actor']:<10} {r['pid']:>7}  {r['age']:<18} {r['restarts']:>8}  {r['uptime']}" for r in snap["actors"]])
         for table, key, columns in ((self.decision_table, "decisions", DECISION_COLUMNS), (self.trade_table, "trades", TRADE_COLUMNS),
                                     (self.lora_table, "lora", LORA_COLUMNS), (self.event_table, "events", EVENT_COLUMNS),
                                     (self.account_table, "accounts", ACCOUNT_COLUMNS)):
             rows = snap[key]
-            if self.last_tables.get(key) != rows:  # unchanged tables cost no websocket traffic
+            if self.last_tables.get(key) != rows:  # unchanged tables cost no websocket traffic, and keep a click in flight
+                if key == "trades":
+                    if self.clock() - self.trades_sent_at < self.trades_refresh_secs:
+                        continue  # redrawn at most every trades_refresh_secs: a click in progress is not lost
+                    self.trades_sent_at = self.clock()
                 self.last_tables[key] = rows
                 data = columns_of(rows, tuple(name for name, _, _ in columns))
                 if len(rows) == len(table.source.data[columns[0][0]]):
                     # BokehJS redraws a table when its row count changes, not when only its values do: a blank last
                     # row, there every other update, changes the count (cheaper than re-rendering the table).
                     data = {name: values + [""] for name, values in data.items()}
+                if key == "trades":
+                    self.shown_trades = list(snap["trade_objects"])
                 table.source.data = data
+                if key == "trades":
+                    self._show_selection()  # the selected trade's row moved down (newest first): select it there
 
     def _text(self, div: Div, lines: list[str]) -> None:
         text = _pre(lines)
@@ -204,9 +218,39 @@ class DashboardView:
             div.text = text
 
     def _on_trade_click(self, attr: str, old: list[int], new: list[int]) -> None:
-        if new and new[0] < len(self.trades):
-            trade = self.trades[new[0]]
-            self._text(self.chain, [f"trade {trade.trade_id} ({trade.side}, {trade.pnl_usd:+.2f} $):", self.state.chain_text(trade)])
+        """A row clicked (or the selection moved with its trade): that trade's chain. The row is read against the rows
+        the table was last sent, so a new trade arriving meanwhile does not change which trade a click means."""
+        if new and new[0] < len(self.shown_trades):
+            trade = self.shown_trades[new[0]]
+            if (trade.env_id, trade.trade_id) != self.selected:
+                self.mark_source.selected.indices = []  # a later click on a mark selects again
+            self._select(trade)
+
+    def _on_mark_click(self, attr: str, old: list[int], new: list[int]) -> None:
+        """An entry or exit mark clicked on the price chart: its trade is selected in the table and its chain shown."""
+        trades = self.mark_source.data.get("trade", [])
+        if not new or new[0] >= len(trades):
+            return
+        trade_id = int(trades[new[0]])
+        trade = next((t for t in self.shown_trades if t.trade_id == trade_id and t.env_id == 0), None) or self.state.trade(trade_id)
+        if trade is None:
+            self.selected = None
+            self._text(self.chain, [f"trade {trade_id}: no longer kept (the trades table keeps the newest {MAX_ROWS})"])
+            self._show_selection()
+            return
+        self._select(trade)
+
+    def _select(self, trade: Trade) -> None:
+        self.selected = (trade.env_id, trade.trade_id)
+        self._text(self.chain, [f"trade {trade.trade_id} ({trade.side}, {trade.pnl_usd:+.2f} $):", self.state.chain_text(trade)])
+        self._show_selection()
+
+    def _show_selection(self) -> None:
+        """The table's selection is the selected trade's row (none when it is not shown); set only when it differs."""
+        rows = [i for i, t in enumerate(self.shown_trades) if (t.env_id, t.trade_id) == self.selected]
+        indices = rows[:1]
+        if list(self.trade_source.selected.indices) != indices:
+            self.trade_source.selected.indices = indices
 
 
 def _column(values: list) -> list | np.ndarray:
@@ -221,7 +265,7 @@ def _num(value: Any, digits: int = 2) -> str:
     return "-" if not isinstance(value, (int, float)) else f"{value:,.{digits}f}"
 
 
-def build_document(doc: Document, state: DashboardState, token: str = "") -> None:
+def build_document(doc: Document, state: DashboardState, token: str = "", update_ms: int = 500, trades_refresh_secs: float = 3.0) -> None:
     """Bokeh's per-session hook: the page, or (without the right token) a page that says what is missing."""
     doc.title = "thinking trader dashboard"
     if token:
@@ -231,7 +275,7 @@ def build_document(doc: Document, state: DashboardState, token: str = "") -> Non
         if given != token:
             doc.add_root(Div(text="<h3>token required</h3><p>Open the address the dashboard printed at start (it ends in ?token=...).</p>"))
             return
-    view = DashboardView(state)
+    view = DashboardView(state, trades_refresh_secs)
     doc.add_root(view.layout)
     view.update()
-    doc.add_periodic_callback(view.update, UPDATE_MS)
+    doc.add_periodic_callback(view.update, update_ms)

@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from actors.dashboard.config import DashboardConfig
 from actors.dashboard.source import DashboardError, Reader, Target, resolve_target
 from actors.dashboard.state import DashboardState
 from runtime.settings import is_loopback
 
-DEFAULT_PORT = 8765
-DEFAULT_HOST = "127.0.0.1"
 READY_PREFIX = "dashboard: "
 """The line (on stdout) that says the page is up: 'dashboard: http://HOST:PORT/...'; a job starting one waits for it."""
 
@@ -62,7 +61,7 @@ def websocket_origins(listen: Listen) -> list[str]:
     return [f"localhost:{listen.port}", f"127.0.0.1:{listen.port}"]
 
 
-def start_server(state: DashboardState, listen: Listen):
+def start_server(state: DashboardState, listen: Listen, settings: DashboardConfig = DashboardConfig()):
     """Bokeh's server bound to ``listen`` (not yet looping); DashboardError when the port is taken."""
     from bokeh.application import Application
     from bokeh.application.handlers.function import FunctionHandler
@@ -70,7 +69,8 @@ def start_server(state: DashboardState, listen: Listen):
 
     from actors.dashboard.page import build_document
 
-    app = Application(FunctionHandler(partial(build_document, state=state, token=listen.token)))
+    app = Application(FunctionHandler(partial(build_document, state=state, token=listen.token, update_ms=settings.update_ms,
+                                                  trades_refresh_secs=settings.trades_refresh_secs)))
     # Off loopback Bokeh warns about the any-host origin pattern; the token guards the page and we say so ourselves.
     logging.getLogger("bokeh.server.util").setLevel(logging.ERROR)
     try:
@@ -86,13 +86,12 @@ def start_server(state: DashboardState, listen: Listen):
     return server
 
 
-def serve(target: Target, listen: Listen, *, parent_pid: int = 0, attach_timeout_secs: float | None = None) -> int:
+def serve(target: Target, listen: Listen, settings: DashboardConfig = DashboardConfig(), *, parent_pid: int = 0) -> int:
     state = DashboardState()
-    kwargs = {} if attach_timeout_secs is None else {"attach_timeout_secs": attach_timeout_secs}
-    reader = Reader(target, state, **kwargs)
+    reader = Reader(target, state, settings)
     if target.bus is not None:
         reader.check_bus()  # a dead bus is a clear error now, before a page shows nothing
-    server = start_server(state, listen)
+    server = start_server(state, listen, settings)
     reader.start()
     server.start()
     print(f"{READY_PREFIX}{listen.url(server.port)}", flush=True)
@@ -127,28 +126,64 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def run_dashboard(run: Path | None, bus: Path | None, host: str, port: int, *, follow: bool = False, parent_pid: int = 0,
+def run_dashboard(run: Path | None, bus: Path | None, settings: DashboardConfig, *, follow: bool = False, parent_pid: int = 0,
                   runs_dir: Path = Path("runs")) -> int:
-    """What ``bin/run dashboard`` does; prints a clear error and returns 2 for bad input."""
+    """What ``bin/run dashboard`` does (``settings``: the [dashboard] section, --host and --port applied); prints a clear
+    error and returns 2 for bad input."""
     try:
         target = resolve_target(run, bus, follow=follow, runs_dir=runs_dir)
-        return serve(target, listen_on(host, port), parent_pid=parent_pid)
+        return serve(target, listen_on(settings.host, settings.port), settings, parent_pid=parent_pid)
     except DashboardError as exc:
         print(f"bin/run dashboard: {exc}", file=sys.stderr, flush=True)
         return 2
+
+
+def with_flags(settings: DashboardConfig, host: str | None, port: int | None) -> DashboardConfig:
+    """The [dashboard] settings with the command line's --host and --port (when given) over them."""
+    import msgspec
+
+    changes = {key: value for key, value in (("host", host), ("port", port)) if value is not None}
+    return msgspec.structs.replace(settings, **changes) if changes else settings
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m actors.dashboard", description="A live dashboard of a run in the browser.")
     parser.add_argument("--run", type=Path, help="a run directory (live or finished; default: the newest under runs/)")
     parser.add_argument("--bus", type=Path, help="the bus.json of a running runtime")
-    parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (default 127.0.0.1; others need the printed token)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument("--host", help="address to listen on (default: [dashboard] host, 127.0.0.1; others need the printed token)")
+    parser.add_argument("--port", type=int, help="port (default: [dashboard] port, 8765; 0 picks a free one)")
+    parser.add_argument("--config", type=Path, help="a TOML file merged over config/default.toml (its [dashboard] section is read)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one config key, e.g. --set dashboard.update_ms=1000 (repeatable)")
+    parser.add_argument("--settings", help="the [dashboard] section as JSON (bin/run ... --dashboard passes its job's)")
     parser.add_argument("--follow", action="store_true", help="wait for the run directory to appear and follow each new stage in it")
     parser.add_argument("--parent-pid", type=int, default=0, help="stop when this process ends")
     return parser
 
 
+def settings_of(args: argparse.Namespace) -> DashboardConfig:
+    """The [dashboard] settings: --settings, else default.toml with --config and --set; then --host and --port."""
+    import msgspec
+
+    if args.settings:
+        try:
+            settings = msgspec.json.decode(args.settings, type=DashboardConfig)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise DashboardError(f"--settings: {exc}") from None
+    else:
+        from config.loader import load_config
+
+        settings = load_config(args.config, args.overrides).dashboard
+    return with_flags(settings, args.host, args.port)
+
+
 def main(argv: list[str] | None = None) -> int:
+    from config.loader import ConfigError
+
     args = build_parser().parse_args(argv)
-    return run_dashboard(args.run, args.bus, args.host, args.port, follow=args.follow, parent_pid=args.parent_pid)
+    try:
+        settings = settings_of(args)
+    except (DashboardError, ConfigError) as exc:
+        print(f"bin/run dashboard: {exc}", file=sys.stderr, flush=True)
+        return 2
+    return run_dashboard(args.run, args.bus, settings, follow=args.follow, parent_pid=args.parent_pid)

@@ -7,7 +7,7 @@ subscribes to its bus while the runtime is alive.
 
 The loop's hot topics (env.obs, policy.proposal, fusion.decision, risk.verdict) can arrive thousands of
 times a second in a full-speed run. The reader receives every frame (cheap) but decodes at most
-``HOT_STEPS_PER_SEC`` of each hot topic per second of wall time since its last pass, the newest ones
+``[dashboard] hot_steps_per_sec`` of each hot topic per second of wall time since its last pass, the newest ones
 (decoding is what costs): a fast loop is shown as a sampled price line at a bounded cost, and a paced
 run step by step, even when a busy machine delays the reader's passes. The runtime
 never waits for the dashboard: a slow or absent reader only fills its own queue at the broker, which
@@ -27,29 +27,21 @@ from typing import Any, Callable
 
 import zmq
 
-from actors.dashboard.state import AccountRules, DashboardState
+from actors.dashboard.config import DashboardConfig
+from actors.dashboard.state import AccountRules, DashboardState, MarketHistory
 from bus.broker import ADDRESSES_FILE, BusAddresses
 from runtime.rundir import CONFIG_FILE
 
 TOPICS = ("sys.", "env.obs", "env.outcome", "env.episode", "env.hindsight", "policy.proposal", "llm.thought", "fusion.decision",
           "risk.verdict", "lora.adapter")
 HOT = (b"env.obs", b"policy.proposal", b"fusion.decision", b"risk.verdict")
-HOT_STEPS_PER_SEC = 20.0
-"""Frames of each hot topic decoded per second (the newest of a pass): a loop up to 20 steps a second keeps every step,
-so each trade's decisions are there when it is clicked; a faster one is sampled, and the reader's cost stays bounded
-(a pass that decoded everything at 60 steps/s x 4 envs took 4-5% of a core)."""
-HOT_KEEP = 4
-"""At least this many frames of each hot topic are decoded per pass."""
-HOT_MAX = 400
-"""At most this many (a pass after a long stall)."""
+"""The decision loop's topics, decoded at most ``DashboardConfig.hot_steps_per_sec`` a second each (the newest of a pass): a
+loop up to that rate keeps every step, so each trade's decisions are there when it is clicked; a faster one is sampled, and
+the reader's cost stays bounded (a pass that decoded everything at 60 steps/s x 4 envs took 4-5% of a core)."""
 PASS_SECS = 0.2
 """How often the reader drains the socket: five passes a second keep the page's 0.5 s updates fresh."""
 LOG_EVERY_PASSES = 5
 """The logs are read once a second (each read opens every actor's log file)."""
-ATTACH_TIMEOUT_SECS = 6.0
-"""No message within this long after subscribing: the bus is dead (every actor beats every second)."""
-SILENT_SECS = 6.0
-"""A live bus with no message for this long: the runtime stopped; the reader goes back to following."""
 
 
 class DashboardError(RuntimeError):
@@ -137,6 +129,64 @@ def account_rules(run_dir: Path) -> AccountRules:
     return AccountRules(config.name, config.start_balance, config.profit_target, config.daily_loss_limit)
 
 
+REPORT_FILES = ("backtest/metrics.json", "paper/report/metrics.json")
+"""Where a run's report is (the backtest's, the paper run's), as ``DashboardState.on_report`` reads it."""
+
+
+def report_file(run_dir: Path) -> Path | None:
+    return next((run_dir / name for name in REPORT_FILES if (run_dir / name).is_file()), None)
+
+
+def market_history(run_dir: Path) -> tuple[MarketHistory | None, str]:
+    """Env 0's bars over a finished backtest's loop steps, or None and why not.
+
+    A run's logs and report hold no prices (the loop's prices travel only on the bus), so the bars are rebuilt from
+    the data the run's config.toml names (the same dataset the env actor loaded: a file, or the seeded synthetic
+    market) and placed on loop steps by the report's trades: an entry decided at step s fills at the next bar's
+    open, so the decision bar of step s is the entry bar minus one (without trades: the split's first bar,
+    where a backtest's env 0 starts)."""
+    report = report_file(run_dir)
+    if report is None or not report.match("backtest/metrics.json"):
+        return None, "no price: only a finished backtest's bars can be rebuilt (a training run's episodes start at random bars; " \
+                     "a paper run's came from its feed)"
+    try:
+        import pandas as pd
+
+        from actors.env.factory import load_dataset
+        from config.loader import ConfigError, load_resolved
+
+        config = load_resolved(run_dir / CONFIG_FILE)
+        if config.env.mode != "backtest":
+            return None, f"no price: the run's env.mode is {config.env.mode}, not backtest"
+        dataset = load_dataset(config)
+        split = dataset.split(config.env.split)
+        document = json.loads(report.read_text())
+    except (OSError, ValueError, KeyError, ImportError, ConfigError) as exc:
+        return None, f"no price: the run's bars could not be rebuilt ({type(exc).__name__}: {exc})"
+    minutes = pd.DatetimeIndex(dataset.index).tz_convert("America/New_York").strftime("%Y-%m-%d %H:%M")
+    first = bar_offset(document.get("trade_list", []), {text: i for i, text in enumerate(minutes)})
+    first = split.start if first is None else first
+    steps = int(document.get("loop_steps") or (split.stop - first))
+    stop = min(split.stop, first + steps + 1, len(dataset.close))
+    if stop - first < 1:
+        return None, "no price: the report's steps lie outside the run's data"
+    bars = slice(first, stop)
+    return MarketHistory(0, dataset.open[bars].tolist(), dataset.high[bars].tolist(), dataset.low[bars].tolist(),
+                         dataset.close[bars].tolist(), f"({dataset.source}, bars {first}-{stop - 1})"), ""
+
+
+def bar_offset(trades: list[Any], bar_of_minute: dict[str, int]) -> int | None:
+    """The bar of loop step 0 that most of env 0's trades agree on (entry bar - 1 - entry step), or None without trades."""
+    votes: dict[int, int] = {}
+    for trade in trades:
+        entry = trade.get("entry_decision") if isinstance(trade, dict) else None
+        if not entry or trade.get("env_id", 0) != 0 or trade.get("entry_time_et") not in bar_of_minute:
+            continue
+        first = bar_of_minute[trade["entry_time_et"]] - 1 - int(entry.get("step", 0))
+        votes[first] = votes.get(first, 0) + 1
+    return max(votes, key=votes.__getitem__) if votes else None
+
+
 class LogReader:
     """New JSON lines of every actor log of one run directory (the same reading as bin/tail)."""
 
@@ -152,9 +202,10 @@ class LogReader:
 class BusReader:
     """A SUB socket on the broker; ``drain`` decodes what a pass needs (see the module note on hot topics)."""
 
-    def __init__(self, addresses: BusAddresses, sender: str) -> None:
+    def __init__(self, addresses: BusAddresses, sender: str, settings: DashboardConfig = DashboardConfig()) -> None:
         from bus.client import SyncBus
 
+        self.settings = settings
         self.client = SyncBus(addresses, sender=sender, hwm=2000)
         self.client.subscribe(*TOPICS, settle_secs=0)
         self.last_message = 0.0
@@ -170,7 +221,8 @@ class BusReader:
 
     def drain(self, state: DashboardState, limit: int = 50_000) -> int:
         now = time.monotonic()
-        keep = min(HOT_MAX, max(HOT_KEEP, math.ceil(HOT_STEPS_PER_SEC * (now - self.last_drain))))
+        rate = self.settings
+        keep = min(rate.hot_max, max(rate.hot_keep, math.ceil(rate.hot_steps_per_sec * (now - self.last_drain))))
         self.last_drain = now
         hot: dict[bytes, deque[list[bytes]]] = {topic: deque(maxlen=keep) for topic in HOT}
         other: list[list[bytes]] = []
@@ -202,10 +254,9 @@ class BusReader:
 class Reader:
     """The dashboard's one reader thread: follows the target's newest run, its logs and, while alive, its bus."""
 
-    def __init__(self, target: Target, state: DashboardState, *, attach_timeout_secs: float = ATTACH_TIMEOUT_SECS,
-                 silent_secs: float = SILENT_SECS, on_error: Callable[[str], None] | None = None) -> None:
-        self.target, self.state = target, state
-        self.attach_timeout_secs, self.silent_secs = attach_timeout_secs, silent_secs
+    def __init__(self, target: Target, state: DashboardState, settings: DashboardConfig = DashboardConfig(), *,
+                 on_error: Callable[[str], None] | None = None) -> None:
+        self.target, self.state, self.settings = target, state, settings
         self.on_error = on_error
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._run, name="dashboard-reader", daemon=True)
@@ -213,6 +264,8 @@ class Reader:
         self.logs: LogReader | None = None
         self.bus: BusReader | None = None
         self._passes = 0
+        self._tried_market: tuple[Path, float] | None = None
+        """The report (and its mtime) whose bars were last rebuilt, so a finished run's bars are rebuilt once."""
         self._tried_bus: tuple[Path, float] | None = None
         """The bus.json (and its mtime) last found dead, so a finished run is not re-tried every pass."""
 
@@ -223,7 +276,7 @@ class Reader:
         assert self.target.bus is not None
         self.bus = self._attach(self.target.bus)
         if self.bus is None:
-            raise DashboardError(f"no message on the bus {self.target.bus.xpub} within {self.attach_timeout_secs:g} s: "
+            raise DashboardError(f"no message on the bus {self.target.bus.xpub} within {self.settings.attach_timeout_secs:g} s: "
                                  f"its runtime is not running (for a finished run use --run {self.target.root})")
         self._open_run(self.target.root, "live bus")
 
@@ -260,8 +313,10 @@ class Reader:
                 self.state.on_log(record)
                 if record.get("event") == "report_written":  # a backtest just finished: its trades with their chains
                     self.state.on_report(self.run_dir)
+        if self.bus is None and self.run_dir is not None:
+            self._replay_market(self.run_dir)
         if self.bus is not None:
-            if not self.bus.drain(self.state) and time.monotonic() - self.bus.last_message > self.silent_secs:
+            if not self.bus.drain(self.state) and time.monotonic() - self.bus.last_message > self.settings.silent_secs:
                 self.bus.close()
                 self.bus = None
                 self.state.set_source("logs (runtime stopped)")
@@ -298,9 +353,26 @@ class Reader:
             self._tried_bus = None
             self.state.set_source("live bus")
 
+    def _replay_market(self, run_dir: Path) -> None:
+        """A finished run (no live bus) with a report: its bars on the price chart, once per report."""
+        report = report_file(run_dir)
+        if report is None:
+            return
+        key = (report, report.stat().st_mtime)
+        if self._tried_market == key:
+            return
+        self._tried_market = key
+        if self.state.price.rows:  # the bus drew the run while it was alive
+            return
+        history, why = market_history(run_dir)
+        if history is not None:
+            self.state.on_market(history)
+        else:
+            self.state.note("report", "dashboard", why)
+
     def _attach(self, addresses: BusAddresses) -> BusReader | None:
-        reader = BusReader(addresses, sender="dashboard")
-        if reader.wait_first(self.attach_timeout_secs):
+        reader = BusReader(addresses, sender="dashboard", settings=self.settings)
+        if reader.wait_first(self.settings.attach_timeout_secs):
             return reader
         reader.close()
         return None

@@ -33,7 +33,8 @@ from typing import Any, Callable
 import numpy as np
 
 from actors.common.actions import BUY, NO_ACTION
-from actors.dashboard.model import Account, AccountRules, ActorHealth, Decision, Event, Health, Scores, Trade, action_name, share
+from actors.dashboard.model import (Account, AccountRules, ActorHealth, Decision, Event, Health, MarketHistory, Scores, Trade,
+                                    action_name, share)
 
 MAX_POINTS = 3000
 """Points kept per chart series (older ones roll off; the browser keeps as many)."""
@@ -109,7 +110,8 @@ class DashboardState:
         self.candles = Series(("step", "open", "high", "low", "close", "colour"), maxlen=MAX_CANDLES)
         self.position = Series(("step", "entry", "stop", "target"))
         """The open position of env 0 at each step: entry, stop and target prices (NaN while flat)."""
-        self.marks = Series(("step", "price", "kind", "colour"))
+        self.marks = Series(("step", "price", "kind", "colour", "trade"))
+        """Entry and exit marks of env 0's trades; ``trade`` is the trade's id (a click on a mark shows its chain)."""
         self.equity = Series(("step", "equity", "threshold"))
         self.trust = Series(("step", "rl_trust", "llm_trust"))
         self.accuracy = Series(("labels", "chose_right", "fused", "rl", "llm"), maxlen=1000)
@@ -127,6 +129,8 @@ class DashboardState:
         self.decisions: deque[Decision] = deque(maxlen=MAX_ROWS)
         self.chains: dict[int, Decision] = {}
         self.trades: deque[Trade] = deque(maxlen=MAX_ROWS)
+        self.report_trades: dict[int, Trade] = {}
+        """Env 0's trades of a finished run's report by id, all of them (the table shows the newest): a mark's chain."""
         self.lora_rounds: deque[dict[str, Any]] = deque(maxlen=MAX_ROWS)
         self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
         self.report: dict[str, Any] = {}
@@ -162,6 +166,7 @@ class DashboardState:
                 self.decisions.clear()
                 self.chains.clear()
                 self.trades.clear()
+                self.report_trades.clear()
                 self._pending.clear()
                 self._thoughts.clear()
                 self.account = {}
@@ -401,8 +406,12 @@ class DashboardState:
             return
         self.trades.appendleft(Trade(msg.trade_id, msg.env_id, side, entry_step, exit_step, msg.entry_price, msg.exit_price,
                                      msg.pnl_usd, msg.bars_held, msg.exit_reason, steps))
-        self.marks.add(entry_step, float(msg.entry_price), f"{side} entry", "#2ca02c" if msg.side > 0 else "#d62728")
-        self.marks.add(exit_step, float(msg.exit_price), f"exit ({msg.exit_reason})", "#444444")
+        self._mark_trade(self.trades[0])
+
+    def _mark_trade(self, trade: Trade) -> None:
+        self.marks.add(trade.entry_step, float(trade.entry_price), f"{trade.side} entry", "#2ca02c" if trade.side == "long" else "#d62728",
+                       trade.trade_id)
+        self.marks.add(trade.exit_step, float(trade.exit_price), f"exit ({trade.exit_reason})", "#444444", trade.trade_id)
 
     def _on_LoraAdapter(self, msg) -> None:
         metrics = " ".join(f"{k}={v:.3g}" for k, v in msg.metrics.items())
@@ -443,15 +452,12 @@ class DashboardState:
             return
 
     def _report(self, document: dict[str, Any], path: str) -> None:
-        trades = [t for t in document.get("trade_list", []) if isinstance(t, dict)]
+        trades = [_report_trade(t) for t in document.get("trade_list", []) if isinstance(t, dict)]
         self.trades.clear()
-        for item in trades[-MAX_ROWS:]:
-            entry, exit_ = item.get("entry_decision") or {}, item.get("exit_decision") or {}
-            self.trades.appendleft(Trade(
-                int(item.get("trade_id", 0)), int(item.get("env_id", 0)), str(item.get("side", "")), int(entry.get("step", -1)),
-                int(exit_.get("step", -1)), float(item.get("entry_price", 0.0)), float(item.get("exit_price", 0.0)),
-                float(item.get("pnl_usd", 0.0)), int(item.get("bars_held", 0)), str(item.get("exit_reason", "")), [],
-                chain_text="\n".join(_report_decision_text(label, d) for label, d in (("entry", entry), ("exit", exit_)) if d)))
+        self.trades.extendleft(trades[-MAX_ROWS:])
+        self.report_trades = {t.trade_id: t for t in trades if t.env_id == 0}
+        if not self.price.rows and not self.marks.rows:  # a finished run (the bus drew nothing): its trades on the charts
+            self._report_charts(trades)
         accounts = [a for a in document.get("evaluation_accounts", []) if isinstance(a, dict)]
         outcomes = [str(a.get("outcome", "")) for a in accounts]
         if not self.accounts:  # not followed live: the report's walk (every env's, in the order they started)
@@ -464,6 +470,45 @@ class DashboardState:
                        "win_rate": document.get("win_rate"), "sharpe": document.get("sharpe"), "max_drawdown": document.get("max_drawdown"),
                        "accounts": " ".join(f"{o}:{outcomes.count(o)}" for o in ("passed", "failed", "open") if o in outcomes) or "-"}
         self._event("report", "env", f"report {path}: {len(trades)} trades, accounts {self.report['accounts']}")
+
+    def _report_charts(self, trades: list[Trade]) -> None:
+        """Env 0's trades of a report as entry and exit marks, and its realised equity (the balance after each exit;
+        the trailing threshold is not in the report) on the equity chart."""
+        balance = self.rules.start_balance
+        for trade in sorted(trades, key=lambda t: (t.exit_step, t.trade_id)):
+            if trade.env_id != 0 or trade.entry_step < 0:
+                continue
+            self._mark_trade(trade)
+            if balance:
+                balance += trade.pnl_usd
+                self.equity.add(trade.exit_step, balance, float("nan"))
+
+    def on_market(self, history: MarketHistory) -> None:
+        """A finished run's bars (see ``MarketHistory``): the close line over the whole run (sampled to MAX_POINTS
+        points) and the last MAX_CANDLES bars as candles. Ignored when the bus already drew the chart."""
+        with self.lock:
+            if self.price.rows:
+                return
+            n = len(history.close)
+            stride = max(1, -(-n // MAX_POINTS))
+            for i in range(0, n, stride):
+                self.price.add(history.first_step + i, float(history.close[i]))
+            for i in range(max(0, n - MAX_CANDLES), n):
+                colour = "#2ca02c" if history.close[i] >= history.open[i] else "#d62728"
+                self.candles.add(history.first_step + i, float(history.open[i]), float(history.high[i]), float(history.low[i]),
+                                 float(history.close[i]), colour)
+            self.health.loop_step = max(self.health.loop_step, history.first_step + n - 1)
+            self._event("report", "dashboard", f"price: {n:,} bars of env 0 rebuilt from the run's data {history.source}".strip())
+
+    def note(self, kind: str, actor: str, text: str) -> None:
+        """An event of the dashboard's own (what it could not show, and why)."""
+        with self.lock:
+            self._event(kind, actor, text)
+
+    def trade(self, trade_id: int) -> Trade | None:
+        """Env 0's trade ``trade_id`` while the trades table keeps it."""
+        with self.lock:
+            return next((t for t in self.trades if t.trade_id == trade_id and t.env_id == 0), None) or self.report_trades.get(trade_id)
 
     def _learning_point(self, figures: dict[str, Any]) -> None:
         if not any(key in figures for key in LEARNING_KEYS[:-1]):
@@ -541,6 +586,18 @@ def _report_decision_text(label: str, d: dict[str, Any]) -> str:
     return (f"{label} step {d.get('step')}: RL {d.get('rl_action')} {float(d.get('rl_confidence', 0)):.2f}; {llm}; "
             f"fusion {d.get('fusion_method')}/{d.get('fusion_rule')} trust {float(d.get('rl_trust', 0)):.2f} / "
             f"{float(d.get('llm_trust', 0)):.2f}; risk{veto} -> {d.get('final_action')}")
+
+
+def _report_trade(item: dict[str, Any]) -> Trade:
+    """A trade of a report's trade_list; a trade closed by its stop or target has no exit decision: its exit step is
+    its entry's plus the bars it was held."""
+    entry, exit_ = item.get("entry_decision") or {}, item.get("exit_decision") or {}
+    entry_step, bars = int(entry.get("step", -1)), int(item.get("bars_held", 0))
+    exit_step = int(exit_["step"]) if "step" in exit_ else (entry_step + bars if entry_step >= 0 else -1)
+    return Trade(int(item.get("trade_id", 0)), int(item.get("env_id", 0)), str(item.get("side", "")), entry_step, exit_step,
+                 float(item.get("entry_price", 0.0)), float(item.get("exit_price", 0.0)), float(item.get("pnl_usd", 0.0)), bars,
+                 str(item.get("exit_reason", "")), [],
+                 chain_text="\n".join(_report_decision_text(label, d) for label, d in (("entry", entry), ("exit", exit_)) if d))
 
 
 def _lora_row(record: dict[str, Any]) -> dict[str, Any]:

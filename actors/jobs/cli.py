@@ -105,8 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "and print its address")
     parser.add_argument("--run", type=Path, help="dashboard: the run directory to show (live or finished; default: the newest)")
     parser.add_argument("--bus", type=Path, help="dashboard: the bus.json of a running runtime")
-    parser.add_argument("--port", type=int, default=8765, help="dashboard: port of the page (default 8765; 0 picks a free one)")
-    parser.add_argument("--host", default="127.0.0.1", help="dashboard: address to listen on (default 127.0.0.1; any other "
+    parser.add_argument("--port", type=int, help="dashboard: port of the page (default: [dashboard] port, 8765; 0 picks a free one)")
+    parser.add_argument("--host", help="dashboard: address to listen on (default: [dashboard] host, 127.0.0.1; any other "
                         "needs the token printed at start)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar or console log lines, only the final summary")
     return parser

@@ -21,15 +21,20 @@ from typing import Iterator
 from actors.jobs.common import JobError, configure
 
 WITH_DASHBOARD = ("main", "train", "backtest", "paper")
-READY_TIMEOUT_SECS = 60.0
-"""Bokeh's first import takes a few seconds on a busy 2-core machine."""
+
+
+def dashboard_settings(args: argparse.Namespace):
+    """The job's [dashboard] section (default.toml, --config, --set) with --host and --port over it."""
+    from actors.dashboard.server import with_flags
+
+    return with_flags(configure(args).dashboard, args.host, args.port)
 
 
 def mode_dashboard(args: argparse.Namespace) -> int:
     from actors.dashboard.server import run_dashboard
 
     runs_dir = Path(configure(args).run.runs_dir)
-    return run_dashboard(args.run, args.bus, args.host, args.port, runs_dir=runs_dir)
+    return run_dashboard(args.run, args.bus, dashboard_settings(args), runs_dir=runs_dir)
 
 
 def job_run_dir(args: argparse.Namespace) -> Path:
@@ -46,15 +51,18 @@ def dashboard_beside(args: argparse.Namespace) -> Iterator[str]:
     """Start the dashboard on the job's run directory; yields its address; stops it when the job ends."""
     if args.mode not in WITH_DASHBOARD:
         raise JobError(f"--dashboard goes with {', '.join(WITH_DASHBOARD)} (or run bin/run dashboard --run DIR beside any run)")
+    import msgspec
+
+    settings = dashboard_settings(args)
     args.run_dir = job_run_dir(args)
     args.run_dir.mkdir(parents=True, exist_ok=True)
     stderr_file = args.run_dir / "dashboard.stderr"
-    command = [sys.executable, "-m", "actors.dashboard", "--run", str(args.run_dir), "--follow", "--host", args.host,
-               "--port", str(args.port), "--parent-pid", str(os.getpid())]
+    command = [sys.executable, "-m", "actors.dashboard", "--run", str(args.run_dir), "--follow",
+               "--settings", msgspec.json.encode(settings).decode(), "--parent-pid", str(os.getpid())]
     with open(stderr_file, "w") as stderr:  # the child keeps its own handle; a file never fills up and blocks it
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True)
     try:
-        url = _wait_ready(process, stderr_file)
+        url = _wait_ready(process, stderr_file, settings.ready_timeout_secs)
         threading.Thread(target=_drain, args=(process.stdout,), name="dashboard-stdout", daemon=True).start()
         print(f"dashboard:     {url}  (live; stops with this job; reopen later with bin/run dashboard --run {args.run_dir})",
               file=sys.stderr, flush=True)
@@ -68,10 +76,12 @@ def _drain(stream) -> None:
         pass
 
 
-def _wait_ready(process: subprocess.Popen, stderr_file: Path) -> str:
+def _wait_ready(process: subprocess.Popen, stderr_file: Path, timeout_secs: float) -> str:
+    """The page's address once the dashboard prints it ([dashboard] ready_timeout_secs: Bokeh's first import takes a few
+    seconds on a busy 2-core machine)."""
     from actors.dashboard.server import READY_PREFIX
 
-    deadline = time.monotonic() + READY_TIMEOUT_SECS
+    deadline = time.monotonic() + timeout_secs
     while time.monotonic() < deadline:
         ready, _, _ = select.select([process.stdout], [], [], 0.5)
         if ready:
@@ -82,7 +92,7 @@ def _wait_ready(process: subprocess.Popen, stderr_file: Path) -> str:
             error = stderr_file.read_text(errors="replace").strip().splitlines()
             raise JobError(error[-1] if error else f"the dashboard exited with code {process.returncode}")
     _stop(process)
-    raise JobError(f"the dashboard did not start within {READY_TIMEOUT_SECS:g} s")
+    raise JobError(f"the dashboard did not start within {timeout_secs:g} s ([dashboard] ready_timeout_secs)")
 
 
 def _stop(process: subprocess.Popen) -> None:

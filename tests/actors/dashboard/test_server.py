@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from actors.dashboard.server import listen_on, run_dashboard, serve, start_server
+from actors.dashboard.config import DashboardConfig
+from actors.dashboard.server import build_parser, listen_on, run_dashboard, serve, settings_of, start_server
 from actors.dashboard.source import DashboardError, resolve_target, run_dirs
 from actors.dashboard.state import DashboardState
 
@@ -16,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_an_unknown_run_directory_is_a_clear_error(tmp_path, capsys):
-    assert run_dashboard(tmp_path / "nope", None, "127.0.0.1", 0) == 2
+    assert run_dashboard(tmp_path / "nope", None, DashboardConfig(port=0)) == 2
     assert "no such run directory" in capsys.readouterr().err
 
 
@@ -34,7 +35,7 @@ def test_a_dead_bus_is_a_clear_error(tmp_path):
     (tmp_path / "bus.json").write_text(json.dumps({"xsub": f"ipc://{tmp_path}/xsub", "xpub": f"ipc://{tmp_path}/xpub"}))
     target = resolve_target(None, tmp_path / "bus.json")
     with pytest.raises(DashboardError, match="no message on the bus .* its runtime is not running"):
-        serve(target, listen_on("127.0.0.1", 0), attach_timeout_secs=0.5)
+        serve(target, listen_on("127.0.0.1", 0), DashboardConfig(attach_timeout_secs=0.5))
 
 
 def test_a_port_in_use_is_a_clear_error():
@@ -63,3 +64,26 @@ def test_bin_run_dashboard_says_what_is_wrong_with_a_run_directory(tmp_path):
                             text=True, timeout=120)
     assert result.returncode == 2
     assert "bin/run dashboard:" in result.stderr and "no such run directory" in result.stderr
+
+
+def test_the_settings_come_from_the_dashboard_section_and_the_flags_override_them(tmp_path):
+    mine = tmp_path / "mine.toml"
+    mine.write_text("[dashboard]\nport = 9000\nupdate_ms = 1000\nhost = '0.0.0.0'\n")
+    settings = settings_of(build_parser().parse_args(["--config", str(mine), "--set", "dashboard.hot_steps_per_sec=5", "--port", "0"]))
+    assert (settings.host, settings.port, settings.update_ms, settings.hot_steps_per_sec) == ("0.0.0.0", 0, 1000, 5.0)
+    assert settings_of(build_parser().parse_args([])) == DashboardConfig()  # default.toml holds the struct's defaults
+    passed = settings_of(build_parser().parse_args(["--settings", '{"port": 0, "update_ms": 250}', "--host", "::1"]))
+    assert (passed.host, passed.port, passed.update_ms) == ("::1", 0, 250)
+
+
+@pytest.mark.parametrize("override, key", [("dashboard.prot=1", "dashboard.prot"), ("dashboard.update_ms=10", "dashboard.update_ms"),
+                                           ("dashboard.hot_keep=500", "dashboard.hot_keep")])
+def test_a_bad_dashboard_key_is_an_error_naming_it(override, key, capsys):
+    assert main_of(["--run", "nowhere", "--set", override]) == 2
+    assert key in capsys.readouterr().err
+
+
+def main_of(argv: list[str]) -> int:
+    from actors.dashboard.server import main
+
+    return main(argv)

@@ -1,6 +1,15 @@
 """What the reader takes from a run directory besides the bus."""
 
-from actors.dashboard.source import account_rules
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from actors.dashboard.config import DashboardConfig
+from actors.dashboard.source import Reader, account_rules, bar_offset, market_history, resolve_target
+from actors.dashboard.state import MAX_CANDLES, DashboardState
+from actors.env.factory import load_dataset
+from config.loader import dump_toml, load_config
 
 
 def test_the_account_rules_come_from_the_runs_config_with_the_preset_resolved(tmp_path):
@@ -13,3 +22,51 @@ def test_an_unreadable_config_gives_no_rules_and_no_error(tmp_path):
     (tmp_path / "config.toml").write_text('[account]\npreset = "nope"\n')
     assert account_rules(tmp_path).profit_target == 0.0
     assert account_rules(tmp_path / "missing").start_balance == 0.0
+
+
+def finished_backtest(run_dir: Path, steps: int, trade_steps: tuple[int, ...]) -> tuple[list[float], int]:
+    """A finished backtest's run directory as the runtime leaves it (config.toml, a report, logs, a dead bus.json);
+    returns the closes of the bars its loop steps walked and the first bar's index."""
+    config = load_config(overrides={"env.mode": "backtest", "env.split": "test"})
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.toml").write_text(dump_toml(config))
+    (run_dir / "logs").mkdir()
+    (run_dir / "bus.json").write_text(json.dumps({"xsub": f"ipc://{run_dir}/xsub", "xpub": f"ipc://{run_dir}/xpub"}))
+    dataset = load_dataset(config)
+    first = dataset.split("test").start
+    minutes = pd.DatetimeIndex(dataset.index).tz_convert("America/New_York").strftime("%Y-%m-%d %H:%M")
+    trades = [{"env_id": 0, "trade_id": i, "side": "long", "entry_time_et": minutes[first + step + 1],
+               "entry_price": float(dataset.open[first + step + 1]), "exit_price": float(dataset.close[first + step + 3]),
+               "pnl_usd": 10.0, "bars_held": 2, "exit_reason": "signal", "entry_decision": {"step": step}, "exit_decision": None}
+              for i, step in enumerate(trade_steps)]
+    (run_dir / "backtest").mkdir()
+    (run_dir / "backtest" / "metrics.json").write_text(json.dumps({"loop_steps": steps, "trade_list": trades}))
+    return dataset.close[first: first + steps + 1].tolist(), first
+
+
+def test_a_finished_backtest_is_drawn_from_its_rebuilt_bars_placed_on_loop_steps_by_its_trades(tmp_path):
+    closes, _ = finished_backtest(tmp_path / "run", steps=400, trade_steps=(20, 150))
+    state = DashboardState()
+    reader = Reader(resolve_target(tmp_path / "run", None), state, DashboardConfig(attach_timeout_secs=0.2))
+    for _ in range(3):  # what the reader thread does: open the run, find its bus dead, read its logs and report
+        reader._pass()
+
+    snap = state.snapshot({})
+    price = snap["new"]["price"]
+    assert price["step"] == list(range(401)) and price["price"] == closes
+    assert snap["new"]["candles"]["close"] == closes[-MAX_CANDLES:]
+    assert snap["new"]["marks"]["step"] == [20, 22, 150, 152]
+    assert snap["health"]["source"].startswith("logs")
+
+
+def test_the_bar_of_step_0_is_the_one_most_trades_agree_on():
+    trades = [{"env_id": 0, "entry_time_et": "a", "entry_decision": {"step": 5}}, {"env_id": 0, "entry_time_et": "b", "entry_decision": {"step": 9}},
+              {"env_id": 0, "entry_time_et": "c", "entry_decision": {"step": 1}}, {"env_id": 1, "entry_time_et": "c", "entry_decision": {"step": 0}}]
+    assert bar_offset(trades, {"a": 106, "b": 110, "c": 900}) == 100
+    assert bar_offset([], {}) is None
+
+
+def test_a_training_run_has_no_bars_to_rebuild_and_says_why(tmp_path):
+    (tmp_path / "config.toml").write_text("")
+    history, why = market_history(tmp_path)
+    assert history is None and "only a finished backtest" in why

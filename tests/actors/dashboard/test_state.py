@@ -5,7 +5,8 @@ import json
 import numpy as np
 
 from actors.common.actions import BUY, HOLD, NO_ACTION, SELL
-from actors.dashboard.state import AccountRules, DashboardState, Series, account_lines, health_lines, learning_lines
+from actors.dashboard.state import (MAX_CANDLES, MAX_POINTS, AccountRules, DashboardState, MarketHistory, Series, account_lines,
+                                    health_lines, learning_lines)
 from bus.messages import (EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, FusionDecision, Heartbeat, LlmThought, LoraAdapter, MarketContext,
                           PolicyProposal, Progress, RiskVerdict, Stats)
 
@@ -321,3 +322,45 @@ def test_the_events_table_filters_by_kind_and_text():
     assert {e["kind"] for e in state.snapshot({}, event_kinds={"veto", "error"})["events"]} == {"veto", "error"}
     assert [e["kind"] for e in state.snapshot({}, event_kinds={"halt"})["events"]] == ["halt"]
     assert state.snapshot({}, "reasoner", {"veto"})["events"] == []
+
+
+def report_trade(trade_id: int, entry_step: int, bars: int, pnl: float, exit_decision: bool = True) -> dict:
+    decision = {"rl_action": "BUY", "rl_confidence": 0.6, "thought": None, "fusion_method": "rules", "fusion_rule": "no_thought",
+                "rl_trust": 1.0, "llm_trust": 0.0, "final_action": "BUY", "veto_reason": ""}
+    return {"env_id": 0, "trade_id": trade_id, "side": "long", "entry_price": 100.0, "exit_price": 101.0, "pnl_usd": pnl,
+            "bars_held": bars, "exit_reason": "signal" if exit_decision else "stop", "entry_decision": {**decision, "step": entry_step},
+            "exit_decision": {**decision, "step": entry_step + bars} if exit_decision else None}
+
+
+def test_a_finished_run_draws_its_trades_its_realised_equity_and_its_rebuilt_bars(tmp_path):
+    (tmp_path / "backtest").mkdir()
+    (tmp_path / "backtest" / "metrics.json").write_text(json.dumps({"trade_list": [report_trade(1, 3, 2, 50.0),
+                                                                                   report_trade(2, 8, 4, -20.0, exit_decision=False)]}))
+    state = DashboardState()
+    state.attach(str(tmp_path), "backtest", "logs (finished run)")
+    state.set_rules(AccountRules(start_balance=50_000.0))
+    state.on_report(tmp_path)
+    n = MAX_POINTS + 500
+    state.on_market(MarketHistory(0, [100.0] * n, [102.0] * n, [99.0] * n, [101.0] * n, "(test)"))
+
+    snap = state.snapshot({})
+    marks = snap["new"]["marks"]
+    assert (marks["step"], marks["trade"]) == ([3, 5, 8, 12], [1, 1, 2, 2])  # the stopped trade: its exit at entry + bars held
+    assert snap["new"]["equity"]["step"] == [5, 12] and snap["new"]["equity"]["equity"] == [50_050.0, 50_030.0]
+    price = snap["new"]["price"]["step"]
+    assert price[0] == 0 and price[-1] >= n - 2 and len(price) <= MAX_POINTS  # the whole run, sampled
+    assert snap["new"]["candles"]["step"] == list(range(n - MAX_CANDLES, n))
+    assert any("rebuilt from the run's data" in e["text"] for e in snap["events"])
+
+
+def test_a_run_drawn_from_the_bus_keeps_its_chart_when_its_report_arrives(tmp_path):
+    (tmp_path / "backtest").mkdir()
+    (tmp_path / "backtest" / "metrics.json").write_text(json.dumps({"trade_list": [report_trade(1, 3, 2, 50.0)]}))
+    state = DashboardState()
+    state.on_message(obs(1, 100.0))
+    state.on_report(tmp_path)
+    state.on_market(MarketHistory(0, [1.0] * 10, [1.0] * 10, [1.0] * 10, [1.0] * 10))
+
+    snap = state.snapshot({})
+    assert snap["new"]["price"]["price"] == [100.0] and snap["new"]["marks"]["step"] == []
+    assert snap["trades"][0]["trade"] == 1

@@ -1,0 +1,48 @@
+"""The [dashboard] config section: where the page listens, how often it updates, and what the reader decodes.
+
+``bin/run dashboard`` and ``bin/run ... --dashboard`` read it; their ``--host`` and ``--port`` override it.
+Imports nothing but msgspec, the stdlib and config.checks (every config load imports it)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from config.checks import Port, Positive, PositiveCount, PositiveSecs, Secs, check_bounds, require
+
+UpdateMs = Annotated[int, msgspec.Meta(ge=100, le=10_000)]
+"""The page's update interval: at least 0.1 s (each update is a pass over the state per open page), at most 10 s."""
+
+
+class DashboardConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    host: str = "127.0.0.1"
+    """Address the page listens on; any address other than loopback gets a random token, printed in the address."""
+    port: Port = 8765
+    """Port of the page; 0 = a free one (printed at start)."""
+    update_ms: UpdateMs = 500
+    """Each open page is updated this often (new chart points streamed, changed tables sent), without a reload."""
+    trades_refresh_secs: Secs = 3.0
+    """The trades table is rebuilt at most this often while new trades arrive: a rebuild redraws every row of it, and
+    a click pressed on a row that is redrawn before the button is released is lost (at a rebuild each update, one
+    click in five was, on a busy machine). The chart's marks and the chain of the selected trade are not held back."""
+    hot_steps_per_sec: Positive = 20.0
+    """The per-topic frame rate bound: frames of each decision-loop topic (env.obs, policy.proposal, fusion.decision,
+    risk.verdict) decoded per second of wall time, the newest; a faster loop is shown sampled. Every frame is
+    received (cheap); decoding is what costs the dashboard's core."""
+    hot_keep: PositiveCount = 4
+    """At least this many frames of each decision-loop topic are decoded per reader pass."""
+    hot_max: PositiveCount = 400
+    """At most this many per pass (a pass after a long stall)."""
+    attach_timeout_secs: PositiveSecs = 6.0
+    """No message within this long after subscribing: the bus is dead (every actor beats every second)."""
+    silent_secs: PositiveSecs = 6.0
+    """A live bus with no message for this long: the runtime stopped, and the dashboard shows the run from its files."""
+    ready_timeout_secs: PositiveSecs = 60.0
+    """bin/run ... --dashboard waits this long for the page to be up (Bokeh's first import is slow on a busy machine)."""
+
+    def __post_init__(self) -> None:
+        section = "dashboard"
+        check_bounds(self, section)
+        require(bool(self.host.strip()), "host", "must not be empty (127.0.0.1 for this machine only)", section=section)
+        require(self.hot_keep <= self.hot_max, "hot_keep", f"must be <= hot_max ({self.hot_max}), got {self.hot_keep}", section=section)
