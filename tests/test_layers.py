@@ -266,3 +266,19 @@ def test_no_two_modules_import_each_other(graph):
     cycles = set(import_cycles(graph))
     assert {cycle: sorted(cycle) for cycle in cycles - set(ALLOWED_CYCLES)} == {}
     assert set(ALLOWED_CYCLES) - cycles == set(), "an allowed cycle is gone: remove it from ALLOWED_CYCLES"
+
+
+MODULE_LINES = 400
+"""About this many lines is what a newcomer reads in one sitting (issue 21); a tenth more is still "about"."""
+LENGTH_REASON = "over 400 lines"
+"""A longer module says why in its docstring, in these words (actors/env/loop.py: its parts share one state machine)."""
+
+
+def test_no_actor_module_is_much_over_400_lines_without_its_docstring_saying_why():
+    offenders = {}
+    for path in python_files("actors"):
+        lines = len(path.read_text().splitlines())
+        docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
+        if lines > MODULE_LINES * 1.1 and LENGTH_REASON not in " ".join(docstring.split()).lower():
+            offenders[str(path.relative_to(ROOT))] = lines
+    assert offenders == {}

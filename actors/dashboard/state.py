@@ -13,6 +13,12 @@ context, halted stretches from risk.verdict, the evaluation-account walk from en
 env.episode, trust from fusion.decision, and fusion accuracy from env.hindsight labels joined to the
 fusion decisions of the same step (the seeds' "chose the source that was right", as
 actors/jobs/evaluation/sources.py scores it after a run).
+
+The records it keeps (decisions, trades, accounts, events, health) are model.py's. Over 400 lines, on purpose:
+``DashboardState`` is one aggregate under one lock whose message handlers write the same series and tables
+(a fusion decision completes the decision an env.obs opened, a verdict the trade's chain, hindsight the scores), so
+split by message the parts would reach into each other's fields; the text summaries at the end (``health_lines``,
+``account_lines``, ``learning_lines``) read a snapshot and could move to the page's side with page.py's imports.
 """
 
 from __future__ import annotations
@@ -21,13 +27,14 @@ import json
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from actors.common.actions import ACTION_NAMES, BUY, NO_ACTION
+from actors.common.actions import BUY, NO_ACTION
+from actors.dashboard.model import (Account, AccountRules, ActorHealth, Decision, Event, Health, MarketHistory, Scores, Trade,
+                                    action_name, share)
 
 MAX_POINTS = 3000
 """Points kept per chart series (older ones roll off; the browser keeps as many)."""
@@ -59,10 +66,6 @@ EVENT_KINDS = ("order", "fill", "veto", "halt", "account", "adapter", "lora", "l
 _LOG_SKIP = {"timestamp", "level", "actor", "event", "run", "logger"}
 
 
-def action_name(action: int) -> str:
-    return ACTION_NAMES[action] if 0 <= action < len(ACTION_NAMES) else "-"
-
-
 class Series:
     """Points with increasing ids: a reader asks for those after the last id it saw."""
 
@@ -84,162 +87,6 @@ class Series:
         self.rows.clear()
 
 
-@dataclass
-class ActorHealth:
-    pid: int
-    last_beat: float
-    """time.monotonic() of the last heartbeat (or log line, for a finished run)."""
-    uptime_secs: float = 0.0
-    restarts: int = 0
-    last_log: str = ""
-    """A finished run: the time (UTC) of the actor's last log line, in place of a heartbeat age."""
-
-
-@dataclass
-class Decision:
-    """One environment's decision at one step, joined from proposal, thought, fusion and verdict."""
-
-    step: int
-    env_id: int
-    rl_action: int = NO_ACTION
-    probs: tuple[float, ...] = ()
-    """The policy's action probabilities (formatted only when shown: most decisions never are)."""
-    llm_action: int = NO_ACTION
-    llm_confidence: float = 0.0
-    llm_reason: str = ""
-    llm_staleness: int = -1
-    adapter: str = ""
-    method: str = ""
-    rule: str = ""
-    rl_trust: float = 0.0
-    llm_trust: float = 0.0
-    fused_action: int = NO_ACTION
-    final_action: int = NO_ACTION
-    verdict: str = ""
-    halt: str = ""
-
-    @property
-    def rl_probs(self) -> str:
-        return " ".join(f"{ACTION_NAMES[a][:4]} {p:.2f}" for a, p in enumerate(self.probs) if p >= 0.005)
-
-    def row(self) -> dict[str, Any]:
-        llm = "-" if self.llm_action == NO_ACTION else f"{action_name(self.llm_action)} {self.llm_confidence:.2f}"
-        return {
-            "step": self.step, "env": self.env_id, "rl": action_name(self.rl_action), "probs": self.rl_probs, "llm": llm,
-            "reason": self.llm_reason, "stale": "-" if self.llm_staleness < 0 else str(self.llm_staleness),
-            "adapter": self.adapter, "fusion": f"{self.method}/{self.rule}" if self.rule else self.method,
-            "trust": f"{self.rl_trust:.2f} / {self.llm_trust:.2f}", "final": action_name(self.final_action),
-            "risk": self.verdict, "halt": self.halt or "-",
-        }
-
-
-@dataclass
-class Trade:
-    trade_id: int
-    env_id: int
-    side: str
-    entry_step: int
-    exit_step: int
-    entry_price: float
-    exit_price: float
-    pnl_usd: float
-    bars_held: int
-    exit_reason: str
-    decision_steps: list[int]
-    chain_text: str = ""
-    """The decisions behind the trade as a report wrote them (a finished run); live trades join them by step."""
-
-    def row(self) -> dict[str, Any]:
-        return {"trade": self.trade_id, "side": self.side, "entry": f"{self.entry_price:.2f} @ {self.entry_step}",
-                "exit": f"{self.exit_price:.2f} @ {self.exit_step}", "pnl": round(self.pnl_usd, 2), "bars": self.bars_held,
-                "why": self.exit_reason}
-
-
-@dataclass(frozen=True)
-class MarketHistory:
-    """Env 0's bars over a finished run's loop steps: a finished run's logs and report hold no prices, so the reader
-    rebuilds them from the data the run's config names (actors/dashboard/source.py ``market_history``)."""
-
-    first_step: int
-    """The loop step of the first bar (0: the bar of the reset)."""
-    open: list[float]
-    high: list[float]
-    low: list[float]
-    close: list[float]
-    source: str = ""
-    """Where the bars came from, for the events table (the dataset's name)."""
-
-
-@dataclass
-class Account:
-    """One evaluation account of env 0's walk (one episode of the env: a pass or a fail starts the next)."""
-
-    index: int
-    episode_id: int
-    start_step: int
-    end_step: int
-    start_balance: float
-    balance: float
-    outcome: str = "open"
-    """passed | failed | open (running) | ended (an episode cut by its length: training)."""
-    reason: str = ""
-
-    def row(self) -> dict[str, Any]:
-        return {"account": self.index, "episode": self.episode_id,
-                "steps": f"{self.start_step} - {self.end_step}" if self.start_step >= 0 else "(report)",
-                "outcome": self.outcome, "net": round(self.balance - self.start_balance, 2), "why": self.reason or "-"}
-
-
-@dataclass
-class AccountRules:
-    """The run's account rules the account panel compares against (config.toml's [account], presets resolved)."""
-
-    name: str = ""
-    start_balance: float = 0.0
-    """0 = unknown: the first balance seen."""
-    profit_target: float = 0.0
-    daily_loss_limit: float = 0.0
-
-
-@dataclass
-class Scores:
-    """Hindsight-labelled decisions (flat, with a thought) as in actors/jobs/evaluation/sources.py, counted as they arrive."""
-
-    scored: int = 0
-    fused_hits: int = 0
-    rl_hits: int = 0
-    llm_hits: int = 0
-    contested: int = 0
-    """Decisions where RL and LLM disagreed and exactly one matched the label."""
-    chose_right: int = 0
-
-    def add(self, fused: int, rl: int, llm: int, label: int) -> None:
-        self.scored += 1
-        self.fused_hits += fused == label
-        self.rl_hits += rl == label
-        self.llm_hits += llm == label
-        if rl != llm and label in (rl, llm):
-            self.contested += 1
-            self.chose_right += fused == label
-
-
-def share(hits: int, n: int) -> float:
-    return hits / n if n else float("nan")
-
-
-@dataclass
-class Event:
-    seq: int
-    clock: str
-    """Wall time, HH:MM:SS UTC."""
-    kind: str
-    actor: str
-    text: str
-
-    def row(self) -> dict[str, Any]:
-        return {"time": self.clock, "kind": self.kind, "actor": self.actor, "text": self.text}
-
-
 def _clock(now: float | None = None) -> str:
     return time.strftime("%H:%M:%S", time.gmtime(time.time() if now is None else now))
 
@@ -247,24 +94,6 @@ def _clock(now: float | None = None) -> str:
 def _fields_text(record: dict[str, Any], limit: int = 160) -> str:
     text = " ".join(f"{k}={v}" for k, v in record.items() if k not in _LOG_SKIP)
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-@dataclass
-class Health:
-    mode: str = ""
-    run_dir: str = ""
-    source: str = "starting"
-    """``live bus`` | ``logs (finished run)`` | ``waiting for the runtime`` | ..."""
-    steps_per_sec: float = 0.0
-    loop_step: int = 0
-    env_steps: int = 0
-    """Env steps summed over environments (sys.progress); a training budget counts these."""
-    total_steps: int = 0
-    latency_p50_us: float = float("nan")
-    latency_p99_us: float = float("nan")
-    feed_lag_secs: float = float("nan")
-    messages: int = 0
-    dropped_frames: int = 0
 
 
 class DashboardState:

@@ -38,7 +38,8 @@ from actors.common.instruments import resolve_instrument
 from actors.env.batch import ClosedTrade
 from actors.env.decision_book import DecisionBook, backtest_report
 from actors.env.explain import VerdictRow
-from actors.env.live import PaperRecorder, PaperSession, SilenceWatch, trade_row
+from actors.env.live import PaperSession, SilenceWatch
+from actors.env.paper_recorder import PaperRecorder, trade_row
 from actors.env.pacing import ThoughtGate, ThoughtTally, unused_thoughts_cause
 from actors.env.report import ReportInput, ReportTrade
 from actors.env.settings import EnvSettings

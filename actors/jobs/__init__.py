@@ -5,6 +5,7 @@ Each job starts the runtime (runtime/supervisor.py) with a job-specific config, 
 package (``from actors.policy import find_checkpoint``), never from its modules.
 
 - common.py    JobError, JobResult, configure() (the config layers), run_job(), format_table()
+- presets.py   the cross-cutting intents (Lockstep, Backtest, FrozenLearners, Train, Paper) as typed presets
 - progress.py  the progress bar / progress lines of a running job
 - run.py       mode run: the configured actors until Ctrl-C or --duration-secs
 - train.py     mode train: the policy learns inside the full loop; the training summary

@@ -7,7 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -16,31 +16,46 @@ from actors import ENV, FUSION, POLICY, RISK
 from actors.common.figures import brief_of, labelled
 from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobError, configure, format_table
-from actors.jobs.presets import LOCKSTEP_PACING as LOCKSTEP  # each LLM variant names its own thought form
+from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN, Lockstep, Preset, Thoughts, preset_settings
 from actors.jobs.evaluate import success_lines
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
 from actors.jobs.evaluation.sources import SourceBook, SourceScores, pooled
 from actors.jobs.lora import (FirstRoundWatch, learn_in_run_config, adapter_file_settings, published_adapter_settings,
                               run_round_rows, versions_book)
-from actors.jobs.main import MAIN_TRAINING, hybrid_settings
+from actors.jobs.main import HYBRID, MAIN_TRAINING, hybrid_settings
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
 from bus.messages import LlmThought, LoraAdapter
 from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
 LLM_OFF = [ENV, POLICY, FUSION, RISK]
-# The LLM variants think in lockstep (each decision has the previous step's thought), so they can differ
-# from RL only: at full speed no thought arrives in time and every variant would be RL only.
-ABLATION_VARIANTS: list[tuple[str, dict[str, Any]]] = [
-    ("RL only", {"fusion.method": "rl_only", "risk.veto_enabled": False, "risk.account_guard_enabled": False, "runtime.actors": LLM_OFF}),
-    ("RL only + risk veto", {"fusion.method": "rl_only", "runtime.actors": LLM_OFF}),
-    ("RL + rule fusion (single-shot)", {"fusion.method": "rules", "reasoner.mode": "single_shot", **LOCKSTEP}),
-    ("RL + neural fusion (single-shot)", {"fusion.method": "network", "reasoner.mode": "single_shot", **LOCKSTEP}),
-    ("RL + rule fusion (single-shot), no veto", {"fusion.method": "rules", "reasoner.mode": "single_shot", "risk.veto_enabled": False, **LOCKSTEP}),
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One row of the table: a backtest (BACKTEST) with the variant's own settings; an LLM variant thinks in
+    ``lockstep`` (each decision has the previous step's thought) with its own thought form, so it can differ from RL
+    only: at full speed no thought arrives in time and every variant would be RL only."""
+
+    name: str
+    settings: dict[str, Any]
+    lockstep: Lockstep | None = None
+
+    @property
+    def presets(self) -> list[Preset]:
+        return [BACKTEST] + ([self.lockstep] if self.lockstep else [])
+
+
+ABLATION_VARIANTS: list[Variant] = [
+    Variant("RL only", {"fusion.method": "rl_only", "risk.veto_enabled": False, "risk.account_guard_enabled": False, "runtime.actors": LLM_OFF}),
+    Variant("RL only + risk veto", {"fusion.method": "rl_only", "runtime.actors": LLM_OFF}),
+    Variant("RL + rule fusion (single-shot)", {"fusion.method": "rules"}, LOCKSTEP),
+    Variant("RL + neural fusion (single-shot)", {"fusion.method": "network"}, LOCKSTEP),
+    Variant("RL + rule fusion (single-shot), no veto", {"fusion.method": "rules", "risk.veto_enabled": False}, LOCKSTEP),
 ]
-FOUR_STEP_VARIANT = ("RL + rule fusion (four-step)", {"fusion.method": "rules", "reasoner.mode": "four_step", **LOCKSTEP})
+FOUR_STEP_VARIANT = Variant("RL + rule fusion (four-step)", {"fusion.method": "rules"}, Lockstep(Thoughts("four_step")))
 """Added by --four-step: a four-step thought per decision costs seconds on 2 cores."""
-LORA_VARIANT = ("RL + rule fusion (single-shot) +LoRA", {"fusion.method": "rules", "reasoner.mode": "single_shot", **LOCKSTEP})
+LORA_VARIANT = Variant("RL + rule fusion (single-shot) +LoRA", {"fusion.method": "rules"}, LOCKSTEP)
 """Added by --lora: the rule-fusion variant above with the reasoner on a trained adapter (reasoner.lora_path, set per
 seed: --adapter, or the one a lockstep run with the trainer learns from that seed's policy on the training days); it
 costs that run (about two minutes on 2 cores) per seed."""
@@ -166,8 +181,8 @@ def ablation_success_rows(rows: list[dict[str, Any]], scores: dict[str, SourceSc
                    lambda v, lo, hi: verdict_between(v, lo, hi, 0.85, 0.90)),
         _share_row("LLM accuracy, base model (advice = hindsight label)", scores.get(SYSTEM_VARIANT), "llm", ">= 0.60",
                    lambda v, lo, hi: verdict_at_least(v, lo, hi, 0.60)),
-        _share_row("LLM accuracy, after LoRA", scores.get(LORA_VARIANT[0]), "llm", ">= 0.75",
-                   lambda v, lo, hi: verdict_at_least(v, lo, hi, 0.75), "" if LORA_VARIANT[0] in scores else "run with --lora"),
+        _share_row("LLM accuracy, after LoRA", scores.get(LORA_VARIANT.name), "llm", ">= 0.75",
+                   lambda v, lo, hi: verdict_at_least(v, lo, hi, 0.75), "" if LORA_VARIANT.name in scores else "run with --lora"),
         _share_row("RL/LLM agreement", scores.get(SYSTEM_VARIANT), "agreement", "0.65-0.75",
                    lambda v, lo, hi: verdict_between(v, lo, hi, 0.65, 0.75)),
         Row("oracle share, deflated Sharpe", nan, nan, nan, ">= 0.30, >= 0.95", "not evidence", "bin/run evaluate (walk-forward)"),
@@ -186,7 +201,7 @@ def checkpoint_for_seed(args: argparse.Namespace, root: Path, seed: int) -> tupl
         return policy_checkpoint(args.model), None
     # Train with the neural fusion on, so its network learns from the same outcomes as the policy.
     settings = {**MAIN_TRAINING, **train_settings(args), "fusion.method": "network", "run.seed": seed}
-    train = run_training(configure(args, settings), args, root / f"train-seed{seed}")
+    train = run_training(configure(args, settings, [TRAIN]), args, root / f"train-seed{seed}")
     print(format_table(labelled(training_summary(train)), f"training summary (seed {seed})"))
     return policy_checkpoint(train.run_dir.path), train.run_dir.path
 
@@ -198,14 +213,15 @@ def adapter_for_seed(args: argparse.Namespace, root: Path, seed: int, trained_in
         return adapter_file_settings(args.adapter)
     if trained_in is None:
         raise JobError("--lora with --model needs --adapter PATH (no training run here to learn an adapter from)")
-    config = learn_in_run_config(args, {**MAIN_TRAINING, **hybrid_settings(args, trained_in), "run.seed": seed}, root / f"lora-seed{seed}-history")
+    config = learn_in_run_config(args, {**MAIN_TRAINING, **hybrid_settings(args, trained_in), "run.seed": seed}, root / f"lora-seed{seed}-history",
+                                 HYBRID)
     watch = FirstRoundWatch()
     run = run_training(config, args, root / f"lora-seed{seed}", watch=(LlmThought, LoraAdapter), stop_when=watch)
     print(format_table(run_round_rows(versions_book(config, run.run_dir.path), watch), f"LoRA learned in lockstep (seed {seed})"))
     return published_adapter_settings(config, run.run_dir.path)
 
 
-def ablation_variants(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
+def ablation_variants(args: argparse.Namespace) -> list[Variant]:
     return (ABLATION_VARIANTS + ([FOUR_STEP_VARIANT] if getattr(args, "four_step", False) else [])
             + ([LORA_VARIANT] if getattr(args, "lora", False) else []))
 
@@ -216,36 +232,37 @@ def mode_ablation(args: argparse.Namespace) -> int:
     n_seeds = max(1, getattr(args, "seeds", None) or 3)
     seeds = [base.run.seed + i for i in range(n_seeds)]
     variants = ablation_variants(args)
-    results: dict[str, list[dict[str, float]]] = {name: [] for name, _ in variants}
-    run_dirs: dict[str, list[str]] = {name: [] for name, _ in variants}
-    sources: dict[str, list[SourceScores]] = {name: [] for name, _ in variants}
+    results: dict[str, list[dict[str, float]]] = {variant.name: [] for variant in variants}
+    run_dirs: dict[str, list[str]] = {variant.name: [] for variant in variants}
+    sources: dict[str, list[SourceScores]] = {variant.name: [] for variant in variants}
     config = base
     for seed in seeds:
         checkpoint, trained_in = checkpoint_for_seed(args, root, seed)
         fusion = trained_fusion_settings(trained_in or Path(args.model))
         lora = adapter_for_seed(args, root, seed, trained_in) if getattr(args, "lora", False) else {}
-        for index, (variant, settings) in enumerate(variants):
+        for index, variant in enumerate(variants):
             settings = {**backtest_settings(checkpoint, args.data), "env.max_steps": ABLATION_STEPS, "run.seed": seed,
-                        "reasoner.seed": seed, **settings}
+                        "reasoner.seed": seed, **variant.settings}
             if settings.get("fusion.method") == "network":
                 settings.update(fusion)
-            if variant == LORA_VARIANT[0]:
+            if variant.name == LORA_VARIANT.name:
                 settings.update(lora)  # {} when no adapter could be trained: the variant then runs the base model
-            print(f"\n[seed {seed}, {index + 1}/{len(variants)}] {variant}", file=sys.stderr, flush=True)
-            thinks = settings.get("env.thought_lag_steps", 0) >= 1
-            book = SourceBook() if thinks else None
-            config = configure(args, {**settings, "env.publish_hindsight": True} if thinks else settings)
+            print(f"\n[seed {seed}, {index + 1}/{len(variants)}] {variant.name}", file=sys.stderr, flush=True)
+            book = SourceBook() if variant.lockstep else None
+            config = configure(args, {**settings, "env.publish_hindsight": True} if variant.lockstep else settings, variant.presets)
             result, metrics = run_backtest(config, args, root / f"seed{seed}" / f"variant-{index + 1}",
                                            watch=SourceBook.WATCH if book else (), observe=book.add if book else None)
             if book is not None:
-                sources[variant].append(book.scores())
-            results[variant].append(metrics)
-            run_dirs[variant].append(str(result.run_dir.path))
+                sources[variant.name].append(book.scores())
+            results[variant.name].append(metrics)
+            run_dirs[variant.name].append(str(result.run_dir.path))
     rows = []
-    for variant, settings in variants:
-        means, halves = summarise_seeds(results[variant])
-        rows.append({"variant": variant, "settings": settings, "run_dirs": run_dirs[variant], "metrics": means,
-                     "half_widths": halves, "per_seed": results[variant]})
+    for variant in variants:
+        means, halves = summarise_seeds(results[variant.name])
+        thinking = preset_settings([variant.lockstep] if variant.lockstep else [], base)
+        settings = {**thinking, **variant.settings}  # what the variant changes on top of the backtest
+        rows.append({"variant": variant.name, "settings": settings, "run_dirs": run_dirs[variant.name], "metrics": means,
+                     "half_widths": halves, "per_seed": results[variant.name]})
     trained = "Policy given with --model (the same for every seed)" if args.model else "One policy trained per seed"
     notes = ablation_notes(config, seeds, trained)  # data, split and env settings are the same in every variant
     findings = significant_differences(rows)

@@ -12,20 +12,17 @@ from actors.env.report import entries_sentence, format_metrics_table
 from actors.env.statistics import MIN_TRADES
 from actors.fusion import trained_model_path
 from actors.jobs.common import JobError, JobResult, configure, run_job
+from actors.jobs.presets import BACKTEST
 from actors.jobs.train import policy_checkpoint
 from bus.messages import Done, Message
 from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
-# One environment: one account walks through the whole test period, so the equity curve, the
-# drawdown and the Apex rules mean what they say (several envs would each take a chunk).
-# Every learner is frozen: the policy and the fusion network must not adapt on test data.
-BACKTEST_SETTINGS = {"policy.learn": False, "fusion.learn": False, "lora.enabled": False, "env.mode": "backtest", "env.split": "test",
-                     "env.n_envs": 1}
-
 
 def backtest_settings(checkpoint: Path, data: Path | None, name: str = "") -> dict[str, Any]:
-    settings: dict[str, Any] = {**BACKTEST_SETTINGS, "policy.model_path": str(checkpoint)}
+    """The backtest's own settings, laid over the BACKTEST preset: the checkpoint, a data file (--data: all of it) and
+    the run's name."""
+    settings: dict[str, Any] = {"policy.model_path": str(checkpoint)}
     if data is not None:
         if not data.is_file():
             raise JobError(f"no such data file: {data}")
@@ -72,7 +69,7 @@ def print_backtest(result: JobResult, metrics: dict[str, float], config: Config)
 def mode_backtest(args: argparse.Namespace) -> int:
     if args.model is None:
         raise JobError("backtest needs --model CHECKPOINT (a checkpoint file or a training run directory)")
-    config = configure(args, backtest_settings(policy_checkpoint(args.model), args.data))
+    config = configure(args, backtest_settings(policy_checkpoint(args.model), args.data), [BACKTEST])
     result, metrics = run_backtest(config, args, args.run_dir)
     print_backtest(result, metrics, config)
     return EXIT_OK

@@ -26,20 +26,25 @@ from typing import Any
 
 import numpy as np
 
+from actors.jobs.presets import BACKTEST, preset_settings
 from bus.client import SyncBus
 from bus.messages import EnvObs, EnvTransition, FusionDecision, Heartbeat, RiskVerdict
+from config.loader import load_config
 
-CHAOS_SETTINGS: dict[str, Any] = {
-    "env.mode": "backtest", "env.split": "test", "env.n_envs": 2, "env.step_interval_ms": 50.0,
-    "policy.learn": False, "fusion.learn": False,
-}
-"""A paced backtest (20 steps/s) of an untrained, frozen policy: long enough to kill everyone in turn."""
+CHAOS_RUN: dict[str, Any] = {"env.n_envs": 2, "env.step_interval_ms": 50.0}
+"""Over BACKTEST, two envs paced at 20 steps/s: a backtest of an untrained, frozen policy long enough to kill everyone
+in turn."""
 LOOP_ACTORS = ["env", "policy", "fusion", "risk"]
 RECOVERY_TIMEOUT_SECS = 60.0
 SETTLE_SECS = 3.0
 """Healthy running between two kills, so one fault's effects do not count against the next."""
 TARGET_DETECT_SECS = 1.5
 TARGET_RECOVER_SECS = 2.0
+
+
+def chaos_settings(config_path: str | None = None) -> dict[str, Any]:
+    """BACKTEST and CHAOS_RUN as the dotted keys runtime.testing.running_actors lays over ``config_path``."""
+    return {**preset_settings([BACKTEST], load_config(config_path)), **CHAOS_RUN}
 
 
 @dataclass
@@ -170,7 +175,7 @@ def mode_chaos(args: argparse.Namespace) -> int:
     from runtime.testing import running_actors
 
     actors = LOOP_ACTORS + (["reasoner"] if args.with_reasoner else [])
-    settings = {**CHAOS_SETTINGS, **user_settings(args.overrides)}
+    settings = {**chaos_settings(args.config), **user_settings(args.overrides)}
     with running_actors(actors, settings, config_path=args.config, keep_run_dir=True, wait_started_secs=180) as rt:
         print(f"run directory: {rt.run_dir}", flush=True)
         results = run_chaos(rt, [*actors, "broker"], reasoner=args.with_reasoner)

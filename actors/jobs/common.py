@@ -7,12 +7,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Callable
 
 from actors import LORA, REASONER
 from actors.common.bar_files import DataError
 from actors.env import check_data
 from actors.reasoner import ModelFileError, check_model_files
+from actors.jobs.presets import Preset, preset_settings
 from actors.jobs.progress import ProgressView, console_enabled
 from bus.messages import Done, Message, Progress, Stats
 from config.loader import load_config, parse_override
@@ -61,12 +63,14 @@ class JobResult:
             self.last[type(msg)] = msg
 
 
-def configure(args: argparse.Namespace, job_settings: dict[str, Any] | None = None) -> Config:
-    """default.toml, then --config, then the job's settings, then the user's --set (the user has the last word)."""
+def configure(args: argparse.Namespace, job_settings: dict[str, Any] | None = None, presets: Sequence[Preset] = ()) -> Config:
+    """default.toml, then --config, then the job's ``presets`` (actors/jobs/presets.py), then the job's settings, then
+    the user's --set (the user has the last word)."""
     user = list(args.overrides)
     if args.duration_secs is not None:
         user.append(f"run.duration_secs={args.duration_secs}")
-    overrides: dict[str, Any] = {**(job_settings or {}), **user_settings(user)}
+    intents = preset_settings(presets, load_config(args.config)) if presets else {}
+    overrides: dict[str, Any] = {**intents, **(job_settings or {}), **user_settings(user)}
     config = load_config(args.config, overrides)
     if config.lora.enabled and LORA not in config.runtime.actors:  # [lora] enabled = true starts the trainer in any job
         overrides["runtime.actors"] = [*config.runtime.actors, LORA]

@@ -47,8 +47,16 @@ def plan(args: argparse.Namespace) -> dict:
         preset["budgets"] = tuple(sorted(parse_budgets(args.budgets)))
     if args.days:
         preset["days"] = args.days
-    preset["train_days"] = getattr(args, "train_days", None) or max(10, int(preset["days"] * preset["train_share"]))
+    preset["train_days"] = getattr(args, "train_days", None)
     return preset
+
+
+def first_train_days(settings: dict, n_days: int, purge_days: int) -> int:
+    """--train-days, else the preset's share of the data's days (a file's own count), leaving each fold a test day."""
+    if settings["train_days"]:
+        return settings["train_days"]
+    room = n_days - purge_days - settings["folds"]
+    return max(10, min(int(n_days * settings["train_share"]), room))
 
 
 def parse_budgets(text: str) -> list[int]:
@@ -83,16 +91,16 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     seeds = [config.run.seed + k for k in range(settings["seeds"])]
     purge = purge_days_for(config.lora.hindsight_horizon_bars, 390)
     n_days = len(dataset.session_starts)
-    first_train_days = settings["train_days"]
-    if not 1 <= first_train_days <= n_days - purge - settings["folds"]:
-        raise JobError(f"--train-days {first_train_days} leaves no test days: {n_days} days, a purge of {purge} and "
+    train_days = first_train_days(settings, n_days, purge)
+    if not 1 <= train_days <= n_days - purge - settings["folds"]:
+        raise JobError(f"--train-days {train_days} leaves no test days: {n_days} days, a purge of {purge} and "
                        f"{settings['folds']} fold(s) allow at most {n_days - purge - settings['folds']}")
     say = (lambda _t: None) if args.quiet else (lambda text: print(f"evaluate: {text}", file=sys.stderr, flush=True))
     say(f"run directory {rd.path}; market {market} ({dataset.source}), {len(dataset.session_starts)} days, "
         f"{settings['folds']} folds, seeds {seeds}, budgets {list(settings['budgets'])}, purge {purge} day(s), embargo 1")
     started = time.monotonic()
     result = run_walk_forward(config, dataset, market, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
-                              purge_days=purge, min_train_days=first_train_days,
+                              purge_days=purge, min_train_days=train_days,
                               progress=say)
     summary = summarise(result, config.account.start_balance)
     summary["elapsed_secs"] = time.monotonic() - started

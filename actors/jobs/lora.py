@@ -15,6 +15,7 @@ import argparse
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ import msgspec
 
 from actors import DECISION_LOOP, LORA, POLICY
 from actors.jobs.common import JobError, configure, format_table
+from actors.jobs.presets import Preset
 from actors.lora import (LORA_DIR_NAME, AdapterVersion, RoundReport, StepProgress, VersionBook,
                          read_experiences_file, train_offline, train_until_plateau)
 from bus.messages import Done, LlmThought, LoraAdapter, Message, Stats
@@ -42,14 +44,14 @@ ANNOUNCE_SETTLE_SECS = 0.5
 """A fresh PUB socket's connection to the broker needs a moment before its first message gets through."""
 
 
-def learn_in_run_config(args: argparse.Namespace, settings: dict[str, Any], folder: Path) -> Config:
-    """``settings`` with the trainer beside the loop (LEARN_IN_RUN); with ``--market-history N`` it is seeded with N
-    market-history experiences written to ``folder``."""
-    config = configure(args, {**settings, **LEARN_IN_RUN})
+def learn_in_run_config(args: argparse.Namespace, settings: dict[str, Any], folder: Path, presets: Sequence[Preset] = ()) -> Config:
+    """``settings`` (over ``presets``) with the trainer beside the loop (LEARN_IN_RUN); with ``--market-history N`` it
+    is seeded with N market-history experiences written to ``folder``."""
+    config = configure(args, {**settings, **LEARN_IN_RUN}, presets)
     count = getattr(args, "market_history", 0) or 0
     if count <= 0:
         return config
-    return configure(args, {**settings, **LEARN_IN_RUN, **market_history_settings(config, folder, count)})
+    return configure(args, {**settings, **LEARN_IN_RUN, **market_history_settings(config, folder, count)}, presets)
 
 
 def market_history_settings(config: Config, folder: Path, count: int) -> dict[str, Any]:

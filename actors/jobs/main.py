@@ -28,7 +28,7 @@ from actors import ENV, FUSION, POLICY, RISK
 from actors.common.actions import Action
 from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobResult, configure, format_table
-from actors.jobs.presets import LOCKSTEP
+from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
 from actors.jobs.evaluation.evidence import backtest_evidence_rows
 from actors.jobs.evaluation.sources import SourceBook, SourceScores
@@ -58,6 +58,8 @@ HYBRID_LOOP_STEPS = 48
 HYBRID_ROLLOUT = {"env.n_envs": HYBRID_ENVS, "policy.rollout_from_checkpoint": False, "policy.n_steps": 16, "policy.batch_size": 32,
                   "policy.n_epochs": 4}
 """Phase 2 updates every 16 steps per env, so its lockstep steps make PPO updates with the LLM in them."""
+HYBRID = (TRAIN, LOCKSTEP)
+"""Phase 2's presets: the policy keeps learning, the LLM in every decision."""
 LOCKSTEP_BACKTEST_STEPS = 60
 """Phase 4 length in decisions (the first hour of the test days)."""
 LLM_FIGURES = (
@@ -97,11 +99,11 @@ def phase1_steps_reached(args: argparse.Namespace, phase1_run: Path) -> int:
 
 
 def hybrid_settings(args: argparse.Namespace, phase1_run: Path, n_envs: int = HYBRID_ENVS) -> dict[str, Any]:
-    """Phase 2: resume phase 1's policy and keep learning with the LLM in lockstep.
+    """Phase 2, laid over the HYBRID presets: resume phase 1's policy and keep learning with the LLM in lockstep.
 
     Its budget counts on from where phase 1 stopped: a total below the resumed step count would end
     the policy's training at the first transition, with no PPO update that had the LLM in it."""
-    settings = {**train_settings(args), **LOCKSTEP, **HYBRID_ROLLOUT}
+    settings = {**train_settings(args), **HYBRID_ROLLOUT}
     phase1_steps = phase1_steps_reached(args, phase1_run)
     settings.update({
         "policy.resume_from": str(phase1_run),
@@ -119,13 +121,13 @@ def mode_main(args: argparse.Namespace) -> int:
     base = configure(args, data)
     root = main_root(args, base)
 
-    train_config = configure(args, {**data, **phase1_settings(args), **RL_ONLY})
+    train_config = configure(args, {**data, **phase1_settings(args), **RL_ONLY}, [TRAIN])
     train = run_training(train_config, args, root / "1-train")
     print(format_table(training_summary(train), "phase 1: RL training at full speed"))
 
     learn = not getattr(args, "no_lora", False)
     phase2 = {**data, **MAIN_TRAINING, **hybrid_settings(args, train.run_dir.path)}
-    hybrid_config = learn_in_run_config(args, phase2, root) if learn else configure(args, phase2)
+    hybrid_config = learn_in_run_config(args, phase2, root, HYBRID) if learn else configure(args, phase2, HYBRID)
     watch = FirstRoundWatch()
     hybrid = run_training(hybrid_config, args, root / "2-hybrid", watch=(LlmThought, LoraAdapter), stop_when=watch if learn else None)
     print()
@@ -136,7 +138,7 @@ def mode_main(args: argparse.Namespace) -> int:
     lora = published_adapter_settings(hybrid_config, hybrid.run_dir.path) if learn else {}
     checkpoint = policy_checkpoint(hybrid.run_dir.path)
     fusion = trained_fusion_settings(hybrid.run_dir.path)
-    backtest_config = configure(args, {**data, **backtest_settings(checkpoint, args.data), **fusion})
+    backtest_config = configure(args, {**data, **backtest_settings(checkpoint, args.data), **fusion}, [BACKTEST])
     result, metrics = run_backtest(backtest_config, args, root / "3-backtest")
     print()
     print_backtest(result, metrics, backtest_config)
@@ -151,8 +153,9 @@ def mode_main(args: argparse.Namespace) -> int:
 
 
 def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_dir: Path, full_speed_query_rate: float) -> SourceScores:
-    """Phase 4: the first test decisions in lockstep; the LLM's figures, and each source scored against hindsight."""
-    config = configure(args, {**settings, **LOCKSTEP, "env.max_steps": LOCKSTEP_BACKTEST_STEPS, "env.publish_hindsight": True})
+    """Phase 4: the first test decisions in lockstep (``settings`` laid over BACKTEST and LOCKSTEP); the LLM's figures,
+    and each source scored against hindsight."""
+    config = configure(args, {**settings, "env.max_steps": LOCKSTEP_BACKTEST_STEPS, "env.publish_hindsight": True}, [BACKTEST, LOCKSTEP])
     sources = SourceBook()
     live, live_metrics = run_backtest(config, args, run_dir, label="lockstep backtest", watch=(LlmThought, *SourceBook.WATCH),
                                       observe=sources.add)

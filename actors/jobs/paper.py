@@ -27,14 +27,12 @@ from actors import ENV
 from actors.common.figures import labelled
 from actors.env.pacing import unused_thoughts_cause
 from actors.jobs.common import JobStopped, configure, format_table, run_job
-from actors.jobs.presets import LOCKSTEP
+from actors.jobs.presets import LOCKSTEP, PAPER, Preset
 from actors.jobs.train import policy_checkpoint
 from bus.messages import Done
 from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
-PAPER_SETTINGS = {"env.mode": "paper", "env.n_envs": 1, "policy.learn": False}
-"""One account, a frozen policy (a learning one would train on the live bars)."""
 SUMMARY_ROWS = (
     "feed_bars", "history_bars", "decisions", "trades", "equity", "thoughts_arrived", "thoughts_used", "thoughts_dropped_stale",
     "thoughts_late", "thoughts_fallback", "thought_age_mean_bars", "thought_age_mean_secs", "thought_latency_mean_ms",
@@ -46,11 +44,13 @@ WRITE_BARS_START_PRICE = 16_000.0
 """--write-bars: NQ's level of late 2023, where the issue's real file traded (prompts must survive it)."""
 
 
-def paper_settings(model: Path | None, lockstep: bool = False) -> dict[str, Any]:
-    settings: dict[str, Any] = {**PAPER_SETTINGS, **(LOCKSTEP if lockstep else {})}
-    if model is not None:
-        settings["policy.model_path"] = str(policy_checkpoint(model))
-    return settings
+def paper_presets(lockstep: bool = False) -> list[Preset]:
+    """PAPER, with --lockstep the main job's LOCKSTEP beside it."""
+    return [PAPER, LOCKSTEP] if lockstep else [PAPER]
+
+
+def paper_settings(model: Path | None) -> dict[str, Any]:
+    return {} if model is None else {"policy.model_path": str(policy_checkpoint(model))}
 
 
 def write_vendor_bars(path: Path, *, days: int, seed: int, start_date: str = "2023-11-27") -> list[str]:
@@ -102,7 +102,7 @@ def mode_paper(args: argparse.Namespace) -> int:
         print(f"wrote {days * 390} bars ({days} sessions, NQ from {WRITE_BARS_START_PRICE:,.0f}) to {args.write_bars}; "
               f"sessions open at {', '.join(opens)} (US/Eastern)")
         return EXIT_OK
-    config = configure(args, paper_settings(args.model, getattr(args, "lockstep", False)))
+    config = configure(args, paper_settings(args.model), paper_presets(getattr(args, "lockstep", False)))
     run_dir = args.run_dir
     try:
         result = run_job(config, "paper", run_dir=run_dir, quiet=args.quiet, progress_actor=ENV, progress_label="paper",

@@ -25,15 +25,17 @@ from typing import Any, Callable
 
 import numpy as np
 
+from actors.jobs.presets import FROZEN_LEARNERS, SINGLE_SHOT, preset_settings
 from bus.client import SyncBus
 from bus.messages import EnvObs, LlmThought
+from config.loader import load_config
 
-SOAK_SETTINGS: dict[str, Any] = {
-    "env.mode": "train", "env.split": "test", "env.n_envs": 2, "env.step_interval_ms": 20.0,
-    "policy.learn": False, "fusion.learn": False, "fusion.method": "rules", "reasoner.mode": "single_shot",
-}
-"""A frozen policy on the held-out split, paced at <= 50 loop steps/s so the soak leaves CPU to others;
-the reasoner thinks at its own pace (no lockstep) and fusion uses its latest thought."""
+SOAK_PRESETS = (FROZEN_LEARNERS, SINGLE_SHOT)
+SOAK_RUN: dict[str, Any] = {"env.mode": "train", "env.split": "test", "env.n_envs": 2, "env.step_interval_ms": 20.0,
+                            "fusion.method": "rules"}
+"""Paced endless episodes on the test days, over SOAK_PRESETS: a frozen policy on the held-out split, paced at <= 50
+loop steps/s so the soak leaves CPU to others; the reasoner thinks at its own pace (no lockstep) and fusion uses its
+latest thought."""
 SOAK_ACTORS = ["env", "policy", "reasoner", "fusion", "risk"]
 SAMPLE_SECS = 10.0
 WARMUP_SECS = 120.0
@@ -41,6 +43,11 @@ WARMUP_SECS = 120.0
 MAX_GROWTH_MB_PER_HOUR = 50.0
 MAX_GROWTH_FRACTION_PER_HOUR = 0.20
 BROKER = "broker"
+
+
+def soak_settings(config_path: str | None = None) -> dict[str, Any]:
+    """SOAK_PRESETS and SOAK_RUN as the dotted keys runtime.testing.running_actors lays over ``config_path``."""
+    return {**preset_settings(SOAK_PRESETS, load_config(config_path)), **SOAK_RUN}
 
 
 def read_rss_kb(pid: int, proc_root: Path = Path("/proc")) -> int | None:
@@ -183,7 +190,7 @@ def mode_soak(args: argparse.Namespace) -> int:
     from actors.jobs.common import user_settings
     from runtime.testing import running_actors
 
-    settings = {**SOAK_SETTINGS, **user_settings(args.overrides)}
+    settings = {**soak_settings(args.config), **user_settings(args.overrides)}
     actors = list(settings.pop("runtime.actors", SOAK_ACTORS))
     with running_actors(actors, settings, config_path=args.config, keep_run_dir=True, wait_started_secs=300) as rt:
         print(f"run directory: {rt.run_dir}", flush=True)

@@ -9,12 +9,12 @@ from typing import Any, Callable
 from actors import ENV, POLICY
 from actors.common.figures import labelled
 from actors.jobs.common import JobError, JobResult, configure, format_table, run_job
+from actors.jobs.presets import TRAIN
 from actors.policy import CheckpointNotFound, find_checkpoint, latest_checkpoint
 from bus.messages import Message
 from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
-TRAIN_SETTINGS = {"policy.learn": True, "env.mode": "train", "env.split": "train"}
 SUMMARY_KEYS = (
     "num_timesteps", "updates", "approx_kl", "clip_fraction", "explained_variance", "entropy_loss",
     "mean_episode_return", "episodes", "win_rate", "trades", "net_pnl_usd", "apex_violations",
@@ -35,7 +35,8 @@ def policy_checkpoint(location: Path | str) -> Path:
 
 
 def train_settings(args: argparse.Namespace, name: str = "") -> dict[str, Any]:
-    settings: dict[str, Any] = dict(TRAIN_SETTINGS)
+    """--timesteps, --resume and the run's name, laid over the TRAIN preset (actors/jobs/presets.py)."""
+    settings: dict[str, Any] = {}
     if args.timesteps is not None:
         settings["policy.total_timesteps"] = args.timesteps
     if getattr(args, "resume", None):
@@ -74,7 +75,7 @@ def training_summary(result: JobResult) -> list[tuple[str, Any]]:
 
 
 def mode_train(args: argparse.Namespace) -> int:
-    config = configure(args, train_settings(args))
+    config = configure(args, train_settings(args), [TRAIN])
     result = run_training(config, args, args.run_dir)
     print(format_table(labelled(training_summary(result)), "training summary"))
     return EXIT_OK

@@ -1,7 +1,7 @@
 """PEFT LoRA training of the reasoner's own GGUF model on experiences, with held-out evaluation.
 
 The GGUF is loaded once per process with transformers (``gguf_file=``, dequantised to
-float32), wrapped once with a PEFT LoRA, and trained further every round. A round:
+float32: actors/lora/base_model.py), wrapped once with a PEFT LoRA, and trained further every round. A round:
 train N steps on weighted samples (loss on the answer tokens only), evaluate on the held-out
 experiences, and publish only when the match rate beats the current adapter's on the same
 prompts beyond its interval and the answers have not collapsed (actors/lora/publishing.py).
@@ -16,22 +16,16 @@ All blocking: the actor calls it from its worker thread.
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import hashlib
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from actors.common.actions import ACTION_NAMES, allowed_actions
 from actors.common.llm.parser import DecisionParser
+from actors.lora.base_model import unwrapped_base
 from actors.lora.config import LoraConfig
 from actors.lora.experience import Experience
 from actors.lora.export import export_peft_adapter
@@ -83,99 +77,6 @@ class RoundResult:
                 "train_secs": self.stats.secs, **(self.verdict.metrics() if self.verdict else {})}
 
 
-@functools.lru_cache(maxsize=2)
-def load_base(model_path: str, device: str = "cpu", cache_dir: str = "") -> tuple[Any, Any]:
-    """(model, tokenizer) of a GGUF, dequantised to float32; once per process and path.
-
-    transformers reads a GGUF slowly (about 20 s for SmolLM2-135M on 2 cores, mostly parsing the
-    vocabulary's metadata three times), so the dequantised model and tokenizer are kept as safetensors
-    in ``cache_dir`` (see ``base_cache_dir``) on first use and read from there (about a second) after.
-    """
-    folder = dequantised_folder(model_path, cache_dir)
-    if not (folder / "config.json").is_file():
-        _dequantise_into(Path(model_path), folder)
-    return _load_folder(folder, device)
-
-
-def base_cache_dir(configured: str = "") -> Path:
-    """``lora.base_cache_dir``, else $XDG_CACHE_HOME (or ~/.cache)/thinking-trader/lora-base."""
-    if configured:
-        return Path(configured).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "thinking-trader" / "lora-base"
-
-
-def dequantised_folder(model_path: str, cache_dir: str = "") -> Path:
-    """Where a GGUF's dequantised copy lives: keyed by the file's path, size and mtime, and transformers' version."""
-    import transformers
-
-    path = Path(model_path).resolve()
-    stat = path.stat()
-    key = hashlib.sha256(f"{path}|{stat.st_size}|{stat.st_mtime_ns}|{transformers.__version__}".encode()).hexdigest()[:16]
-    return base_cache_dir(cache_dir) / f"{path.stem}-{key}"
-
-
-def _dequantise_into(gguf: Path, folder: Path) -> None:
-    """Read the GGUF with transformers and save model + tokenizer into ``folder`` (atomically: a rename)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    with _no_dequantise_progress_bar():
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    # Dequantised, the weights are plain float32; the GGUF "quantizer" left on the model only stops save_pretrained.
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=folder.parent))
-    try:
-        model.save_pretrained(partial, safe_serialization=True)
-        tokenizer.save_pretrained(partial)
-        partial.rename(folder)
-    except OSError:  # another process saved it first, or the disk is read-only: the next load reads the GGUF again
-        shutil.rmtree(partial, ignore_errors=True)
-
-
-def _load_folder(folder: Path, device: str) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype="float32")
-    model.eval()
-    return model.to(device), tokenizer
-
-
-@contextlib.contextmanager
-def _no_dequantise_progress_bar():
-    """transformers' GGUF loader draws a tqdm bar of its own (not behind disable_progress_bar): it would
-    break the job's table output; without that module attribute this does nothing."""
-    from transformers import modeling_gguf_pytorch_utils as gguf_utils
-
-    original = getattr(gguf_utils, "tqdm", None)
-    if original is None:
-        yield
-        return
-    gguf_utils.tqdm = lambda iterable, *args, **kwargs: iterable
-    try:
-        yield
-    finally:
-        gguf_utils.tqdm = original
-
-
-_TAKEN: set[tuple[str, str, str]] = set()
-
-
-def _unwrapped_base(model_path: str, device: str, cache_dir: str):
-    """The cached base for the first trainer of a process; a fresh load for later ones (PEFT wraps a model in place)."""
-    if (model_path, device, cache_dir) in _TAKEN:
-        return load_base.__wrapped__(model_path, device, cache_dir)
-    _TAKEN.add((model_path, device, cache_dir))
-    return load_base(model_path, device, cache_dir)
-
-
 def encode_example(tokenizer, messages: list[dict], target: str, max_tokens: int) -> tuple[list[int], int]:
     """Token ids of prompt + answer + end-of-turn, and how many leading ones are prompt (no loss there).
 
@@ -220,7 +121,7 @@ class LoraTrainer:
         torch.manual_seed(config.seed)
         if config.device == "cpu":
             torch.set_num_threads(config.torch_threads)
-        base, self.tokenizer = _unwrapped_base(self.model_path, config.device, config.base_cache_dir)
+        base, self.tokenizer = unwrapped_base(self.model_path, config.device, config.base_cache_dir)
         peft_config = PeftLoraConfig(r=config.rank, lora_alpha=config.alpha, lora_dropout=config.dropout,
                                      target_modules=list(config.target_modules), bias="none", task_type="CAUSAL_LM")
         self.model = get_peft_model(base, peft_config)

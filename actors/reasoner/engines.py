@@ -8,7 +8,8 @@ import os
 
 from actors.common.llm.model import default_model_path
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.engine import ChatEngine, HttpChatEngine, LlamaEngine
+from actors.reasoner.engine import ChatEngine, LlamaEngine
+from actors.reasoner.http_engine import HttpChatEngine
 
 
 def build_engine(config: ReasonerConfig) -> ChatEngine:

@@ -164,7 +164,7 @@ def feature_rows(n_bars: int, window_bars: int = 600) -> list[tuple[str, str, st
     from actors.common.market_settings import AccountConfig
     from actors.env.feature_stream import FeatureStream
     from actors.env.features import compute_features
-    from actors.env.live import LiveWindow, live_split
+    from actors.env.live_window import LiveWindow, live_split
 
     flat_minute = AccountConfig().flat_minute_of_day
     frame = generate_bars(days=(window_bars + n_bars) // 390 + 2, seed=0).iloc[: window_bars + n_bars]

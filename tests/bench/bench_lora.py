@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import sys
 import tempfile
 import time
 
@@ -113,9 +114,14 @@ def market_bench(args: argparse.Namespace) -> None:
 
     config = configure(build_parser().parse_args(["lora"]), {"data.scenario": args.market, "reasoner.mode": "single_shot"})
     started = time.perf_counter()
+
+    def say(text: str) -> None:  # progress on stderr: a 300-prompt run takes the better part of an hour on 2 cores
+        print(f"bench lora [{time.perf_counter() - started:5.0f} s] {text}", file=sys.stderr, flush=True)
+
     bars, experiences, ceiling = market_history_bars(config, args.history, args.held_out)
     contexts = {f"hindsight:history:{bar.key}": bar.context for bar in bars}
     held = sum(1 for e in experiences if e.meta.get("held_out"))
+    say(f"{len(experiences) - held} training prompts, {held} held out; ceiling {ceiling.classifier}")
     lora = msgspec.structs.replace(config.lora, max_eval_examples=held, steps_per_round=args.steps, batch_size=args.batch,
                                    rank=args.rank, alpha=2.0 * args.rank, learning_rate=args.lr, torch_threads=args.threads,
                                    device=args.device, balance_actions=False)
@@ -124,7 +130,11 @@ def market_bench(args: argparse.Namespace) -> None:
         core.add_experiences(experiences)
         held_out = core.store.held_out(held)
         labels = [e.action for e in held_out]
-        reports = [core.run_round() for _ in range(args.rounds)]
+        reports = []
+        for round_number in range(1, args.rounds + 1):
+            say(f"round {round_number}/{args.rounds}: {args.steps} steps, then peft answers on {held} held-out prompts")
+            reports.append(core.run_round())
+            say(f"round {round_number}/{args.rounds}: {reports[-1].result.verdict.why if reports[-1].result.verdict else 'done'}")
         assert [e.id for e in core.store.held_out(held)] == [e.id for e in held_out]  # the rounds judged these prompts
         peft_base = list(reports[0].result.before_answers)  # the base model: nothing was published before round 1
         last = reports[-1].result  # a collapsed round went back to the current weights: those were exported
@@ -133,6 +143,7 @@ def market_bench(args: argparse.Namespace) -> None:
         engine = _running_engine(core.model_path)
         asked = held_out[: args.four_step]
         try:
+            say(f"llama.cpp: base model answers on {held} held-out prompts, then the adapter's")
             llama_base = llama_answers(engine, held_out)
             four_base = _four_step_answers(engine, config.reasoner, asked, contexts)
             engine.load_adapter(str(reports[-1].version.path), reports[-1].version.version)

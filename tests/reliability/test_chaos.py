@@ -4,14 +4,14 @@ import math
 
 import pytest
 
-from actors.jobs.chaos import CHAOS_SETTINGS, LOOP_ACTORS, run_chaos, table
+from actors.jobs.chaos import LOOP_ACTORS, chaos_settings, run_chaos, table
 from runtime.testing import running_actors
 
 pytestmark = pytest.mark.slow
 
 
 def test_killed_fusion_and_risk_are_detected_by_the_supervisor_and_decisions_flow_again():
-    with running_actors(LOOP_ACTORS, CHAOS_SETTINGS) as rt:
+    with running_actors(LOOP_ACTORS, chaos_settings()) as rt:
         results = run_chaos(rt, ["fusion", "risk"], reasoner=False)
 
     assert all(r.recovered for r in results), table(results)

@@ -11,7 +11,7 @@ from actors.common.synthetic import BARS_PER_SESSION, generate_bars
 from actors.common.market_settings import AccountConfig
 from actors.env.feature_stream import FeatureStream
 from actors.env.features import FeatureSet, compute_features
-from actors.env.live import LiveWindow, live_split
+from actors.env.live_window import LiveWindow, live_split
 
 from .conftest import bars_frame
 from .test_features import edge_case_frame

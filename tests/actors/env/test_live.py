@@ -12,7 +12,8 @@ from actors.common.actions import BUY, HOLD
 from actors.common.market_settings import AccountConfig, InstrumentConfig
 from actors.env.config import EnvConfig
 from actors.common.instruments import resolve_instrument
-from actors.env.live import LiveBar, PaperRecorder, PaperSession, SilenceWatch
+from actors.env.live import LiveBar, PaperSession, SilenceWatch
+from actors.env.paper_recorder import PaperRecorder
 from actors.common.synthetic import generate_bars
 
 WARMUP = 30

@@ -4,10 +4,14 @@ import numpy as np
 import pytest
 
 from actors.jobs.ablation import ABLATION_VARIANTS, ablation_markdown, mean_and_half_width, significant_differences
+from actors.jobs.presets import apply_presets
+from config.loader import load_config
+
+VARIANT_NAMES = [variant.name for variant in ABLATION_VARIANTS]
 
 
 def test_ablation_table_has_a_row_per_variant_and_every_column_the_issue_names():
-    rows = [{"variant": name, "metrics": {"win_rate": 0.5, "sharpe": 1.25, "trades": 10.0}} for name, _ in ABLATION_VARIANTS]
+    rows = [{"variant": name, "metrics": {"win_rate": 0.5, "sharpe": 1.25, "trades": 10.0}} for name in VARIANT_NAMES]
 
     table = ablation_markdown(rows, "notes on data and seeds")
 
@@ -16,7 +20,7 @@ def test_ablation_table_has_a_row_per_variant_and_every_column_the_issue_names()
     for label in ("win rate", "Sharpe", "max DD $", "profit factor", "trades", "Apex violations", "agreement", "veto rate", "query rate", "LLM staleness (steps)"):
         assert label in lines[0]
     assert "| RL only | 0.500 | 1.250 | - | - | 10 |" in table and "notes on data and seeds" in table
-    methods = {settings.get("fusion.method") for _, settings in ABLATION_VARIANTS}
+    methods = {variant.settings.get("fusion.method") for variant in ABLATION_VARIANTS}
     assert methods == {"rl_only", "rules", "network"}
 
 
@@ -43,9 +47,10 @@ def test_the_table_shows_mean_and_interval_and_the_llm_variants_run_in_lockstep(
     rows = [{"variant": "RL only", "metrics": {"net_pnl_usd": 1500.0}, "half_widths": {"net_pnl_usd": 250.0}}]
 
     assert "| 1,500 ± 250 |" in ablation_markdown(rows, "")
-    for name, settings in ABLATION_VARIANTS:
-        uses_llm = settings.get("fusion.method") != "rl_only"
-        assert settings.get("env.thought_lag_steps", 0) == (1 if uses_llm else 0), name
+    for variant in ABLATION_VARIANTS:
+        uses_llm = variant.settings.get("fusion.method") != "rl_only"
+        config = apply_presets(load_config(None, variant.settings), variant.presets)
+        assert config.env.thought_lag_steps == (1 if uses_llm else 0) and config.env.mode == "backtest", variant.name
 
 
 def test_one_seed_shows_no_interval_and_several_seeds_do():
@@ -74,4 +79,4 @@ def test_the_success_table_scores_the_seeds_system_and_says_what_this_run_could_
     assert table["fusion accuracy (chose the source that was right)"].verdict == "not met"
     assert table["RL/LLM agreement"].verdict == "not met" and table["LLM accuracy, base model (advice = hindsight label)"].value == 0.3
     after = table["LLM accuracy, after LoRA"]
-    assert after.verdict == "not evidence" and after.note == "run with --lora" and LORA_VARIANT[0] not in scores
+    assert after.verdict == "not evidence" and after.note == "run with --lora" and LORA_VARIANT.name not in scores

@@ -41,16 +41,16 @@ def test_bad_budgets_are_a_clear_error(tmp_path, capsys):
 def test_the_first_fold_trains_on_the_presets_share_of_the_days_unless_train_days_says_otherwise():
     from argparse import Namespace
 
-    from actors.jobs.evaluate import plan
+    from actors.jobs.evaluate import first_train_days, plan
 
-    def args(**given):
-        return Namespace(**{"quick": False, "folds": None, "seeds": None, "budgets": None, "days": None, "train_days": None, **given})
+    def settings(**given):
+        return plan(Namespace(**{"quick": False, "folds": None, "seeds": None, "budgets": None, "days": None, "train_days": None, **given}))
 
-    assert plan(args(quick=True))["train_days"] == 250  # 400 days: two test windows of 74 days after the purge
-    assert plan(args())["train_days"] == 398
-    assert plan(args(quick=True, days=30))["train_days"] == 18
-    assert plan(args(quick=True, days=10))["train_days"] == 10  # the floor
-    assert plan(args(quick=True, train_days=300))["train_days"] == 300
+    assert first_train_days(settings(quick=True), 400, 2) == 250  # two test windows of 74 days after the purge
+    assert first_train_days(settings(), 700, 2) == 398
+    assert first_train_days(settings(quick=True), 120, 2) == 75  # a file's own days, not the synthetic preset's
+    assert first_train_days(settings(quick=True), 12, 2) == 10  # the floor
+    assert first_train_days(settings(quick=True, train_days=300), 400, 2) == 300
 
 
 def test_train_days_that_leave_no_test_day_are_a_clear_error(tmp_path, capsys):

@@ -2,7 +2,7 @@
 
 from actors.jobs.cli import build_parser
 from actors.jobs.common import configure
-from actors.jobs.main import HYBRID_LOOP_STEPS, LONG_TRAINING, data_settings, format_thought, hybrid_settings, main_root, phase1_settings
+from actors.jobs.main import HYBRID, HYBRID_LOOP_STEPS, LONG_TRAINING, data_settings, format_thought, hybrid_settings, main_root, phase1_settings
 from bus.messages import LlmThought
 
 
@@ -22,7 +22,9 @@ def test_the_hybrid_phase_resumes_phase_one_in_lockstep_with_short_rollouts(tmp_
 
     assert settings["policy.resume_from"] == str(tmp_path / "1-train")
     assert settings["policy.total_timesteps"] == 4096 + HYBRID_LOOP_STEPS * 4
-    assert settings["env.thought_lag_steps"] == 1 and settings["policy.rollout_from_checkpoint"] is False
+    assert settings["policy.rollout_from_checkpoint"] is False
+    config = configure(args, settings, HYBRID)
+    assert config.env.thought_lag_steps == 1 and config.policy.learn and config.env.split == "train"
     assert settings["policy.n_steps"] * 4 <= HYBRID_LOOP_STEPS * 4  # at least one PPO update with the LLM in it
 
 
@@ -60,8 +62,9 @@ def test_the_hybrid_phase_runs_the_lora_trainer_unless_told_not_to(tmp_path):
     from actors.lora import VersionBook, read_experiences_file
 
     args = build_parser().parse_args(["main"])
-    config = learn_in_run_config(args, hybrid_settings(args, tmp_path / "1-train"), tmp_path)
+    config = learn_in_run_config(args, hybrid_settings(args, tmp_path / "1-train"), tmp_path, HYBRID)
     assert config.lora.enabled and LORA in config.runtime.actors and not config.lora.seed_experiences_path
+    assert config.env.thought_lag_steps == 1
 
     # --market-history N: the trainer starts with N prompts of the training days, up, down and sideways, every label,
     # and at least 300 of later, held-out days, every one of them evaluated

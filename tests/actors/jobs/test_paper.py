@@ -6,7 +6,8 @@ import json
 
 import pandas as pd
 
-from actors.jobs.paper import paper_settings, print_paper_summary, write_vendor_bars
+from actors.jobs.paper import paper_presets, paper_settings, print_paper_summary, write_vendor_bars
+from actors.jobs.presets import apply_presets
 from config.loader import load_config
 
 
@@ -37,10 +38,10 @@ def test_unused_thoughts_are_explained_by_the_measured_cause_and_undefined_figur
 
 
 def test_lockstep_is_the_main_jobs_hybrid_preset():
-    settings = paper_settings(None, lockstep=True)
+    config = apply_presets(load_config(None, paper_settings(None)), paper_presets(lockstep=True))
 
-    assert settings["env.thought_lag_steps"] == 1 and settings["reasoner.mode"] == "single_shot"
-    assert settings["reasoner.query_policy"] == "always" and settings["env.mode"] == "paper"
+    assert config.env.thought_lag_steps == 1 and config.reasoner.mode == "single_shot"
+    assert config.reasoner.query_policy == "always" and config.env.mode == "paper"
 
 
 def test_write_bars_writes_a_vendor_csv_at_real_nq_prices_in_eastern_time(tmp_path):

@@ -4,7 +4,9 @@ import pytest
 
 from actors.fusion import saved_model_path
 from actors.jobs.backtest import backtest_settings, trained_fusion_settings
-from actors.jobs.common import JobError
+from actors.jobs.cli import build_parser
+from actors.jobs.common import JobError, configure
+from actors.jobs.presets import BACKTEST
 from actors.jobs.train import policy_checkpoint
 
 
@@ -36,9 +38,10 @@ def test_backtest_settings_freeze_the_policy_and_use_one_env(tmp_path):
     checkpoint = tmp_path / "policy_000000000512.zip"
 
     settings = backtest_settings(checkpoint, None, "bt")
+    config = configure(build_parser().parse_args(["backtest"]), settings, [BACKTEST])
 
-    assert settings["policy.learn"] is False and settings["env.n_envs"] == 1
-    assert settings["policy.model_path"] == str(checkpoint) and settings["run.name"] == "bt"
+    assert config.policy.learn is False and config.env.n_envs == 1
+    assert config.policy.model_path == str(checkpoint) and config.run.name == "bt"
 
 
 def test_a_missing_data_file_is_a_job_error(tmp_path):

@@ -56,7 +56,8 @@ def test_a_qwen2_file_is_read_as_qwen2_by_llama_cpp_and_transformers_and_compute
     import torch
 
     from actors.common.llm.model import default_model_path, open_llama
-    from actors.lora.trainer import load_base, prompt_ids
+    from actors.lora.base_model import load_base
+    from actors.lora.trainer import prompt_ids
 
     def llama_cpp(path):
         llm = open_llama(model_path=str(path), n_ctx=256, logits_all=True, verbose=False)

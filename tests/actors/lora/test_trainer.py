@@ -82,7 +82,7 @@ def test_the_shared_prefix_leaves_every_row_its_last_token():
 
 @pytest.mark.slow
 def test_only_answer_tokens_carry_loss():
-    from actors.lora.trainer import load_base
+    from actors.lora.base_model import load_base
 
     _, tokenizer = load_base(str(default_model_path()))
     [experience] = planted_experiences(1)
@@ -99,7 +99,7 @@ def test_only_answer_tokens_carry_loss():
 def test_the_dequantised_base_is_kept_on_disk_and_reads_back_the_same_tokenizer(tmp_path):
     from transformers import AutoTokenizer
 
-    from actors.lora.trainer import dequantised_folder, load_base
+    from actors.lora.base_model import dequantised_folder, load_base
 
     gguf = default_model_path()
     _, tokenizer = load_base(str(gguf))  # the default cache: the suite's other trainers read it too

@@ -8,9 +8,9 @@ from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.engine import (
     EngineError,
     GenerationAborted,
-    HttpChatEngine,
     LlamaEngine,
 )
+from actors.reasoner.http_engine import HttpChatEngine
 from actors.reasoner.engines import build_engine
 from actors.common.llm.grammar import decision_grammar
 from actors.common.llm.model import default_model_path
