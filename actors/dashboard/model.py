@@ -1,5 +1,5 @@
 """The dashboard's records: a decision and the chain behind it, a trade, an evaluation account, the account rules,
-fusion's scores, an event, the run's health. Plain dataclasses that ``DashboardState`` (state.py) keeps and turns into
+fusion's scores, an event, the run's health, a finished run's bars. Plain dataclasses that ``DashboardState`` (state.py) keeps and turns into
 table rows (``row()``); apart from it so that what a row shows can change without reading the state's handlers.
 """
 

@@ -21,7 +21,8 @@ from bokeh.layouts import column, row
 from bokeh.models import ColumnDataSource, DataTable, Div, HoverTool, MultiChoice, TableColumn, TapTool, TextInput
 from bokeh.plotting import figure
 
-from actors.dashboard.state import (EVENT_KINDS, LEARNING_KEYS, MAX_CANDLES, MAX_POINTS, MAX_ROWS, DashboardState, Trade, account_lines,
+from actors.dashboard.model import Trade
+from actors.dashboard.state import (EVENT_KINDS, LEARNING_KEYS, MAX_CANDLES, MAX_POINTS, MAX_ROWS, DashboardState, account_lines,
                                     columns_of, health_lines, learning_lines)
 
 DECISION_COLUMNS = (("step", "step", 60), ("rl", "RL action", 115), ("probs", "RL probabilities", 230), ("llm", "LLM thought", 110),

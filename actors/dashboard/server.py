@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 
 from actors.dashboard.config import DashboardConfig
-from actors.dashboard.source import DashboardError, Reader, Target, resolve_target
+from actors.dashboard.source import BarsOf, DashboardError, Reader, Target, resolve_target
 from actors.dashboard.state import DashboardState
 from runtime.settings import is_loopback
 
@@ -86,9 +86,10 @@ def start_server(state: DashboardState, listen: Listen, settings: DashboardConfi
     return server
 
 
-def serve(target: Target, listen: Listen, settings: DashboardConfig = DashboardConfig(), *, parent_pid: int = 0) -> int:
+def serve(target: Target, listen: Listen, settings: DashboardConfig = DashboardConfig(), *, parent_pid: int = 0,
+          bars: BarsOf | None = None) -> int:
     state = DashboardState()
-    reader = Reader(target, state, settings)
+    reader = Reader(target, state, settings, bars=bars)
     if target.bus is not None:
         reader.check_bus()  # a dead bus is a clear error now, before a page shows nothing
     server = start_server(state, listen, settings)
@@ -127,12 +128,12 @@ def _alive(pid: int) -> bool:
 
 
 def run_dashboard(run: Path | None, bus: Path | None, settings: DashboardConfig, *, follow: bool = False, parent_pid: int = 0,
-                  runs_dir: Path = Path("runs")) -> int:
-    """What ``bin/run dashboard`` does (``settings``: the [dashboard] section, --host and --port applied); prints a clear
-    error and returns 2 for bad input."""
+                  runs_dir: Path = Path("runs"), bars: BarsOf | None = None) -> int:
+    """What ``bin/run dashboard`` does (``settings``: the [dashboard] section, --host and --port applied; ``bars``: see
+    source.py ``BarsOf``); prints a clear error and returns 2 for bad input."""
     try:
         target = resolve_target(run, bus, follow=follow, runs_dir=runs_dir)
-        return serve(target, listen_on(settings.host, settings.port), settings, parent_pid=parent_pid)
+        return serve(target, listen_on(settings.host, settings.port), settings, parent_pid=parent_pid, bars=bars)
     except DashboardError as exc:
         print(f"bin/run dashboard: {exc}", file=sys.stderr, flush=True)
         return 2
@@ -152,38 +153,30 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--bus", type=Path, help="the bus.json of a running runtime")
     parser.add_argument("--host", help="address to listen on (default: [dashboard] host, 127.0.0.1; others need the printed token)")
     parser.add_argument("--port", type=int, help="port (default: [dashboard] port, 8765; 0 picks a free one)")
-    parser.add_argument("--config", type=Path, help="a TOML file merged over config/default.toml (its [dashboard] section is read)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override one config key, e.g. --set dashboard.update_ms=1000 (repeatable)")
-    parser.add_argument("--settings", help="the [dashboard] section as JSON (bin/run ... --dashboard passes its job's)")
+    parser.add_argument("--settings", help="the [dashboard] section as JSON (bin/run passes its job's: default.toml, --config, "
+                        "--set); default: the section's defaults")
     parser.add_argument("--follow", action="store_true", help="wait for the run directory to appear and follow each new stage in it")
     parser.add_argument("--parent-pid", type=int, default=0, help="stop when this process ends")
     return parser
 
 
 def settings_of(args: argparse.Namespace) -> DashboardConfig:
-    """The [dashboard] settings: --settings, else default.toml with --config and --set; then --host and --port."""
+    """The [dashboard] settings: --settings (a job's section), else the section's defaults; then --host and --port."""
     import msgspec
 
-    if args.settings:
-        try:
-            settings = msgspec.json.decode(args.settings, type=DashboardConfig)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise DashboardError(f"--settings: {exc}") from None
-    else:
-        from config.loader import load_config
-
-        settings = load_config(args.config, args.overrides).dashboard
+    try:
+        settings = msgspec.json.decode(args.settings, type=DashboardConfig) if args.settings else DashboardConfig()
+    except (msgspec.ValidationError, msgspec.DecodeError, ValueError) as exc:
+        raise DashboardError(f"--settings: {exc}") from None
     return with_flags(settings, args.host, args.port)
 
 
-def main(argv: list[str] | None = None) -> int:
-    from config.loader import ConfigError
-
+def main(argv: list[str] | None = None, bars: BarsOf | None = None) -> int:
+    """``python -m actors.dashboard`` (``bars``: given by ``python -m actors.jobs.dashboard``, which bin/run starts)."""
     args = build_parser().parse_args(argv)
     try:
         settings = settings_of(args)
-    except (DashboardError, ConfigError) as exc:
+    except DashboardError as exc:
         print(f"bin/run dashboard: {exc}", file=sys.stderr, flush=True)
         return 2
-    return run_dashboard(args.run, args.bus, settings, follow=args.follow, parent_pid=args.parent_pid)
+    return run_dashboard(args.run, args.bus, settings, follow=args.follow, parent_pid=args.parent_pid, bars=bars)

@@ -28,7 +28,8 @@ from typing import Any, Callable
 import zmq
 
 from actors.dashboard.config import DashboardConfig
-from actors.dashboard.state import AccountRules, DashboardState, MarketHistory
+from actors.dashboard.model import AccountRules, MarketHistory
+from actors.dashboard.state import DashboardState
 from bus.broker import ADDRESSES_FILE, BusAddresses
 from runtime.rundir import CONFIG_FILE
 
@@ -137,54 +138,9 @@ def report_file(run_dir: Path) -> Path | None:
     return next((run_dir / name for name in REPORT_FILES if (run_dir / name).is_file()), None)
 
 
-def market_history(run_dir: Path) -> tuple[MarketHistory | None, str]:
-    """Env 0's bars over a finished backtest's loop steps, or None and why not.
-
-    A run's logs and report hold no prices (the loop's prices travel only on the bus), so the bars are rebuilt from
-    the data the run's config.toml names (the same dataset the env actor loaded: a file, or the seeded synthetic
-    market) and placed on loop steps by the report's trades: an entry decided at step s fills at the next bar's
-    open, so the decision bar of step s is the entry bar minus one (without trades: the split's first bar,
-    where a backtest's env 0 starts)."""
-    report = report_file(run_dir)
-    if report is None or not report.match("backtest/metrics.json"):
-        return None, "no price: only a finished backtest's bars can be rebuilt (a training run's episodes start at random bars; " \
-                     "a paper run's came from its feed)"
-    try:
-        import pandas as pd
-
-        from actors.env.factory import load_dataset
-        from config.loader import ConfigError, load_resolved
-
-        config = load_resolved(run_dir / CONFIG_FILE)
-        if config.env.mode != "backtest":
-            return None, f"no price: the run's env.mode is {config.env.mode}, not backtest"
-        dataset = load_dataset(config)
-        split = dataset.split(config.env.split)
-        document = json.loads(report.read_text())
-    except (OSError, ValueError, KeyError, ImportError, ConfigError) as exc:
-        return None, f"no price: the run's bars could not be rebuilt ({type(exc).__name__}: {exc})"
-    minutes = pd.DatetimeIndex(dataset.index).tz_convert("America/New_York").strftime("%Y-%m-%d %H:%M")
-    first = bar_offset(document.get("trade_list", []), {text: i for i, text in enumerate(minutes)})
-    first = split.start if first is None else first
-    steps = int(document.get("loop_steps") or (split.stop - first))
-    stop = min(split.stop, first + steps + 1, len(dataset.close))
-    if stop - first < 1:
-        return None, "no price: the report's steps lie outside the run's data"
-    bars = slice(first, stop)
-    return MarketHistory(0, dataset.open[bars].tolist(), dataset.high[bars].tolist(), dataset.low[bars].tolist(),
-                         dataset.close[bars].tolist(), f"({dataset.source}, bars {first}-{stop - 1})"), ""
-
-
-def bar_offset(trades: list[Any], bar_of_minute: dict[str, int]) -> int | None:
-    """The bar of loop step 0 that most of env 0's trades agree on (entry bar - 1 - entry step), or None without trades."""
-    votes: dict[int, int] = {}
-    for trade in trades:
-        entry = trade.get("entry_decision") if isinstance(trade, dict) else None
-        if not entry or trade.get("env_id", 0) != 0 or trade.get("entry_time_et") not in bar_of_minute:
-            continue
-        first = bar_of_minute[trade["entry_time_et"]] - 1 - int(entry.get("step", 0))
-        votes[first] = votes.get(first, 0) + 1
-    return max(votes, key=votes.__getitem__) if votes else None
+BarsOf = Callable[[Path], "tuple[MarketHistory | None, str]"]
+"""Rebuilds a finished run's bars, or says why not (actors/jobs/dashboard.py ``market_history``: it needs the env's data
+and the run's whole config, which only a job may load). Without one, a finished run's price chart stays empty."""
 
 
 class LogReader:
@@ -255,8 +211,8 @@ class Reader:
     """The dashboard's one reader thread: follows the target's newest run, its logs and, while alive, its bus."""
 
     def __init__(self, target: Target, state: DashboardState, settings: DashboardConfig = DashboardConfig(), *,
-                 on_error: Callable[[str], None] | None = None) -> None:
-        self.target, self.state, self.settings = target, state, settings
+                 bars: BarsOf | None = None, on_error: Callable[[str], None] | None = None) -> None:
+        self.target, self.state, self.settings, self.bars = target, state, settings, bars
         self.on_error = on_error
         self.stop_event = threading.Event()
         self.thread = threading.Thread(target=self._run, name="dashboard-reader", daemon=True)
@@ -356,7 +312,7 @@ class Reader:
     def _replay_market(self, run_dir: Path) -> None:
         """A finished run (no live bus) with a report: its bars on the price chart, once per report."""
         report = report_file(run_dir)
-        if report is None:
+        if report is None or self.bars is None:
             return
         key = (report, report.stat().st_mtime)
         if self._tried_market == key:
@@ -364,7 +320,7 @@ class Reader:
         self._tried_market = key
         if self.state.price.rows:  # the bus drew the run while it was alive
             return
-        history, why = market_history(run_dir)
+        history, why = self.bars(run_dir)
         if history is not None:
             self.state.on_market(history)
         else:

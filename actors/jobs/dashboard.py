@@ -1,7 +1,9 @@
 """``bin/run dashboard`` and ``bin/run main|train|backtest|paper --dashboard``.
 
-Beside a job the dashboard is its own process (``python -m actors.dashboard --follow``) watching the job's
-run directory, so a busy page never slows the job's process; it stops when the job ends.
+Beside a job the dashboard is its own process (``python -m actors.jobs.dashboard --follow``) watching the job's
+run directory, so a busy page never slows the job's process; it stops when the job ends. This module is the
+dashboard's composition root: it gives it ``market_history``, which rebuilds a finished backtest's bars from the
+env's data and the run's whole config (the dashboard package itself may load neither).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from actors.jobs.common import JobError, configure
 
@@ -34,7 +36,63 @@ def mode_dashboard(args: argparse.Namespace) -> int:
     from actors.dashboard.server import run_dashboard
 
     runs_dir = Path(configure(args).run.runs_dir)
-    return run_dashboard(args.run, args.bus, dashboard_settings(args), runs_dir=runs_dir)
+    return run_dashboard(args.run, args.bus, dashboard_settings(args), runs_dir=runs_dir, bars=market_history)
+
+
+def market_history(run_dir: Path):
+    """Env 0's bars over a finished backtest's loop steps (a ``MarketHistory``), or None and why not.
+
+    A run's logs and report hold no prices (the loop's prices travel only on the bus), so the bars are rebuilt from
+    the data the run's config.toml names (the same dataset the env actor loaded: a file, or the seeded synthetic
+    market) and placed on loop steps by the report's trades: an entry decided at step s fills at the next bar's
+    open, so the decision bar of step s is the entry bar minus one (without trades: the split's first bar,
+    where a backtest's env 0 starts)."""
+    import json
+
+    from actors.dashboard.model import MarketHistory
+    from actors.dashboard.source import report_file
+    from runtime.rundir import CONFIG_FILE
+
+    report = report_file(run_dir)
+    if report is None or not report.match("backtest/metrics.json"):
+        return None, ("no price: only a finished backtest's bars can be rebuilt (a training run's episodes start at random bars; "
+                      "a paper run's came from its feed)")
+    try:
+        import pandas as pd
+
+        from actors.env.factory import load_dataset
+        from config.loader import ConfigError, load_resolved
+
+        config = load_resolved(run_dir / CONFIG_FILE)
+        if config.env.mode != "backtest":
+            return None, f"no price: the run's env.mode is {config.env.mode}, not backtest"
+        dataset = load_dataset(config)
+        split = dataset.split(config.env.split)
+        document = json.loads(report.read_text())
+    except (OSError, ValueError, KeyError, ImportError, ConfigError) as exc:
+        return None, f"no price: the run's bars could not be rebuilt ({type(exc).__name__}: {exc})"
+    minutes = pd.DatetimeIndex(dataset.index).tz_convert("America/New_York").strftime("%Y-%m-%d %H:%M")
+    first = bar_offset(document.get("trade_list", []), {text: i for i, text in enumerate(minutes)})
+    first = split.start if first is None else first
+    steps = int(document.get("loop_steps") or (split.stop - first))
+    stop = min(split.stop, first + steps + 1, len(dataset.close))
+    if stop - first < 1:
+        return None, "no price: the report's steps lie outside the run's data"
+    bars = slice(first, stop)
+    return MarketHistory(0, dataset.open[bars].tolist(), dataset.high[bars].tolist(), dataset.low[bars].tolist(),
+                         dataset.close[bars].tolist(), f"({dataset.source}, bars {first}-{stop - 1})"), ""
+
+
+def bar_offset(trades: list[Any], bar_of_minute: dict[str, int]) -> int | None:
+    """The bar of loop step 0 that most of env 0's trades agree on (entry bar - 1 - entry step), or None without trades."""
+    votes: dict[int, int] = {}
+    for trade in trades:
+        entry = trade.get("entry_decision") if isinstance(trade, dict) else None
+        if not entry or trade.get("env_id", 0) != 0 or trade.get("entry_time_et") not in bar_of_minute:
+            continue
+        first = bar_of_minute[trade["entry_time_et"]] - 1 - int(entry.get("step", 0))
+        votes[first] = votes.get(first, 0) + 1
+    return max(votes, key=votes.__getitem__) if votes else None
 
 
 def job_run_dir(args: argparse.Namespace) -> Path:
@@ -57,7 +115,7 @@ def dashboard_beside(args: argparse.Namespace) -> Iterator[str]:
     args.run_dir = job_run_dir(args)
     args.run_dir.mkdir(parents=True, exist_ok=True)
     stderr_file = args.run_dir / "dashboard.stderr"
-    command = [sys.executable, "-m", "actors.dashboard", "--run", str(args.run_dir), "--follow",
+    command = [sys.executable, "-m", "actors.jobs.dashboard", "--run", str(args.run_dir), "--follow",
                "--settings", msgspec.json.encode(settings).decode(), "--parent-pid", str(os.getpid())]
     with open(stderr_file, "w") as stderr:  # the child keeps its own handle; a file never fills up and blocks it
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True)
@@ -103,3 +161,14 @@ def _stop(process: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m actors.jobs.dashboard``: ``python -m actors.dashboard`` with a finished backtest's bars rebuilt."""
+    from actors.dashboard.server import main as dashboard_main
+
+    return dashboard_main(argv, bars=market_history)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

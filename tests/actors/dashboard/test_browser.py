@@ -42,10 +42,10 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_dashboard(*args: str) -> tuple[subprocess.Popen, str]:
-    """``python -m actors.dashboard`` in its own process; its address once it listens."""
+def start_dashboard(*args: str, module: str = "actors.dashboard") -> tuple[subprocess.Popen, str]:
+    """``python -m actors.dashboard`` (or ``module``) in its own process; its address once it listens."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([sys.executable, "-m", "actors.dashboard", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-m", module, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, env=env, cwd=ROOT)
     line = process.stdout.readline()  # blocks until the page is up, or returns '' when the process ended
     if not line.startswith("dashboard: "):
@@ -131,7 +131,9 @@ def test_a_finished_backtest_shows_its_price_and_a_click_on_a_mark_shows_that_tr
     from tests.actors.dashboard.test_source import finished_backtest
 
     finished_backtest(tmp_path / "run", steps=600, trade_steps=(100, 300, 450))
-    dashboard, url = start_dashboard("--run", str(tmp_path / "run"), "--port", str(free_port()), "--set", "dashboard.attach_timeout_secs=1")
+    # What bin/run dashboard and bin/run ... --dashboard start: with a finished backtest's bars rebuilt.
+    dashboard, url = start_dashboard("--run", str(tmp_path / "run"), "--port", str(free_port()), "--settings", '{"attach_timeout_secs": 1}',
+                                     module="actors.jobs.dashboard")
     try:
         driver = chromium(tmp_path)
         try:

@@ -66,24 +66,36 @@ def test_bin_run_dashboard_says_what_is_wrong_with_a_run_directory(tmp_path):
     assert "bin/run dashboard:" in result.stderr and "no such run directory" in result.stderr
 
 
-def test_the_settings_come_from_the_dashboard_section_and_the_flags_override_them(tmp_path):
-    mine = tmp_path / "mine.toml"
-    mine.write_text("[dashboard]\nport = 9000\nupdate_ms = 1000\nhost = '0.0.0.0'\n")
-    settings = settings_of(build_parser().parse_args(["--config", str(mine), "--set", "dashboard.hot_steps_per_sec=5", "--port", "0"]))
-    assert (settings.host, settings.port, settings.update_ms, settings.hot_steps_per_sec) == ("0.0.0.0", 0, 1000, 5.0)
-    assert settings_of(build_parser().parse_args([])) == DashboardConfig()  # default.toml holds the struct's defaults
+def test_the_settings_come_from_the_jobs_dashboard_section_and_the_flags_override_them():
     passed = settings_of(build_parser().parse_args(["--settings", '{"port": 0, "update_ms": 250}', "--host", "::1"]))
     assert (passed.host, passed.port, passed.update_ms) == ("::1", 0, 250)
+    assert settings_of(build_parser().parse_args(["--port", "0"])) == DashboardConfig(port=0)
+
+
+def test_default_toml_holds_the_dashboard_sections_defaults():
+    from config.loader import load_config
+
+    assert load_config().dashboard == DashboardConfig()  # python -m actors.dashboard without --settings uses these
+
+
+def test_bin_run_dashboard_reads_the_section_with_config_and_set_and_its_flags_over_them(tmp_path, monkeypatch):
+    from actors.jobs import dashboard as job
+    from actors.jobs.cli import main
+
+    seen = {}
+    monkeypatch.setattr("actors.dashboard.server.run_dashboard", lambda run, bus, settings, **kwargs: seen.update(settings=settings) or 0)
+    mine = tmp_path / "mine.toml"
+    mine.write_text("[dashboard]\nport = 9000\nupdate_ms = 1000\nhost = '0.0.0.0'\n")
+    assert main(["dashboard", "--config", str(mine), "--set", "dashboard.hot_steps_per_sec=5", "--port", "0", "--run", str(tmp_path)]) == 0
+    settings = seen["settings"]
+    assert (settings.host, settings.port, settings.update_ms, settings.hot_steps_per_sec) == ("0.0.0.0", 0, 1000, 5.0)
+    assert job.market_history  # what bin/run's dashboard rebuilds a finished backtest's bars with
 
 
 @pytest.mark.parametrize("override, key", [("dashboard.prot=1", "dashboard.prot"), ("dashboard.update_ms=10", "dashboard.update_ms"),
                                            ("dashboard.hot_keep=500", "dashboard.hot_keep")])
-def test_a_bad_dashboard_key_is_an_error_naming_it(override, key, capsys):
-    assert main_of(["--run", "nowhere", "--set", override]) == 2
+def test_a_bad_dashboard_key_is_an_error_naming_it(override, key, tmp_path, capsys):
+    from actors.jobs.cli import main
+
+    assert main(["dashboard", "--run", str(tmp_path), "--set", override]) == 2
     assert key in capsys.readouterr().err
-
-
-def main_of(argv: list[str]) -> int:
-    from actors.dashboard.server import main
-
-    return main(argv)

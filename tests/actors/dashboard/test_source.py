@@ -6,9 +6,10 @@ from pathlib import Path
 import pandas as pd
 
 from actors.dashboard.config import DashboardConfig
-from actors.dashboard.source import Reader, account_rules, bar_offset, market_history, resolve_target
+from actors.dashboard.source import Reader, account_rules, resolve_target
 from actors.dashboard.state import MAX_CANDLES, DashboardState
 from actors.env.factory import load_dataset
+from actors.jobs.dashboard import bar_offset, market_history
 from config.loader import dump_toml, load_config
 
 
@@ -47,7 +48,7 @@ def finished_backtest(run_dir: Path, steps: int, trade_steps: tuple[int, ...]) -
 def test_a_finished_backtest_is_drawn_from_its_rebuilt_bars_placed_on_loop_steps_by_its_trades(tmp_path):
     closes, _ = finished_backtest(tmp_path / "run", steps=400, trade_steps=(20, 150))
     state = DashboardState()
-    reader = Reader(resolve_target(tmp_path / "run", None), state, DashboardConfig(attach_timeout_secs=0.2))
+    reader = Reader(resolve_target(tmp_path / "run", None), state, DashboardConfig(attach_timeout_secs=0.2), bars=market_history)
     for _ in range(3):  # what the reader thread does: open the run, find its bus dead, read its logs and report
         reader._pass()
 
