@@ -69,18 +69,9 @@ def test_the_shared_vocabulary_imports_no_actor():
     assert {path: packages for path, packages in offenders.items() if packages} == {}
 
 
-ALLOWED_ACTOR_IMPORTS: dict[str, set[str]] = {
-    # The dashboard, a read-only viewer, rebuilds a finished backtest's bars from the data its config names, through
-    # the env's own dataset loader (lazily, in market_history): a second loader could disagree with the env on splits
-    # and warm-up. It reads; it never runs env code in a decision loop.
-    "actors/dashboard/source.py": {"env"},
-}
-
-
 @pytest.mark.parametrize("actor", actor_packages())
 def test_an_actor_imports_no_other_actor(actor):
-    offenders = {str(p.relative_to(ROOT)): sorted(actor_packages_imported(p) - {actor, SHARED}
-                                                  - ALLOWED_ACTOR_IMPORTS.get(str(p.relative_to(ROOT)), set()))
+    offenders = {str(p.relative_to(ROOT)): sorted(actor_packages_imported(p) - {actor, SHARED})
                  for p in python_files(f"actors/{actor}")}
     assert {path: packages for path, packages in offenders.items() if packages} == {}
 
@@ -255,9 +246,6 @@ def test_the_runtime_does_not_import_the_config_composition_root(graph, root):
 
 CONFIG_ROOTS_IN_ACTORS = {
     "actors.feed.cli": "bin/feed's command line: it loads and validates the whole config as a job does (a composition root).",
-    **{name: "the dashboard is a viewer process with its own command line (python -m actors.dashboard): it reads the "
-             "[dashboard] settings and a run's resolved config.toml (account rules, the data a finished backtest played)"
-       for name in ("actors.dashboard.__main__", "actors.dashboard.server", "actors.dashboard.source")},
 }
 """Modules of actor packages that may load the root Config, each with its reason; actors/jobs/ may, as the composition root."""
 
