@@ -12,6 +12,9 @@ the episode also ends, truncated, on the bar the evaluation passes.
 ``reset(options={"start": bar, "n_bars": n})`` plays a fixed window (backtests).
 An open position is closed at the last bar's close when an episode is truncated.
 
+It is over 400 lines because it is one Gymnasium env: reset, step, the fills on a bar's range and the
+observation share the account's state, and splitting them would pass that state between modules.
+
 Actions follow bus/messages.py: 0 HOLD, 1 BUY, 2 SELL, 3 MOVE_SL_TO_BE, 4 ENABLE_TRAIL,
 5 DISABLE_TRAIL. When flat, BUY/SELL open a position; in a position the opposite one
 closes it (a signal exit) and the same one is masked. ``action_masks()`` follows

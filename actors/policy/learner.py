@@ -24,6 +24,9 @@ further steps served but not stored (counted as `transitions_not_stored_learner_
 cut is made exact by bootstrapping the last stored reward with V(next state) and starting a
 new GAE chain, the same treatment SB3 gives a time-limit truncation. That pairing of served
 steps with transitions, and the rotation of rollout buffers, is actors/policy/rollout.py.
+
+It is over 400 lines because serving, recording and the threaded update share one SB3 model and
+its rollout state; the pieces that stand alone (rollout pairing, checkpoints) already live apart.
 """
 
 from __future__ import annotations
