@@ -172,6 +172,7 @@ def report_markdown(summary: dict) -> str:
     for name, c in summary["comparisons"].items():
         lines.append(f"| {name} | {_num(c['pnl_per_day_difference'], ',.0f')} | {_interval(c['interval'], ',.0f')} | "
                      f"{_num(c['p_value_reality_check'], '.3f')} | {_num(c['p_value_spa'], '.3f')} | {'yes' if c['beats'] else 'no'} |")
+    lines += ensemble_lines(summary)
     lines += ["", "## Every variant", "", *variant_lines(summary), "", "## Learning curve", "", "![learning curve](learning_curve.png)", "",
               "| env steps | $ per day | 95% interval | daily Sharpe | Sharpe per seed |", "| --- | --- | --- | --- | --- |"]
     for point in summary["learning_curve"]:
@@ -181,6 +182,19 @@ def report_markdown(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def ensemble_lines(summary: dict) -> list[str]:
+    """The ensemble of seeds (one account on the seeds' mean distribution) in one sentence; none with one seed."""
+    e = summary.get("ensemble")
+    if not e:
+        return []
+    momentum, seeds = e["vs_best_momentum"], e["vs_seeds_mean"]
+    return ["", f"Ensemble of the {e['seeds']} seeds ({e['name']}): ${_num(e['pnl_per_day'], ',.0f')} a day "
+                f"{_interval(e['pnl_per_day_interval'], ',.0f')}, daily Sharpe {_num(e['sharpe'])}, oracle share {_num(e['oracle_share'], '.3f')}; "
+                f"minus {summary['best_momentum']}: ${_num(momentum['pnl_per_day_difference'], ',.0f')} {_interval(momentum['interval'], ',.0f')} "
+                f"({'beats it' if momentum['beats'] else 'does not beat it'}); minus the seeds' mean: "
+                f"${_num(seeds['pnl_per_day_difference'], ',.0f')} {_interval(seeds['interval'], ',.0f')}."]
+
+
 def console_summary(summary: dict) -> str:
     policy = summary["policy"]
     rows = [
@@ -188,6 +202,11 @@ def console_summary(summary: dict) -> str:
         f"  policy        ${_num(policy['pnl_per_day'], ',.0f')} a day {_interval(policy['pnl_per_day_interval'], ',.0f')}, "
         f"Sharpe {_num(policy['sharpe'])}, halted bars {_num(policy['halted_share'])}",
     ]
+    if summary.get("ensemble"):
+        e = summary["ensemble"]
+        rows.append(f"  ensemble      ${_num(e['pnl_per_day'], ',.0f')} a day {_interval(e['pnl_per_day_interval'], ',.0f')} "
+                    f"({e['seeds']} seeds' mean distribution), minus {summary['best_momentum']} "
+                    f"${_num(e['vs_best_momentum']['pnl_per_day_difference'], ',.0f')} {_interval(e['vs_best_momentum']['interval'], ',.0f')}")
     for name in ("oracle", summary["best_momentum"], "buy_and_hold", "random", "flat"):
         if name in summary["variants"]:
             v = summary["variants"][name]

@@ -143,6 +143,23 @@ def learner_decide(learner: OnlineMaskablePPO) -> Decide:
     return decide
 
 
+def ensemble_decide(learners: list[OnlineMaskablePPO]) -> Decide:
+    """Frozen learners (one per seed) as one ``Decide``: the allowed action with the highest mean probability.
+
+    Seeds of the same settings learn the same market with different noise; averaging their distributions keeps
+    what they agree on (a regime) and lets one seed's quirk be outvoted."""
+    step = [0]
+
+    def decide(env: FuturesTradingEnv) -> int:
+        obs = env.observe()[None, :]
+        masks = env.action_masks()[None, :]
+        step[0] += 1
+        mean = np.mean([learner.propose(obs, masks, step[0]).probs[0] for learner in learners], axis=0)
+        return int(np.argmax(np.where(masks[0], mean, -1.0)))
+
+    return decide
+
+
 class InProcessTrainer:
     """The policy actor's learner trained in one process on random episodes of ``split``, step budget by budget.
 

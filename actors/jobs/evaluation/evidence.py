@@ -16,7 +16,7 @@ import numpy as np
 from actors.jobs.evaluation.significance import (
     bootstrap_mean_interval, deflated_sharpe_from_trials, pbo_cscv, probabilistic_sharpe, reality_check,
 )
-from actors.jobs.evaluation.walkforward import WalkForward, annualised_sharpe
+from actors.jobs.evaluation.walkforward import WalkForward, annualised_sharpe, ensemble_name
 
 MOMENTUM = ("momentum_30", "momentum_60", "momentum_120")
 FLOORS = ("flat", "random", "buy_and_hold")
@@ -99,8 +99,8 @@ def summarise(result: WalkForward, capital: float) -> dict:
             "win_rate": s.wins / s.trades if s.trades else float("nan"),
             "halted_share": s.halted_bars / s.bars if s.bars else float("nan"), "breaches": s.breaches,
         }
-    # Every policy variant tried (budgets x seeds) is a trial of the deflated Sharpe.
-    trial_names = [name for name in series if name.startswith("policy@")]
+    # Every policy variant tried (budgets x seeds, and each budget's ensemble) is a trial of the deflated Sharpe.
+    trial_names = [name for name in series if name.startswith(("policy@", "ensemble@"))]
     trial_sharpes = [_per_day_sharpe(series[name]) for name in trial_names]
     returns = policy / capital
     best_momentum = max(MOMENTUM, key=lambda name: series[name].sum())
@@ -114,6 +114,7 @@ def summarise(result: WalkForward, capital: float) -> dict:
                               "beats": bool(low > 0)}
     oracle = series.get("oracle")
     oracle_share = _oracle_share(policy, oracle)
+    ensemble = _ensemble_summary(result, series, best_momentum, capital)
     pbo = _pbo([series[name] for name in [*trial_names, *MOMENTUM]])
     learning_curve = []
     for budget in result.budgets:
@@ -137,11 +138,28 @@ def summarise(result: WalkForward, capital: float) -> dict:
         "psr": psr, "dsr": dsr, "dsr_trials": len(trial_sharpes), "pbo": pbo,
         "oracle_share": oracle_share, "oracle_share_interval": list(_oracle_share_interval(policy, oracle)),
         "best_momentum": best_momentum, "comparisons": comparisons, "variants": variants,
-        "learning_curve": learning_curve, "training": result.training,
+        "learning_curve": learning_curve, "training": result.training, "ensemble": ensemble,
     }
     summary["success_table"] = [asdict(row) for row in success_rows(summary, result)]
     summary["verdict"] = headline(summary)
     return summary
+
+
+def _ensemble_summary(result: WalkForward, series: dict[str, np.ndarray], best_momentum: str, capital: float) -> dict | None:
+    """The last budget's ensemble of seeds (one account trading the seeds' mean distribution), against the best
+    momentum rule, the oracle and the mean of its seeds; None with one seed."""
+    days = series.get(ensemble_name(result.budgets[-1]))
+    if days is None:
+        return None
+    diff = days - series[best_momentum]
+    seeds_mean = pooled_policy_days(result)
+    low, high = bootstrap_mean_interval(diff)
+    return {"name": ensemble_name(result.budgets[-1]), "seeds": len(result.seeds), "pnl_per_day": float(days.mean()),
+            "pnl_per_day_interval": list(bootstrap_mean_interval(days)), "sharpe": annualised_sharpe(days, capital),
+            "vs_best_momentum": {"pnl_per_day_difference": float(diff.mean()), "interval": [low, high], "beats": bool(low > 0)},
+            "vs_seeds_mean": {"pnl_per_day_difference": float((days - seeds_mean).mean()),
+                              "interval": list(bootstrap_mean_interval(days - seeds_mean))},
+            "oracle_share": _oracle_share(days, series.get("oracle"))}
 
 
 def _per_day_sharpe(days: np.ndarray) -> float:

@@ -21,7 +21,7 @@ import numpy as np
 from actors.env.dataset import DataSplit, Dataset
 from actors.env.references import reference_policies
 from actors.env.statistics import TRADING_DAYS_PER_YEAR
-from actors.jobs.evaluation.chain import InProcessTrainer, WindowResult, frozen_copy, learner_decide, play_window
+from actors.jobs.evaluation.chain import InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, learner_decide, play_window
 from actors.jobs.evaluation.folds import Fold, walk_forward_folds
 from config.schema import Config
 
@@ -56,7 +56,7 @@ class WalkForward:
     seeds: list[int]
     budgets: list[int]
     series: dict[str, VariantSeries]
-    """'policy@<budget>#<seed>' and the reference names -> their OOS days."""
+    """'policy@<budget>#<seed>', 'ensemble@<budget>' (two seeds or more) and the reference names -> their OOS days."""
     training: list[dict] = field(default_factory=list)
     """One row per (fold, seed, budget): the learner's last PPO figures."""
 
@@ -67,6 +67,10 @@ class WalkForward:
 
 def policy_name(budget: int, seed: int) -> str:
     return f"policy@{budget}#{seed}"
+
+
+def ensemble_name(budget: int) -> str:
+    return f"ensemble@{budget}"
 
 
 def day_split(dataset: Dataset, name: str, first_day: int, stop_day: int) -> DataSplit:
@@ -94,18 +98,25 @@ def run_walk_forward(config: Config, dataset: Dataset, market: str, *, n_folds: 
         test = day_split(dataset, f"fold{fold.index}_test", fold.test_start_day, fold.test_stop_day)
         for name, decide in reference_policies(dataset.hidden_regime, seed=config.run.seed + fold.index).items():
             add(name, play_window(config, test, decide))
+        frozen: dict[int, list] = {budget: [] for budget in budgets}
         for seed in seeds:
             seeded = msgspec.structs.replace(config, policy=msgspec.structs.replace(config.policy, seed=seed, learn=True))
             trainer = InProcessTrainer(seeded, train)
             for budget in budgets:
                 learner = trainer.train_until(budget)
-                window = play_window(seeded, test, learner_decide(frozen_copy(learner, seeded)))
+                frozen[budget].append(frozen_copy(learner, seeded))
+                window = play_window(seeded, test, learner_decide(frozen[budget][-1]))
                 add(policy_name(budget, seed), window)
                 figures = learner.latest_figures
                 result.training.append({"fold": fold.index, "seed": seed, "budget": budget, "updates": learner.n_updates,
                                         **{k: float(figures[k]) for k in ("approx_kl", "clip_fraction", "explained_variance") if k in figures}})
                 say(f"fold {fold.index + 1}/{len(folds)} seed {seed} {budget:,} steps: test days {fold.test_start_day}-"
                     f"{fold.test_stop_day - 1}, net ${window.net_pnl:,.0f}, {len(window.trades)} trades")
+        for budget, learners in frozen.items() if len(seeds) > 1 else ():
+            window = play_window(config, test, ensemble_decide(learners))
+            add(ensemble_name(budget), window)
+            say(f"fold {fold.index + 1}/{len(folds)} ensemble of {len(learners)} seeds {budget:,} steps: net ${window.net_pnl:,.0f}, "
+                f"{len(window.trades)} trades")
     return result
 
 

@@ -13,7 +13,7 @@ from actors.jobs.cli import main
 @pytest.mark.parametrize("market", ["regimes", "null"])
 def test_a_tiny_walk_forward_writes_the_success_table_and_a_verdict(tmp_path, market, capsys):
     run_dir = tmp_path / market
-    code = main(["evaluate", "--market", market, "--quick", "--budgets", "2048", "--folds", "2", "--days", "30",
+    code = main(["evaluate", "--market", market, "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "2",
                  "--run-dir", str(run_dir), "--quiet"])
     assert code == 0
     metrics = json.loads((run_dir / "evaluate" / "metrics.json").read_text())
@@ -25,7 +25,10 @@ def test_a_tiny_walk_forward_writes_the_success_table_and_a_verdict(tmp_path, ma
     assert metrics["variants"]["oracle"]["net_pnl"] > 0 if market == "regimes" else True
     assert metrics["test_days"] == sum(f["test_days"][1] - f["test_days"][0] + 1 for f in metrics["folds_days"])
     assert (run_dir / "evaluate" / "learning_curve.png").stat().st_size > 1000
-    assert market in capsys.readouterr().out
+    assert "ensemble@2048" in metrics["variants"] and metrics["ensemble"]["seeds"] == 2  # two seeds: their ensemble plays too
+    assert metrics["dsr_trials"] == 3  # the two seeds and their ensemble
+    out = capsys.readouterr().out
+    assert market in out and "ensemble" in out
 
 
 def test_an_unknown_market_file_is_a_clear_error(tmp_path, capsys):

@@ -2,7 +2,7 @@
 
 from actors.jobs.cli import build_parser
 from actors.jobs.common import configure
-from actors.jobs.main import HYBRID, HYBRID_LOOP_STEPS, LONG_TRAINING, data_settings, format_thought, hybrid_settings, main_root, phase1_settings
+from actors.jobs.main import HYBRID, HYBRID_LOOP_STEPS, MAIN_MARKET_HELD_OUT, MAIN_MARKET_HISTORY, LONG_TRAINING, data_settings, format_thought, hybrid_settings, main_root, phase1_settings
 from bus.messages import LlmThought
 
 
@@ -58,7 +58,7 @@ def test_main_keeps_its_stages_in_the_run_dir_the_user_gave(tmp_path):
 
 def test_the_hybrid_phase_runs_the_lora_trainer_unless_told_not_to(tmp_path):
     from actors import LORA
-    from actors.jobs.lora import learn_in_run_config, published_adapter_settings
+    from actors.jobs.lora import LEARN_IN_RUN, learn_in_run_config, published_adapter_settings
     from actors.lora import VersionBook, read_experiences_file
 
     args = build_parser().parse_args(["main"])
@@ -77,6 +77,15 @@ def test_the_hybrid_phase_runs_the_lora_trainer_unless_told_not_to(tmp_path):
     assert {e.target.split(" | ")[2].split(",")[0] for e in training} >= {"uptrend", "downtrend", "sideways"}
     assert {e.action for e in training} == {0, 1, 2}
     assert not build_parser().parse_args(["main"]).no_lora and build_parser().parse_args(["main", "--no-lora"]).no_lora
+
+    # main's own seed (no --market-history): a small history whose round can start at once, judged on MAIN_MARKET_HELD_OUT
+    small = learn_in_run_config(args, hybrid_settings(args, tmp_path / "1-train"), tmp_path / "small", HYBRID,
+                                MAIN_MARKET_HISTORY, MAIN_MARKET_HELD_OUT)
+    history = read_experiences_file(small.lora.seed_experiences_path)
+    held = [e for e in history if e.meta["held_out"]]
+    assert len(history) - len(held) == MAIN_MARKET_HISTORY and len(held) == MAIN_MARKET_HELD_OUT
+    assert small.lora.max_eval_examples == MAIN_MARKET_HELD_OUT
+    assert len(held) + LEARN_IN_RUN["lora.experiences_per_round"] <= len(history)  # the first round needs no run thought
 
     # phase 4 runs on the newest published version; none published -> the base model
     book = VersionBook(tmp_path / "run" / "lora" / "versions")
