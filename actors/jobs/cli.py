@@ -90,12 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--rollback", type=int, metavar="VERSION", help="lora: republish adapter VERSION of --run-dir RUN as a new version")
     parser.add_argument("--lora", action="store_true", help="ablation: add the +LoRA variant (an adapter trained in a lockstep run "
                         "on each seed's training days, or --adapter)")
-    parser.add_argument("--no-lora", action="store_true", help="main: leave the LoRA trainer out of the hybrid phase (it adds a "
-                        "round of about a minute on 2 cores)")
+    parser.add_argument("--no-lora", action="store_true", help="main: leave the LoRA trainer out of the hybrid phase (its "
+                        "round runs beside the loop: about a minute on 2 cores)")
     parser.add_argument("--adapter", type=Path, help="ablation --lora: this GGUF LoRA adapter for the +LoRA variant instead of training one")
-    parser.add_argument("--market-history", type=int, default=0, metavar="N",
+    parser.add_argument("--market-history", type=int, default=None, metavar="N",
                         help="main, ablation --lora: the LoRA trainer starts with N hindsight-labelled prompts at bars spread "
-                             "over the training days, besides the run's own thoughts (default 0)")
+                             "over the training days, besides the run's own thoughts (main: 96 and 32 held out, so its "
+                             "first round starts at once; ablation: 0)")
     parser.add_argument("--lockstep", action="store_true", help="paper: the main job's hybrid-phase preset (env.thought_lag_steps=1, "
                         "single-shot thoughts, a query on every bar): each decision waits for the previous bar's thought")
     parser.add_argument("--until-feed-done", action="store_true", help="paper: stop when the attached feed has played its bars (default: Ctrl-C)")

@@ -44,28 +44,32 @@ ANNOUNCE_SETTLE_SECS = 0.5
 """A fresh PUB socket's connection to the broker needs a moment before its first message gets through."""
 
 
-def learn_in_run_config(args: argparse.Namespace, settings: dict[str, Any], folder: Path, presets: Sequence[Preset] = ()) -> Config:
-    """``settings`` (over ``presets``) with the trainer beside the loop (LEARN_IN_RUN); with ``--market-history N`` it
-    is seeded with N market-history experiences written to ``folder``."""
+def learn_in_run_config(args: argparse.Namespace, settings: dict[str, Any], folder: Path, presets: Sequence[Preset] = (),
+                        history: int = 0, held_out: int | None = None) -> Config:
+    """``settings`` (over ``presets``) with the trainer beside the loop (LEARN_IN_RUN); with ``--market-history N``
+    (else ``history``) it is seeded with N market-history experiences written to ``folder`` (and ``held_out``
+    held-out ones: see market_history_settings)."""
     config = configure(args, {**settings, **LEARN_IN_RUN}, presets)
-    count = getattr(args, "market_history", 0) or 0
+    count = getattr(args, "market_history", None)
+    count = history if count is None else count
     if count <= 0:
         return config
-    return configure(args, {**settings, **LEARN_IN_RUN, **market_history_settings(config, folder, count)}, presets)
+    return configure(args, {**settings, **LEARN_IN_RUN, **market_history_settings(config, folder, count, held_out)}, presets)
 
 
-def market_history_settings(config: Config, folder: Path, count: int) -> dict[str, Any]:
-    """Writes ``count`` market-history experiences of the training days (and at least MIN_HELD_OUT of the later,
-    held-out days) to ``folder`` and returns the settings that make the trainer store them at start and evaluate
-    on every held-out one: its first round then sees up, down and sideways markets, not only the few hours the
-    run's own thoughts cover, and is checked on days it never saw."""
+def market_history_settings(config: Config, folder: Path, count: int, held_out: int | None = None) -> dict[str, Any]:
+    """Writes ``count`` market-history experiences of the training days (and ``held_out``, by default at least
+    MIN_HELD_OUT, of the later, held-out days) to ``folder`` and returns the settings that make the trainer store
+    them at start and evaluate on every held-out one: its first round then sees up, down and sideways markets, not
+    only the few hours the run's own thoughts cover, and is checked on days it never saw."""
     from actors.lora import write_experiences_file
 
-    experiences, _ = market_history(config, count)
+    experiences, _ = market_history(config, count, held_out)
     folder.mkdir(parents=True, exist_ok=True)
     path = write_experiences_file(folder / "market_history.jsonl", experiences)
-    held_out = sum(1 for e in experiences if e.meta.get("held_out"))
-    return {"lora.seed_experiences_path": str(path), "lora.max_eval_examples": max(held_out, config.lora.max_eval_examples)}
+    held = sum(1 for e in experiences if e.meta.get("held_out"))
+    evaluated = held if held_out is not None else max(held, config.lora.max_eval_examples)
+    return {"lora.seed_experiences_path": str(path), "lora.max_eval_examples": evaluated}
 
 
 def market_history(config: Config, count: int, held_out: int | None = None, validation: int = 0):

@@ -60,8 +60,14 @@ HYBRID_ROLLOUT = {"env.n_envs": HYBRID_ENVS, "policy.rollout_from_checkpoint": F
 """Phase 2 updates every 16 steps per env, so its lockstep steps make PPO updates with the LLM in them."""
 HYBRID = (TRAIN, LOCKSTEP)
 """Phase 2's presets: the policy keeps learning, the LLM in every decision."""
-LOCKSTEP_BACKTEST_STEPS = 60
-"""Phase 4 length in decisions (the first hour of the test days)."""
+MAIN_MARKET_HISTORY = 96
+MAIN_MARKET_HELD_OUT = 32
+"""Phase 2's trainer starts with 96 hindsight-labelled prompts of the training days and judges its round on 32 of later
+days, so its first round starts at once, not after the hour of bars the run's own first labels wait for (the
+hindsight horizon), and ends within the phase on 2 cores. 32 prompts show the mechanism, not a gain: ``bin/bench lora
+--market regimes`` measures that on 300."""
+LOCKSTEP_BACKTEST_STEPS = 40
+"""Phase 4 length in decisions (the first 40 minutes of the test days)."""
 LLM_FIGURES = (
     ("query_rate", "LLM query rate (decisions with a usable thought)"),
     ("lag_query_rate", "decisions with a thought at most 1 step old"), ("llm_staleness_steps", "LLM staleness (steps, mean)"),
@@ -127,7 +133,9 @@ def mode_main(args: argparse.Namespace) -> int:
 
     learn = not getattr(args, "no_lora", False)
     phase2 = {**data, **MAIN_TRAINING, **hybrid_settings(args, train.run_dir.path)}
-    hybrid_config = learn_in_run_config(args, phase2, root, HYBRID) if learn else configure(args, phase2, HYBRID)
+    held_out = MAIN_MARKET_HELD_OUT if getattr(args, "market_history", None) is None else None  # --market-history: 300
+    hybrid_config = (learn_in_run_config(args, phase2, root, HYBRID, MAIN_MARKET_HISTORY, held_out)
+                     if learn else configure(args, phase2, HYBRID))
     watch = FirstRoundWatch()
     hybrid = run_training(hybrid_config, args, root / "2-hybrid", watch=(LlmThought, LoraAdapter), stop_when=watch if learn else None)
     print()

@@ -24,10 +24,15 @@ def load_base(model_path: str, device: str = "cpu", cache_dir: str = "") -> tupl
     vocabulary's metadata three times), so the dequantised model and tokenizer are kept as safetensors
     in ``cache_dir`` (see ``base_cache_dir``) on first use and read from there (about a second) after.
     """
+    return _load_folder(warm_cache(model_path, cache_dir), device)
+
+
+def warm_cache(model_path: str, cache_dir: str = "") -> Path:
+    """The folder of ``model_path``'s dequantised copy, written first if it is not there yet."""
     folder = dequantised_folder(model_path, cache_dir)
     if not (folder / "config.json").is_file():
         _dequantise_into(Path(model_path), folder)
-    return _load_folder(folder, device)
+    return folder
 
 
 def base_cache_dir(configured: str = "") -> Path:
@@ -107,3 +112,11 @@ def unwrapped_base(model_path: str, device: str, cache_dir: str):
         return load_base.__wrapped__(model_path, device, cache_dir)
     _TAKEN.add((model_path, device, cache_dir))
     return load_base(model_path, device, cache_dir)
+
+
+
+def warm_default_cache() -> None:
+    """bin/setup: dequantise the default model once, so no job's first LoRA round waits for it."""
+    from actors.common.llm.model import default_model_path
+
+    print(f"lora base cache: {warm_cache(str(default_model_path()))}")
