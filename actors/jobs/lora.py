@@ -49,12 +49,12 @@ def learn_in_run_config(args: argparse.Namespace, settings: dict[str, Any], fold
     """``settings`` (over ``presets``) with the trainer beside the loop (LEARN_IN_RUN); with ``--market-history N``
     (else ``history``) it is seeded with N market-history experiences written to ``folder`` (and ``held_out``
     held-out ones: see market_history_settings)."""
-    config = configure(args, {**settings, **LEARN_IN_RUN}, presets)
+    config = configure(args, {**LEARN_IN_RUN, **settings}, presets)  # the caller's settings are the more specific
     count = getattr(args, "market_history", None)
     count = history if count is None else count
     if count <= 0:
         return config
-    return configure(args, {**settings, **LEARN_IN_RUN, **market_history_settings(config, folder, count, held_out)}, presets)
+    return configure(args, {**LEARN_IN_RUN, **settings, **market_history_settings(config, folder, count, held_out)}, presets)
 
 
 def market_history_settings(config: Config, folder: Path, count: int, held_out: int | None = None) -> dict[str, Any]:

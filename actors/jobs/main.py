@@ -53,21 +53,26 @@ out-of-sample P&L peaked near 100k steps (+$249..+$345 a day over 3 seeds, momen
 with more (+$216 at 200k, +$167 at 400k on seed 0): more steps fit the training days' noise."""
 RL_ONLY = {"fusion.method": "rl_only", "runtime.actors": [ENV, POLICY, FUSION, RISK]}
 HYBRID_ENVS = 2
-HYBRID_LOOP_STEPS = 48
-"""Phase 2 length in loop steps (x HYBRID_ENVS env steps, one thought each: about a thought a second on 2 cores)."""
+HYBRID_LOOP_STEPS = 24
+"""Phase 2 length in loop steps (x HYBRID_ENVS env steps, one thought each: about 3 s a thought on 2 cores with the
+LoRA trainer on the other core)."""
 HYBRID_ROLLOUT = {"env.n_envs": HYBRID_ENVS, "policy.rollout_from_checkpoint": False, "policy.n_steps": 16, "policy.batch_size": 32,
                   "policy.n_epochs": 4}
 """Phase 2 updates every 16 steps per env, so its lockstep steps make PPO updates with the LLM in them."""
 HYBRID = (TRAIN, LOCKSTEP)
 """Phase 2's presets: the policy keeps learning, the LLM in every decision."""
 MAIN_MARKET_HISTORY = 96
-MAIN_MARKET_HELD_OUT = 32
-"""Phase 2's trainer starts with 96 hindsight-labelled prompts of the training days and judges its round on 32 of later
-days, so its first round starts at once, not after the hour of bars the run's own first labels wait for (the
-hindsight horizon), and ends within the phase on 2 cores. 32 prompts show the mechanism, not a gain: ``bin/bench lora
---market regimes`` measures that on 300."""
-LOCKSTEP_BACKTEST_STEPS = 40
-"""Phase 4 length in decisions (the first 40 minutes of the test days)."""
+MAIN_MARKET_HELD_OUT = 24
+MAIN_LORA = {"lora.steps_per_round": 6}
+"""Phase 2's trainer starts with 96 hindsight-labelled prompts of the training days and judges a round of 6 steps on 24
+prompts of later days, so its first round starts at once, not after the hour of bars the run's own first labels wait
+for (the hindsight horizon), and ends with the loop's 48 thoughts (about 2.5 minutes on 2 cores: 12 steps and 32
+prompts took 4). 24 prompts show the mechanism, not a gain: ``bin/bench lora --market regimes`` measures that on 300."""
+LOCKSTEP_BACKTEST_STEPS = 30
+"""Phase 4 length in decisions (the first 30 minutes of the test days)."""
+# The reasoner keeps reasoner.n_threads (1) in phase 4 too. On an idle 2-core machine 2 threads made a single-shot
+# thought 1.3 s instead of 2.3 s, but with any other process on the cores llama.cpp's threads wait for each other:
+# beside a niced benchmark a thought took 34-85 s.
 LLM_FIGURES = (
     ("query_rate", "LLM query rate (decisions with a usable thought)"),
     ("lag_query_rate", "decisions with a thought at most 1 step old"), ("llm_staleness_steps", "LLM staleness (steps, mean)"),
@@ -132,7 +137,7 @@ def mode_main(args: argparse.Namespace) -> int:
     print(format_table(training_summary(train), "phase 1: RL training at full speed"))
 
     learn = not getattr(args, "no_lora", False)
-    phase2 = {**data, **MAIN_TRAINING, **hybrid_settings(args, train.run_dir.path)}
+    phase2 = {**data, **MAIN_TRAINING, **hybrid_settings(args, train.run_dir.path), **MAIN_LORA}
     held_out = MAIN_MARKET_HELD_OUT if getattr(args, "market_history", None) is None else None  # --market-history: 300
     hybrid_config = (learn_in_run_config(args, phase2, root, HYBRID, MAIN_MARKET_HISTORY, held_out)
                      if learn else configure(args, phase2, HYBRID))
@@ -163,7 +168,8 @@ def mode_main(args: argparse.Namespace) -> int:
 def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_dir: Path, full_speed_query_rate: float) -> SourceScores:
     """Phase 4: the first test decisions in lockstep (``settings`` laid over BACKTEST and LOCKSTEP); the LLM's figures,
     and each source scored against hindsight."""
-    config = configure(args, {**settings, "env.max_steps": LOCKSTEP_BACKTEST_STEPS, "env.publish_hindsight": True}, [BACKTEST, LOCKSTEP])
+    config = configure(args, {**settings, "env.max_steps": LOCKSTEP_BACKTEST_STEPS, "env.publish_hindsight": True},
+                     [BACKTEST, LOCKSTEP])
     sources = SourceBook()
     live, live_metrics = run_backtest(config, args, run_dir, label="lockstep backtest", watch=(LlmThought, *SourceBook.WATCH),
                                       observe=sources.add)

@@ -2,7 +2,7 @@
 
 from actors.jobs.cli import build_parser
 from actors.jobs.common import configure
-from actors.jobs.main import HYBRID, HYBRID_LOOP_STEPS, MAIN_MARKET_HELD_OUT, MAIN_MARKET_HISTORY, LONG_TRAINING, data_settings, format_thought, hybrid_settings, main_root, phase1_settings
+from actors.jobs.main import HYBRID, HYBRID_LOOP_STEPS, MAIN_LORA, MAIN_MARKET_HELD_OUT, MAIN_MARKET_HISTORY, LONG_TRAINING, data_settings, format_thought, hybrid_settings, main_root, phase1_settings
 from bus.messages import LlmThought
 
 
@@ -85,6 +85,8 @@ def test_the_hybrid_phase_runs_the_lora_trainer_unless_told_not_to(tmp_path):
     held = [e for e in history if e.meta["held_out"]]
     assert len(history) - len(held) == MAIN_MARKET_HISTORY and len(held) == MAIN_MARKET_HELD_OUT
     assert small.lora.max_eval_examples == MAIN_MARKET_HELD_OUT
+    shorter = learn_in_run_config(args, {**hybrid_settings(args, tmp_path / "1-train"), **MAIN_LORA}, tmp_path / "short", HYBRID)
+    assert shorter.lora.steps_per_round == MAIN_LORA["lora.steps_per_round"]  # the caller's settings win over LEARN_IN_RUN
     assert len(held) + LEARN_IN_RUN["lora.experiences_per_round"] <= len(history)  # the first round needs no run thought
 
     # phase 4 runs on the newest published version; none published -> the base model
