@@ -270,8 +270,8 @@ def run_offline(args: argparse.Namespace) -> int:
             raise JobError(f"{path} holds no experiences")
         source = str(path)
     else:
-        # Every held-out prompt is evaluated; no balancing of the draws: the history's labels are as mixed as the
-        # market (BUY and SELL about even, HOLD ~1 %), balancing would draw the rare HOLD a third of the time.
+        # Every held-out prompt is evaluated; the draws are balanced between BUY and SELL (the labels of the market's
+        # days lean one way), the rare HOLD (~1 %) keeps its own share (store.py RARE_ACTION_SHARE).
         early_stop = config.lora.early_stop_patience > 0
         experiences, ceiling = market_history(config, args.market_history,
                                               validation=config.lora.early_stop_prompts if early_stop else 0)
@@ -282,7 +282,7 @@ def run_offline(args: argparse.Namespace) -> int:
             source += f"; {len(validation)} validation prompts of the last training days for early stopping"
         held_out = sum(1 for e in experiences if e.meta.get("held_out"))
         config = msgspec.structs.replace(config, lora=msgspec.structs.replace(
-            config.lora, max_eval_examples=max(held_out, config.lora.max_eval_examples), balance_actions=False))
+            config.lora, max_eval_examples=max(held_out, config.lora.max_eval_examples)))
     rd = create_run_dir(config, "lora", args.run_dir)
     rounds = max(1, args.rounds or 1)
     print(f"run directory: {rd.path}\n{len(experiences)} experiences from {source}, {rounds} round(s) of "

@@ -124,7 +124,7 @@ def market_bench(args: argparse.Namespace) -> None:
     say(f"{len(experiences) - held} training prompts, {held} held out; ceiling {ceiling.classifier}")
     lora = msgspec.structs.replace(config.lora, max_eval_examples=held, steps_per_round=args.steps, batch_size=args.batch,
                                    rank=args.rank, alpha=2.0 * args.rank, learning_rate=args.lr, torch_threads=args.threads,
-                                   device=args.device, balance_actions=False)
+                                   device=args.device)
     with tempfile.TemporaryDirectory() as run_dir:
         core = LoraCore(lora, config.reasoner, run_dir)
         core.add_experiences(experiences)
