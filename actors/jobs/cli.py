@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lora", action="store_true", help="ablation: add the +LoRA variant (an adapter trained in a lockstep run "
                         "on each seed's training days, or --adapter)")
     parser.add_argument("--no-lora", action="store_true", help="main: leave the LoRA trainer out of the hybrid phase (its "
-                        "round runs beside the loop: about a minute on 2 cores)")
+                        "round runs beside the loop: about two minutes on 2 cores)")
     parser.add_argument("--adapter", type=Path, help="ablation --lora: this GGUF LoRA adapter for the +LoRA variant instead of training one")
     parser.add_argument("--market-history", type=int, default=None, metavar="N",
                         help="main, ablation --lora: the LoRA trainer starts with N hindsight-labelled prompts at bars spread "
