@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--adapter", type=Path, help="ablation --lora: this GGUF LoRA adapter for the +LoRA variant instead of training one")
     parser.add_argument("--market-history", type=int, default=None, metavar="N",
                         help="main, ablation --lora: the LoRA trainer starts with N hindsight-labelled prompts at bars spread "
-                             "over the training days, besides the run's own thoughts (main: 96 and 32 held out, so its "
+                             "over the training days, besides the run's own thoughts (main: 96 and 24 held out, so its "
                              "first round starts at once; ablation: 0)")
     parser.add_argument("--lockstep", action="store_true", help="paper: the main job's hybrid-phase preset (env.thought_lag_steps=1, "
                         "single-shot thoughts, a query on every bar): each decision waits for the previous bar's thought")

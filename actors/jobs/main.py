@@ -66,8 +66,8 @@ MAIN_MARKET_HELD_OUT = 24
 MAIN_LORA = {"lora.steps_per_round": 6}
 """Phase 2's trainer starts with 96 hindsight-labelled prompts of the training days and judges a round of 6 steps on 24
 prompts of later days, so its first round starts at once, not after the hour of bars the run's own first labels wait
-for (the hindsight horizon), and ends with the loop's 48 thoughts (about 2.5 minutes on 2 cores: 12 steps and 32
-prompts took 4). 24 prompts show the mechanism, not a gain: ``bin/bench lora --market regimes`` measures that on 300."""
+for (the hindsight horizon), and ends at about the time the loop's 48 thoughts do (phase 2 took 3.3 minutes from a fresh clone
+on 2 cores; with 12 steps, 32 prompts and 96 thoughts it took 5). 24 prompts show the mechanism, not a gain: ``bin/bench lora --market regimes`` measures that on 300."""
 LOCKSTEP_BACKTEST_STEPS = 30
 """Phase 4 length in decisions (the first 30 minutes of the test days)."""
 # The reasoner keeps reasoner.n_threads (1) in phase 4 too. On an idle 2-core machine 2 threads made a single-shot

@@ -143,10 +143,8 @@ def balanced_by_action(weights: np.ndarray, actions: np.ndarray, rare_share: flo
     codes, group = np.unique(actions, return_inverse=True)
     totals = np.bincount(group, weights=weights, minlength=len(codes))
     shares = np.bincount(group, minlength=len(codes)) / len(actions)
-    rare = shares < rare_share
-    if rare.all():
-        rare[:] = False
-    mass = np.where(rare, shares, (1.0 - shares[rare].sum()) / max(int((~rare).sum()), 1))
+    rare = shares < rare_share  # never all of them: the commonest action holds at least a third of the rows
+    mass = np.where(rare, shares, (1.0 - shares[rare].sum()) / (~rare).sum())
     return weights * (mass / totals)[group]
 
 

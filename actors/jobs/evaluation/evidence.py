@@ -152,13 +152,12 @@ def _ensemble_summary(result: WalkForward, series: dict[str, np.ndarray], best_m
     if days is None:
         return None
     diff = days - series[best_momentum]
-    seeds_mean = pooled_policy_days(result)
+    over_seeds = days - pooled_policy_days(result)
     low, high = bootstrap_mean_interval(diff)
     return {"name": ensemble_name(result.budgets[-1]), "seeds": len(result.seeds), "pnl_per_day": float(days.mean()),
             "pnl_per_day_interval": list(bootstrap_mean_interval(days)), "sharpe": annualised_sharpe(days, capital),
             "vs_best_momentum": {"pnl_per_day_difference": float(diff.mean()), "interval": [low, high], "beats": bool(low > 0)},
-            "vs_seeds_mean": {"pnl_per_day_difference": float((days - seeds_mean).mean()),
-                              "interval": list(bootstrap_mean_interval(days - seeds_mean))},
+            "vs_seeds_mean": {"pnl_per_day_difference": float(over_seeds.mean()), "interval": list(bootstrap_mean_interval(over_seeds))},
             "oracle_share": _oracle_share(days, series.get("oracle"))}
 
 
