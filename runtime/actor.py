@@ -31,6 +31,10 @@ from runtime.settings import RuntimeSettings
 
 T = TypeVar("T")
 STOP_TIMEOUT_SECS = 10.0
+MAX_DRAIN_NS = 20_000_000
+"""The longest the receive path handles a backlog before it lets the event loop's other tasks run. Without it
+an actor that handles frames slower than they arrive (the reniced reasoner beside a full-speed backtest) never
+returned to its loop, sent no heartbeat for five seconds and was restarted as silent."""
 
 
 class Actor:
@@ -208,7 +212,13 @@ class Actor:
 
     def __drain(self) -> None:
         bus = self.__bus
+        yield_at_ns = time.monotonic_ns() + MAX_DRAIN_NS
         while self.__reading:  # a handler may pause reading, or stop the actor
+            if time.monotonic_ns() > yield_at_ns:
+                # A backlog longer than MAX_DRAIN_NS: let the loop's tasks (the heartbeat, stats) run, then go on.
+                # ZMQ_FD is edge-triggered and will not fire for frames already queued, so the loop calls back.
+                asyncio.get_running_loop().call_soon(self._on_readable)
+                return
             frames = bus.poll_frames()
             if frames is None:
                 return  # drained: ZMQ_FD (edge-triggered) fires again on the next arrival

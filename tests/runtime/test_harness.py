@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from structlog.testing import capture_logs
@@ -42,6 +43,16 @@ class CatchingRelay(Actor):
     @staticmethod
     def _fail() -> None:
         raise ValueError("worker failed")
+
+
+class SlowSyncRelay(Actor):
+    """A plain handler that takes 2 ms a message: slower than a backlog arrives."""
+
+    subscriptions = (Probe,)
+
+    def on_message(self, msg: Probe) -> None:
+        time.sleep(0.002)
+        self.publish(Probe(probe_id=msg.probe_id, hop=0, hops=msg.hops, sent_ns=msg.sent_ns, payload=b""), "0")
 
 
 class FailingActor(Actor):
@@ -118,6 +129,21 @@ async def test_the_actor_heartbeats_and_a_shutdown_message_stops_it_cleanly():
         await h.deliver(Shutdown(reason="test_over"))
 
         assert await asyncio.wait_for(h.stop(), 5) == 0
+
+
+async def test_an_actor_working_through_a_long_backlog_keeps_heartbeating():
+    # The reniced reasoner beside a full-speed backtest handled env.obs slower than they came, never left its
+    # drain loop, sent no heartbeat and was restarted as silent in every main job.
+    async with actor_harness(SlowSyncRelay, {"runtime.heartbeat_interval_secs": 0.05}) as h:
+        await h.recv(Heartbeat)
+        for probe_id in range(400):  # 0.8 s of handling, queued at once
+            h.send(probe(probe_id=probe_id), "1")
+        await h.settle(timeout_secs=120)
+
+        kinds = [type(record.msg) for record in h.published]
+        first_relay, last_relay = kinds.index(Probe), len(kinds) - 1 - kinds[::-1].index(Probe)
+        assert kinds.count(Probe) == 400
+        assert Heartbeat in kinds[first_relay:last_relay], "no heartbeat while the backlog was handled"
 
 
 async def test_a_failing_handler_stops_the_actor_with_exit_code_1_and_logs_the_failure():
