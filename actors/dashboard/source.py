@@ -6,10 +6,11 @@ run directory under the target (a job such as main writes one per stage), reads 
 subscribes to its bus while the runtime is alive.
 
 The loop's hot topics (env.obs, policy.proposal, fusion.decision, risk.verdict) can arrive thousands of
-times a second in a full-speed run. The reader receives every frame (cheap) but decodes at most
-``[dashboard] hot_steps_per_sec`` of each hot topic per second of wall time since its last pass, the newest ones
-(decoding is what costs): a fast loop is shown as a sampled price line at a bounded cost, and a paced
-run step by step, even when a busy machine delays the reader's passes. The runtime
+times a second in a full-speed run. The reader decodes at most ``[dashboard] hot_steps_per_sec`` of each hot
+topic per second of wall time since its last pass, the newest ones: a fast loop is shown as a sampled price line at
+a bounded cost, and a paced run step by step, even when a busy machine delays the reader's passes. A loop more than
+3 times that fast is not even received in full: the reader subscribes its topics for ``sample_window_ms`` a pass
+and unsubscribes, so the broker, which every hop of the loop crosses, copies few frames to the dashboard. The runtime
 never waits for the dashboard: a slow or absent reader only fills its own queue at the broker, which
 drops beyond the high-water mark.
 """
@@ -35,10 +36,15 @@ from runtime.rundir import CONFIG_FILE
 
 TOPICS = ("sys.", "env.obs", "env.outcome", "env.episode", "env.hindsight", "policy.proposal", "llm.thought", "fusion.decision",
           "risk.verdict", "lora.adapter")
-HOT = (b"env.obs", b"policy.proposal", b"fusion.decision", b"risk.verdict")
+HOT_TOPICS = ("env.obs", "policy.proposal", "fusion.decision", "risk.verdict")
+HOT = tuple(topic.encode() for topic in HOT_TOPICS)
 """The decision loop's topics, decoded at most ``DashboardConfig.hot_steps_per_sec`` a second each (the newest of a pass): a
 loop up to that rate keeps every step, so each trade's decisions are there when it is clicked; a faster one is sampled, and
 the reader's cost stays bounded (a pass that decoded everything at 60 steps/s x 4 envs took 4-5% of a core)."""
+SAMPLE_ABOVE = 3.0
+"""A loop topic arriving faster than this x hot_steps_per_sec: the reader receives the loop's topics in a window per pass."""
+RECEIVE_ALL_BELOW = 1.5
+"""... and slower than this x hot_steps_per_sec (measured in the windows): every frame again."""
 PASS_SECS = 0.2
 """How often the reader drains the socket: five passes a second keep the page's 0.5 s updates fresh."""
 LOG_EVERY_PASSES = 5
@@ -167,6 +173,8 @@ class BusReader:
         self.last_message = 0.0
         self.last_drain = time.monotonic()
         self.frames = 0
+        self.sampling = False
+        """True while the loop is fast: its topics are received only in a window per pass (see SAMPLE_ABOVE)."""
 
     def wait_first(self, timeout_secs: float) -> bool:
         """True when any frame arrives within ``timeout_secs`` (actors beat every second)."""
@@ -179,18 +187,13 @@ class BusReader:
         now = time.monotonic()
         rate = self.settings
         keep = min(rate.hot_max, max(rate.hot_keep, math.ceil(rate.hot_steps_per_sec * (now - self.last_drain))))
+        since_last = now - self.last_drain
         self.last_drain = now
-        hot: dict[bytes, deque[list[bytes]]] = {topic: deque(maxlen=keep) for topic in HOT}
-        other: list[list[bytes]] = []
-        sock, received = self.client.sub, 0
-        while received < limit:
-            try:
-                frames = sock.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                break
-            received += 1
-            queue = hot.get(frames[0]) if frames else None
-            (queue.append(frames) if queue is not None else other.append(frames))
+        window = self._open_window()
+        hot, other, counts, received = self._receive(keep, limit)
+        if window:
+            self.client.unsubscribe(*HOT_TOPICS)
+        self._choose_sampling(max(counts.values(), default=0) / (window or max(since_last, 1e-3)))
         if not received:
             return 0
         self.frames += received
@@ -202,6 +205,45 @@ class BusReader:
                 state.on_message(decoded.msg, decoded.sender)
         state.health.dropped_frames = max(state.health.dropped_frames, sum(self.client.dropped.values()))
         return received
+
+    def _open_window(self) -> float:
+        """Sampling a fast loop: subscribe its topics and let them arrive for the window; its length in seconds (0: not sampling)."""
+        if not self.sampling:
+            return 0.0
+        self.client.subscribe(*HOT_TOPICS, settle_secs=0)
+        window = self.settings.sample_window_ms / 1000
+        time.sleep(window)
+        return window
+
+    def _receive(self, keep: int, limit: int) -> tuple[dict[bytes, deque[list[bytes]]], list[list[bytes]], dict[bytes, int], int]:
+        """Everything queued: the newest ``keep`` frames of each loop topic, every other frame, the loop topics' counts."""
+        hot: dict[bytes, deque[list[bytes]]] = {topic: deque(maxlen=keep) for topic in HOT}
+        counts = dict.fromkeys(HOT, 0)
+        other: list[list[bytes]] = []
+        sock, received = self.client.sub, 0
+        while received < limit:
+            try:
+                frames = sock.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                break
+            received += 1
+            queue = hot.get(frames[0]) if frames else None
+            if queue is None:
+                other.append(frames)
+            else:
+                queue.append(frames)
+                counts[frames[0]] += 1
+        return hot, other, counts, received
+
+    def _choose_sampling(self, hot_rate: float) -> None:
+        """Switch between receiving every loop frame and a window per pass, by the busiest loop topic's rate."""
+        bound = self.settings.hot_steps_per_sec
+        if not self.sampling and self.settings.sample_window_ms > 0 and hot_rate > SAMPLE_ABOVE * bound:
+            self.client.unsubscribe(*HOT_TOPICS)
+            self.sampling = True
+        elif self.sampling and hot_rate < RECEIVE_ALL_BELOW * bound:
+            self.client.subscribe(*HOT_TOPICS, settle_secs=0)
+            self.sampling = False
 
     def close(self) -> None:
         self.client.close()

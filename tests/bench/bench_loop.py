@@ -167,52 +167,93 @@ def in_process_loop(steps: int, n_envs: int) -> dict[str, float]:
     return {"steps_per_sec": steps / elapsed, "p50_us": p50, "p99_us": p99}
 
 
-def steady_rate(n_envs: int, window_secs: float, dashboard: bool) -> float:
-    """Env steps/s over ``window_secs`` of a running loop (from two sys.progress messages), with or without a
-    dashboard process attached to its bus (and no browser: the page's cost is the dashboard process's own)."""
+DASHBOARD_SETTLE_SECS = 3.0
+"""After the dashboard says it is up (or has stopped), wait this long before a window: its start (Bokeh's import) and
+its exit are not what the loop pays while a page is attached."""
+
+
+def _cpu_secs(pids: list[int]) -> float:
+    """CPU seconds (user + system) the processes have used so far, from /proc (Linux)."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _window(client, window_secs: float, loop_pids: list[int], dashboard_pid: int | None) -> dict[str, float]:
+    """Over ``window_secs``: env steps/s (from the env's sys.progress; those queued before are dropped), and the CPU
+    the loop's processes (actors and broker) and the dashboard used per step."""
+    from bus.messages import Progress
+
+    while client.poller.poll(0):
+        client.sub.recv_multipart()
+    first = client.recv(Progress, timeout_secs=30, where=lambda p: p.actor == "env")
+    started, loop_cpu = time.monotonic(), _cpu_secs(loop_pids)
+    dashboard_cpu = _cpu_secs([dashboard_pid]) if dashboard_pid else 0.0
+    while True:
+        last = client.recv(Progress, timeout_secs=30, where=lambda p: p.actor == "env")
+        if time.monotonic() - started >= window_secs:
+            break
+    steps, secs = last.steps - first.steps, time.monotonic() - started
+    return {"rate": steps / secs, "loop_us": (_cpu_secs(loop_pids) - loop_cpu) / steps * 1e6,
+            "dashboard_us": (_cpu_secs([dashboard_pid]) - dashboard_cpu) / steps * 1e6 if dashboard_pid else 0.0}
+
+
+def _start_dashboard(run_dir: Path):
     import subprocess
     import sys
 
+    process = subprocess.Popen([sys.executable, "-m", "actors.dashboard", "--bus", str(run_dir / "bus.json"), "--port", "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if not process.stdout.readline().startswith("dashboard: "):
+        raise RuntimeError("the dashboard did not start")
+    return process
+
+
+def paired_windows(n_envs: int, window_secs: float, repeats: int) -> list[tuple[dict, dict]]:
+    """One running loop, ``repeats`` pairs of windows: without a dashboard, then with one attached to its bus (no
+    browser: the page's cost is the dashboard process's own). Pairs in one runtime, because the loop's rate differs
+    far more from one start to the next (where the scheduler puts its processes on 2 cores) than a dashboard costs."""
     from bus.messages import Progress
     from runtime.testing import running_actors
 
     settings = {**FROZEN, "env.n_envs": n_envs, "env.max_steps": 0, "runtime.stats_interval_secs": 60.0, **EXTRA}
+    actors = ["env", "policy", "fusion", "risk"]
     # No reasoner: its thoughts add few messages, and on a busy 2-core machine its start-up made runs fail (60 s).
-    with running_actors(["env", "policy", "fusion", "risk"], settings, wait_started_secs=180) as rt:
-        process = None
-        if dashboard:
-            process = subprocess.Popen([sys.executable, "-m", "actors.dashboard", "--bus", str(rt.run_dir / "bus.json"), "--port", "0"],
-                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            if not process.stdout.readline().startswith("dashboard: "):
-                raise RuntimeError("the dashboard did not start")
-        try:
-            time.sleep(3.0)  # past start-up, in both cases
-            rt.client.subscribe(Progress, settle_secs=0)
-            first = rt.client.recv(Progress, timeout_secs=30, where=lambda p: p.actor == "env")
-            started = time.monotonic()
-            while True:
-                last = rt.client.recv(Progress, timeout_secs=30, where=lambda p: p.actor == "env")
-                if time.monotonic() - started >= window_secs:
-                    break
-            return (last.steps - first.steps) / (time.monotonic() - started)
-        finally:
-            if process is not None:
+    pairs = []
+    with running_actors(actors, settings, wait_started_secs=180) as rt:
+        loop_pids = [rt.pid(name) for name in [*actors, "broker"]]
+        rt.client.subscribe(Progress, settle_secs=0)
+        time.sleep(DASHBOARD_SETTLE_SECS)  # past start-up
+        for _ in range(repeats):
+            without = _window(rt.client, window_secs, loop_pids, None)
+            process = _start_dashboard(rt.run_dir)
+            try:
+                time.sleep(DASHBOARD_SETTLE_SECS)
+                pairs.append((without, _window(rt.client, window_secs, loop_pids, process.pid)))
+            finally:
                 process.terminate()
                 process.wait(timeout=10)
+            time.sleep(DASHBOARD_SETTLE_SECS)
+    return pairs
 
 
 def dashboard_rows(n_envs_list: list[int], window_secs: float, repeats: int) -> list[tuple]:
+    import numpy as np
+
     rows = []
     for n_envs in n_envs_list:
-        rates: dict[bool, list[float]] = {False: [], True: []}
-        for _ in range(repeats):  # alternated, so a drift of the machine's load falls on both
-            for dashboard in (False, True):
-                rates[dashboard].append(steady_rate(n_envs, window_secs, dashboard))
-        without, with_ = (sum(rates[d]) / len(rates[d]) for d in (False, True))
-        rows += [(f"{n_envs} env(s): env steps/s with the dashboard", f"{with_:,.0f}", f"{without:,.0f} without",
-                  f"{with_ / without:.3f}x", ">= 0.95x"),
-                 (f"{n_envs} env(s): runs (without | with)", " ".join(f"{r:,.0f}" for r in rates[False]) + " | "
-                  + " ".join(f"{r:,.0f}" for r in rates[True]), "-", "-", "")]
+        pairs = paired_windows(n_envs, window_secs, repeats)
+        mean = {key: [float(np.mean([pair[i][key] for pair in pairs])) for i in (0, 1)] for key in ("rate", "loop_us", "dashboard_us")}
+        ratios = np.array([with_["rate"] / without["rate"] for without, with_ in pairs])
+        (loop_without, loop_with), dashboard_us = mean["loop_us"], mean["dashboard_us"][1]
+        cpu_ratio = loop_without / (loop_with + dashboard_us)
+        rows += [(f"{n_envs} env(s): env steps/s with the dashboard", f"{mean['rate'][1]:,.0f}", f"{mean['rate'][0]:,.0f} without",
+                  f"{np.median(ratios):.3f}x", ">= 0.95x"),
+                 (f"{n_envs} env(s): ratio of each pair", " ".join(f"{r:.3f}" for r in ratios), f"min {ratios.min():.3f}, max {ratios.max():.3f}", "-", ""),
+                 (f"{n_envs} env(s): CPU per step, loop + dashboard (us)", f"{loop_with:,.0f} + {dashboard_us:,.0f}", f"{loop_without:,.0f} without",
+                  f"{cpu_ratio:.3f}x", ">= 0.95x")]
     return rows
 
 
@@ -223,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dashboard", action="store_true", help="instead: the loop's steady steps/s with and without a dashboard "
                         "process attached to its bus (bin/run dashboard --bus)")
     parser.add_argument("--window-secs", type=float, default=10.0, help="--dashboard: seconds each rate is measured over")
-    parser.add_argument("--repeats", type=int, default=2, help="--dashboard: alternated runs per case")
+    parser.add_argument("--repeats", type=int, default=4, help="--dashboard: pairs of windows (without, with) in one running loop")
     parser.add_argument("--no-hops", dest="hops", action="store_false", help="leave out the per-hop run (TT_PROFILE=hops)")
     parser.add_argument("--no-reasoner", dest="reasoner", action="store_false",
                         help="leave the reasoner out (on a loaded machine its nice-19 start can miss runtime.startup_grace_secs)")

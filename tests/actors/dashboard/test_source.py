@@ -1,6 +1,8 @@
 """What the reader takes from a run directory besides the bus."""
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -71,3 +73,68 @@ def test_a_training_run_has_no_bars_to_rebuild_and_says_why(tmp_path):
     (tmp_path / "config.toml").write_text("")
     history, why = market_history(tmp_path)
     assert history is None and "only a finished backtest" in why
+
+
+def _verdict(step: int):
+    import numpy as np
+
+    from bus.messages import RiskVerdict
+
+    return RiskVerdict(env_ids=[0], step=step, actions=np.array([0]), vetoed=[False], reasons=[""], degraded=[False], halts=[""])
+
+
+def _publish_verdicts(addresses, count: int, pause_secs: float) -> None:
+    from bus.client import SyncBus
+
+    publisher = SyncBus(addresses, sender="risk")
+    try:
+        time.sleep(0.3)  # the reader's subscription reaches the broker
+        for step in range(count):
+            publisher.publish(_verdict(step))
+            time.sleep(pause_secs)
+    finally:
+        publisher.close()
+
+
+def _read_while(reader, state, publisher: threading.Thread) -> list[bool]:
+    """Drain as the reader's passes do while the publisher runs; whether each pass ended sampling."""
+    sampling = []
+    while publisher.is_alive():
+        reader.drain(state)
+        sampling.append(reader.sampling)
+        time.sleep(0.2)  # the reader's pass
+    reader.drain(state)
+    return sampling
+
+
+def test_a_fast_loop_is_received_in_windows_and_a_paced_one_frame_by_frame(tmp_path):
+    from bus.broker import Broker, bind_addresses, make_socket_dir
+    from actors.dashboard.source import BusReader
+
+    broker = Broker(bind_addresses("ipc", "127.0.0.1", 0, 0, make_socket_dir()))
+    stop = threading.Event()
+    serving = threading.Thread(target=broker.serve_until, args=(stop,), daemon=True)
+    serving.start()
+    try:
+        fast_reader, fast_state = BusReader(broker.addresses, sender="dashboard"), DashboardState()
+        fast = threading.Thread(target=_publish_verdicts, args=(broker.addresses, 3000, 0.0005))
+        fast.start()
+        sampling = _read_while(fast_reader, fast_state, fast)
+        # Thousands of verdicts a second: after the first pass only the windows' frames cross the broker.
+        assert sampling[-1]
+        assert not fast_reader.sampling, "the loop stopped: the last pass's window was empty, so every frame again"
+        assert fast_reader.frames < 3000 / 2
+        assert 0 < fast_state.counts["decisions"] < 3000 / 2
+        fast_reader.close()
+
+        paced_reader, paced_state = BusReader(broker.addresses, sender="dashboard"), DashboardState()
+        paced = threading.Thread(target=_publish_verdicts, args=(broker.addresses, 15, 0.1))
+        paced.start()
+        sampling = _read_while(paced_reader, paced_state, paced)
+        # Ten a second (a lockstep run): every decision is kept, so a clicked trade shows its whole chain.
+        assert not any(sampling)
+        assert paced_state.counts["decisions"] == 15
+        paced_reader.close()
+    finally:
+        stop.set()
+        serving.join(10)
