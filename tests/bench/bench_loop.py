@@ -15,6 +15,11 @@ envelope's send time to the frame leaving its socket, less the sender's send cal
 forwarding, the receiver's wake-up, and any wait while it was busy with another message); decode
 (typed msgpack), validate (finite checks) and handler at the receiver. The critical path is
 env.obs -> policy -> fusion -> risk -> env; the other rows run beside it on the same 2 cores.
+
+``--dashboard``: the cost of a dashboard attached to the bus. One running loop (no reasoner, frozen policy),
+``--repeats`` pairs of windows, first without a dashboard and then with one. Per case it gives the median ratio of the
+pairs' steps/s, each pair's ratio, and the CPU time per step of the loop's processes (actors and broker) and of the
+dashboard (from /proc). The pairs share one loop because its rate varies more between starts than a dashboard costs.
 """
 
 from __future__ import annotations
