@@ -83,58 +83,66 @@ def _verdict(step: int):
     return RiskVerdict(env_ids=[0], step=step, actions=np.array([0]), vetoed=[False], reasons=[""], degraded=[False], halts=[""])
 
 
-def _publish_verdicts(addresses, count: int, pause_secs: float) -> None:
-    from bus.client import SyncBus
-
-    publisher = SyncBus(addresses, sender="risk")
-    try:
-        time.sleep(0.3)  # the reader's subscription reaches the broker
-        for step in range(count):
-            publisher.publish(_verdict(step))
-            time.sleep(pause_secs)
-    finally:
-        publisher.close()
+def _publish_verdicts(publisher, count: int, pause_secs: float, first_step: int = 0) -> None:
+    for step in range(first_step, first_step + count):
+        publisher.publish(_verdict(step))
+        time.sleep(pause_secs)
 
 
-def _read_while(reader, state, publisher: threading.Thread) -> list[bool]:
-    """Drain as the reader's passes do while the publisher runs; whether each pass ended sampling."""
+def _passes(reader, state, count: int) -> list[bool]:
+    """``count`` reader passes (a drain, then the pass's pause); whether each ended sampling."""
     sampling = []
-    while publisher.is_alive():
+    for _ in range(count):
         reader.drain(state)
         sampling.append(reader.sampling)
-        time.sleep(0.2)  # the reader's pass
-    reader.drain(state)
+        time.sleep(0.2)
     return sampling
 
 
 def test_a_fast_loop_is_received_in_windows_and_a_paced_one_frame_by_frame(tmp_path):
-    from bus.broker import Broker, bind_addresses, make_socket_dir
     from actors.dashboard.source import BusReader
+    from bus.broker import Broker, bind_addresses, make_socket_dir
+    from bus.client import SyncBus
 
     broker = Broker(bind_addresses("ipc", "127.0.0.1", 0, 0, make_socket_dir()))
     stop = threading.Event()
     serving = threading.Thread(target=broker.serve_until, args=(stop,), daemon=True)
     serving.start()
+    publisher = SyncBus(broker.addresses, sender="risk")
     try:
-        fast_reader, fast_state = BusReader(broker.addresses, sender="dashboard"), DashboardState()
-        fast = threading.Thread(target=_publish_verdicts, args=(broker.addresses, 3000, 0.0005))
+        reader, state = BusReader(broker.addresses, sender="dashboard"), DashboardState()
+        time.sleep(0.3)  # the reader's subscription reaches the broker
+        reader.drain(state)
+        # A burst far above 3 x hot_steps_per_sec (60 a second) within one pass: the reader starts sampling.
+        _publish_verdicts(publisher, 300, 0.0)
+        time.sleep(0.3)
+        reader.drain(state)
+        assert reader.sampling and reader.frames == 300
+        decided = state.counts["decisions"]
+        # While the loop runs fast, only the windows' frames cross the broker (30 ms of each pass of about 230 ms).
+        fast = threading.Thread(target=_publish_verdicts, args=(publisher, 2000, 0.0005, 300))
         fast.start()
-        sampling = _read_while(fast_reader, fast_state, fast)
-        # Thousands of verdicts a second: after the first pass only the windows' frames cross the broker.
-        assert sampling[-1]
-        assert not fast_reader.sampling, "the loop stopped: the last pass's window was empty, so every frame again"
-        assert fast_reader.frames < 3000 / 2
-        assert 0 < fast_state.counts["decisions"] < 3000 / 2
-        fast_reader.close()
+        while fast.is_alive():
+            _passes(reader, state, 1)
+        assert reader.frames - 300 < 2000 / 2
+        assert state.counts["decisions"] > decided  # the newest of each window decoded
+        # The loop stopped: an empty window, and every frame is received again.
+        assert any(not _passes(reader, state, 1)[0] for _ in range(50)), "still sampling 50 passes after the loop stopped"
+        reader.close()
 
         paced_reader, paced_state = BusReader(broker.addresses, sender="dashboard"), DashboardState()
-        paced = threading.Thread(target=_publish_verdicts, args=(broker.addresses, 15, 0.1))
+        time.sleep(0.3)
+        paced = threading.Thread(target=_publish_verdicts, args=(publisher, 15, 0.2, 5000))
         paced.start()
-        sampling = _read_while(paced_reader, paced_state, paced)
-        # Ten a second (a lockstep run): every decision is kept, so a clicked trade shows its whole chain.
+        sampling = []
+        while paced.is_alive():
+            sampling += _passes(paced_reader, paced_state, 1)
+        sampling += _passes(paced_reader, paced_state, 2)
+        # Five a second (a lockstep run): every decision is kept, so a clicked trade shows its whole chain.
         assert not any(sampling)
         assert paced_state.counts["decisions"] == 15
         paced_reader.close()
     finally:
+        publisher.close()
         stop.set()
         serving.join(10)
