@@ -186,8 +186,8 @@ class BusReader:
     def drain(self, state: DashboardState, limit: int = 50_000) -> int:
         now = time.monotonic()
         rate = self.settings
-        keep = min(rate.hot_max, max(rate.hot_keep, math.ceil(rate.hot_steps_per_sec * (now - self.last_drain))))
         since_last = now - self.last_drain
+        keep = min(rate.hot_max, max(rate.hot_keep, math.ceil(rate.hot_steps_per_sec * since_last)))
         self.last_drain = now
         window = self._open_window()
         hot, other, counts, received = self._receive(keep, limit)
