@@ -126,7 +126,7 @@ def dashboard_beside(args: argparse.Namespace) -> Iterator[str]:
               file=sys.stderr, flush=True)
         yield url
     finally:
-        _stop(process)
+        stop_dashboard(process)
 
 
 def _drain(stream) -> None:
@@ -149,15 +149,16 @@ def _wait_ready(process: subprocess.Popen, stderr_file: Path, timeout_secs: floa
         if process.poll() is not None:
             error = stderr_file.read_text(errors="replace").strip().splitlines()
             raise JobError(error[-1] if error else f"the dashboard exited with code {process.returncode}")
-    _stop(process)
+    stop_dashboard(process)
     raise JobError(f"the dashboard did not start within {timeout_secs:g} s ([dashboard] ready_timeout_secs)")
 
 
-def _stop(process: subprocess.Popen) -> None:
+def stop_dashboard(process: subprocess.Popen, timeout_secs: float = 5.0) -> None:
+    """Stop a dashboard process: SIGTERM, then SIGKILL when it has not exited within ``timeout_secs``."""
     if process.poll() is None:
         process.terminate()
         try:
-            process.wait(timeout=5)
+            process.wait(timeout=timeout_secs)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

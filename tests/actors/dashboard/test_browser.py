@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from actors.jobs.dashboard import stop_dashboard
 from bus.messages import EnvObs
 from runtime.testing import running_actors
 from tests.waiting import wait_until
@@ -52,15 +53,6 @@ def start_dashboard(*args: str, module: str = "actors.dashboard") -> tuple[subpr
         process.kill()
         raise AssertionError(f"dashboard did not start: {line!r} {process.stderr.read()[-2000:]}")
     return process, line.split(" ", 1)[1].strip()
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 def chromium(tmp_path: Path):
@@ -151,7 +143,7 @@ def test_a_finished_backtest_shows_its_price_and_a_click_on_a_mark_shows_that_tr
         finally:
             driver.quit()
     finally:
-        stop(dashboard)
+        stop_dashboard(dashboard, timeout_secs=10)
 
 
 def test_the_page_follows_a_live_run_and_a_closed_browser_costs_the_runtime_nothing(tmp_path):
@@ -206,7 +198,7 @@ def test_the_page_follows_a_live_run_and_a_closed_browser_costs_the_runtime_noth
             assert rt.client.recv(EnvObs, timeout_secs=10, where=lambda m: m.step >= step + 5)
             assert dashboard.poll() is None
         finally:
-            stop(dashboard)
+            stop_dashboard(dashboard, timeout_secs=10)
 
 
 def test_a_page_off_loopback_without_the_token_shows_nothing_of_the_run(tmp_path):
@@ -228,4 +220,4 @@ def test_a_page_off_loopback_without_the_token_shows_nothing_of_the_run(tmp_path
             finally:
                 driver.quit()
         finally:
-            stop(dashboard)
+            stop_dashboard(dashboard, timeout_secs=10)
