@@ -7,23 +7,14 @@ import numpy as np
 from actors.common.actions import BUY, HOLD, NO_ACTION, SELL
 from actors.dashboard.state import (MAX_CANDLES, MAX_POINTS, AccountRules, DashboardState, MarketHistory, Series, account_lines,
                                     health_lines, learning_lines)
-from bus.messages import (EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, FusionDecision, Heartbeat, LlmThought, LoraAdapter, MarketContext,
+from bus.messages import (EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, FusionDecision, Heartbeat, LlmThought, LoraAdapter,
                           PolicyProposal, Progress, RiskVerdict, Stats)
-
-
-def context(**overrides) -> MarketContext:
-    values = dict(symbol="NQ", time_et="10:30", price=18000.0, trend="up", rsi=55.0, adx=25.0, atr=10.0, momentum=1.0,
-                  vwap_distance_pct=0.1, support=17950.0, resistance=18050.0, pattern="none", volume_trend="flat",
-                  volatility_regime=1.0, position=0, contracts=0, entry_price=0.0, unrealized_pnl=0.0, bars_in_position=0,
-                  trail_on=False, stop_at_break_even=False, consecutive_losses=0, win_rate=0.5, balance=50000.0,
-                  drawdown_buffer=2500.0, trailing_limit=2500.0, daily_pnl=0.0, minutes_to_close=300.0)
-    values.update(overrides)
-    return MarketContext(**values)
+from tests.contexts import market_context
 
 
 def obs(step: int, price: float, **context_overrides) -> EnvObs:
     return EnvObs(env_ids=[0], episode_ids=[0], step=step, obs=np.zeros((1, 261), np.float32), masks=np.ones((1, 6), bool),
-                  contexts=[context(price=price, **context_overrides)])
+                  contexts=[market_context(price=price, **context_overrides)])
 
 
 def proposal(step: int, action: int) -> PolicyProposal:
@@ -254,7 +245,7 @@ def test_halted_steps_become_shaded_stretches_one_per_rule_and_run():
 
 def walk_obs(step: int, episode_id: int, balance: float) -> EnvObs:
     return EnvObs(env_ids=[0], episode_ids=[episode_id], step=step, obs=np.zeros((1, 261), np.float32), masks=np.ones((1, 6), bool),
-                  contexts=[context(balance=balance)])
+                  contexts=[market_context(balance=balance)])
 
 
 def test_the_evaluation_account_walk_follows_env_0s_episodes():

@@ -1,5 +1,3 @@
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
 import torch
@@ -9,18 +7,9 @@ from actors.fusion.config import FusionConfig
 from actors.fusion.fuser import Fuser
 from actors.fusion.network import INPUT_DIM, DecisionRecord, FusionLearner, fusion_input, label_decision
 from actors.fusion.thoughts import Thought
+from tests.contexts import market_context
 
 ALL_LEGAL = np.ones(6, dtype=bool)
-
-
-@dataclass
-class Context:
-    volatility_regime: float = 1.0
-    win_rate: float = 0.5
-    consecutive_losses: int = 0
-    drawdown_buffer: float = 2500.0
-    trailing_limit: float = 2500.0
-    bars_in_position: int = 0
 
 
 def small_network_config(**overrides) -> FusionConfig:
@@ -31,8 +20,8 @@ def small_network_config(**overrides) -> FusionConfig:
 
 
 def test_fusion_input_has_twenty_numbers_in_seed_order():
-    row = fusion_input(BUY, 0.7, SELL, 0.4, Context(volatility_regime=1.5, win_rate=0.6, consecutive_losses=2,
-                                                    drawdown_buffer=1250.0, bars_in_position=50))
+    row = fusion_input(BUY, 0.7, SELL, 0.4, market_context(volatility_regime=1.5, win_rate=0.6, consecutive_losses=2,
+                                                           drawdown_buffer=1250.0, bars_in_position=50))
     assert row.shape == (INPUT_DIM,) and row.dtype == np.float32
     assert row[BUY] == 1 and row[6] == pytest.approx(0.7)
     assert row[7 + SELL] == 1 and row[13] == pytest.approx(0.4) and row[14] == 0
@@ -40,7 +29,7 @@ def test_fusion_input_has_twenty_numbers_in_seed_order():
 
 
 def test_fusion_input_without_a_thought_leaves_the_llm_part_zero():
-    row = fusion_input(HOLD, 0.9, NO_ACTION, 0.0, Context())
+    row = fusion_input(HOLD, 0.9, NO_ACTION, 0.0, market_context())
     assert row[7:15].tolist() == [0.0] * 8
 
 
@@ -59,7 +48,7 @@ def drive(fuser: Fuser, rng: np.random.Generator, step: int, learn: bool) -> tup
     rl_action, llm_action = rng.choice(6, size=2, replace=False)
     high_volatility = bool(rng.random() < 0.5)
     fuser.add_thought(Thought(0, 0, step - 1, f"q{step}", int(llm_action), float(rng.uniform(0.3, 1.0))))
-    context = Context(volatility_regime=2.5 if high_volatility else 0.5)
+    context = market_context(volatility_regime=2.5 if high_volatility else 0.5)
     batch = fuser.fuse(step, [0], [0], np.array([rl_action]), np.array([rng.uniform(0.3, 1.0)]),
                        ALL_LEGAL[None, :], [context])
     right = int(llm_action if high_volatility else rl_action)
@@ -90,7 +79,7 @@ def test_network_is_in_warmup_until_its_first_update_and_then_decides():
     rng = np.random.default_rng(0)
     _, _, by_network = drive(fuser, rng, 1, learn=True)
     assert not by_network and fuser.fuse(2, [0], [0], np.array([BUY]), np.array([0.8]), ALL_LEGAL[None, :],
-                                         [Context()]).rules[0].startswith("warmup_")
+                                         [market_context()]).rules[0].startswith("warmup_")
     for step in range(3, 20):
         drive(fuser, rng, step, learn=True)
     fuser.learner.update_now()
@@ -105,7 +94,7 @@ def test_network_method_leaves_a_share_of_decisions_to_the_rules_to_keep_explori
         drive(fuser, rng, step, learn=True)
     fuser.learner.update_now()
     batch = fuser.fuse(50, list(range(400)), [0] * 400, np.full(400, BUY), np.full(400, 0.8),
-                       np.ones((400, 6), dtype=bool), [Context()] * 400)
+                       np.ones((400, 6), dtype=bool), [market_context()] * 400)
     explored = np.mean([rule.startswith("explore_") for rule in batch.rules])
     assert 0.15 < explored < 0.35
 
@@ -121,7 +110,7 @@ def chosen_actions(choices: str) -> set[int]:
     chosen = set()
     for step in range(100, 300):
         fuser.add_thought(Thought(0, 0, step - 1, "q", SELL, float(rng.random())))
-        context = Context(volatility_regime=float(rng.uniform(0, 3)), win_rate=float(rng.random()))
+        context = market_context(volatility_regime=float(rng.uniform(0, 3)), win_rate=float(rng.random()))
         chosen.add(int(fuser.fuse(step, [0], [0], np.array([BUY]), np.array([rng.random()]), ALL_LEGAL[None, :],
                                   [context]).actions[0]))
     return chosen
@@ -169,7 +158,7 @@ def test_fuser_reports_staleness_query_ids_and_no_thought_per_env():
     fuser.add_thought(Thought(env_id=0, episode_id=0, step_seen=8, query_id="a", action=BUY, confidence=0.9))
     fuser.add_thought(Thought(env_id=1, episode_id=0, step_seen=2, query_id="b", action=SELL, confidence=0.9))
     batch = fuser.fuse(10, [0, 1], [0, 0], np.array([BUY, HOLD]), np.array([0.8, 0.8]),
-                       np.ones((2, 6), dtype=bool), [Context(), Context()])
+                       np.ones((2, 6), dtype=bool), [market_context(), market_context()])
     assert batch.rules == ["agreement", "no_thought"]
     assert batch.llm_staleness.tolist() == [2, -1]
     assert batch.llm_query_ids == ["a", ""]
@@ -180,7 +169,7 @@ def test_a_frozen_network_decides_but_never_learns_from_outcomes():
     fuser = Fuser(small_network_config(learn=False, min_experiences=1, update_every_experiences=1))
     before = {k: v.clone() for k, v in fuser.learner._serving.state_dict().items()}
     for step in range(20):
-        fuser.fuse(step, [0], [0], np.array([BUY]), np.array([0.7]), ALL_LEGAL[None, :], [Context()])
+        fuser.fuse(step, [0], [0], np.array([BUY]), np.array([0.7]), ALL_LEGAL[None, :], [market_context()])
         experiences = fuser.learn_from_outcome(0, [step], pnl_usd=-300.0)
         assert experiences == []
     assert not fuser.learns and fuser.learner.experience_count == 0 and not fuser.learner.update_due()
