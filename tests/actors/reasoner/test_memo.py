@@ -8,9 +8,9 @@ from actors.common.llm.model import default_model_path
 from actors.common.llm.prompts import SAMPLE_CONTEXT
 from actors.lora.gguf_adapter import random_lora_adapter
 from actors.reasoner.config import ReasonerConfig
-from actors.reasoner.engines import build_engine
 from actors.reasoner.memo import ThoughtMemo
 from actors.reasoner.thinker import Thinker, Thought
+from tests.actors.reasoner.real_engine import engine_fixture
 
 FLAT = [True, True, True, False, False, False]
 GREEDY = dict(mode="single_shot", temperature=0.0, max_decide_tokens=20, cache_enabled=False)
@@ -54,11 +54,7 @@ def test_an_adapter_swap_flushes_every_answer_of_the_old_adapter():
     assert len(memo) == 0 and memo.flushes == 1
 
 
-@pytest.fixture(scope="module")
-def engine():
-    engine = build_engine(ReasonerConfig(**GREEDY))
-    yield engine
-    engine.close()
+engine = engine_fixture(**GREEDY)
 
 
 @pytest.mark.slow

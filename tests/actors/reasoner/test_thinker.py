@@ -3,8 +3,8 @@ import pytest
 from actors.common.llm.prompts import SAMPLE_CONTEXT
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.engine import Completion
-from actors.reasoner.engines import build_engine
 from actors.reasoner.thinker import Thinker
+from tests.actors.reasoner.real_engine import engine_fixture
 
 SHORT = dict(max_tokens_per_step=12, max_decide_tokens=20, cache_enabled=False)
 
@@ -20,11 +20,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def engine():
-    engine = build_engine(ReasonerConfig(**SHORT))
-    yield engine
-    engine.close()
+engine = engine_fixture(**SHORT)
 
 
 @pytest.mark.slow
