@@ -1,6 +1,7 @@
 """What every config struct uses: bounds msgspec checks while decoding (``Annotated[int, Meta(ge=1)]``),
 ``check_bounds`` that applies the same bounds to a struct built in code, and ``require`` for the checks
-bounds cannot express. Every failure names its key. Imports nothing but msgspec and the stdlib."""
+bounds cannot express, and ``ConfigSection``, the base of every section struct that runs that check. Every failure
+names its key. Imports nothing but msgspec and the stdlib."""
 
 from __future__ import annotations
 
@@ -55,3 +56,18 @@ def check_bounds(struct: msgspec.Struct, section: str) -> None:
         for comparison, limit in limits:
             holds, symbol = _COMPARISONS[comparison]
             require(holds(value, limit), name, f"must be {symbol} {limit}, got {value}", section=section)
+
+
+class ConfigSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Base of every config section struct: frozen, unknown keys refused, declared bounds checked when built.
+
+    A section struct is named for its section (``FusionConfig`` is [fusion]: ``section_name()``, the name its
+    errors give) and restates ``kw_only=True``, which msgspec applies per class. One with checks of its own
+    calls ``super().__post_init__()`` among them."""
+
+    @classmethod
+    def section_name(cls) -> str:
+        return cls.__name__.removesuffix("Config").lower()
+
+    def __post_init__(self) -> None:
+        check_bounds(self, self.section_name())

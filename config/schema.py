@@ -22,7 +22,6 @@ from actors.policy.config import PolicyConfig
 from actors.reasoner.config import ReasonerConfig
 from actors.risk.config import RiskConfig
 from runtime.settings import (  # noqa: F401  (re-exported: the sections' old home)
-    STRUCT_OPTIONS,
     BusConfig,
     LoggingConfig,
     RunConfig,

@@ -12,12 +12,10 @@ from __future__ import annotations
 import msgspec
 
 from actors import DECISION_LOOP  # names only: actors/__init__.py imports nothing
-from config.checks import Count, Port, PositiveCount, PositiveSecs, Secs, check_bounds
-
-STRUCT_OPTIONS = dict(frozen=True, kw_only=True, forbid_unknown_fields=True)
+from config.checks import ConfigSection, Count, Port, PositiveCount, PositiveSecs, Secs
 
 
-class RunConfig(msgspec.Struct, **STRUCT_OPTIONS):
+class RunConfig(ConfigSection, kw_only=True):
     name: str = ""
     """Run id prefix; empty = mode name. The run directory is <runs_dir>/<timestamp>-<name>."""
     runs_dir: str = "runs"
@@ -27,11 +25,8 @@ class RunConfig(msgspec.Struct, **STRUCT_OPTIONS):
     duration_secs: Secs = 0.0
     """Stop the runtime after this many seconds; 0 = until done or Ctrl-C."""
 
-    def __post_init__(self) -> None:
-        check_bounds(self, "run")
 
-
-class BusConfig(msgspec.Struct, **STRUCT_OPTIONS):
+class BusConfig(ConfigSection, kw_only=True):
     transport: str = "ipc"
     """ipc (Unix sockets in a short directory) | tcp."""
     host: str = "127.0.0.1"
@@ -56,7 +51,7 @@ class BusConfig(msgspec.Struct, **STRUCT_OPTIONS):
     """CURVE: the key pair (``.key_secret``) this runtime's actors and tools connect with; its ``.key`` must be authorised."""
 
     def __post_init__(self) -> None:
-        check_bounds(self, "bus")
+        super().__post_init__()
         if self.transport not in ("ipc", "tcp"):
             raise ValueError(f"bus.transport must be 'ipc' or 'tcp', got {self.transport!r}")
         curve_keys = {"curve_server_secret_key_file": self.curve_server_secret_key_file,
@@ -94,7 +89,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class RuntimeConfig(msgspec.Struct, **STRUCT_OPTIONS):
+class RuntimeConfig(ConfigSection, kw_only=True):
     actors: list[str] = msgspec.field(default_factory=lambda: list(DECISION_LOOP))
     """Actors to start, each in its own process: a name X means actors/X/actor.py; a dotted path names a module."""
     heartbeat_interval_secs: PositiveSecs = 1.0
@@ -116,11 +111,8 @@ class RuntimeConfig(msgspec.Struct, **STRUCT_OPTIONS):
     shutdown_grace_secs: Secs = 5.0
     """After sys.shutdown, how long actors get to exit before SIGTERM (then as long again before SIGKILL)."""
 
-    def __post_init__(self) -> None:
-        check_bounds(self, "runtime")
 
-
-class LoggingConfig(msgspec.Struct, **STRUCT_OPTIONS):
+class LoggingConfig(ConfigSection, kw_only=True):
     level: str = "info"
     """debug | info | warning | error (JSON-lines files and console)."""
     console: str = "auto"
@@ -129,7 +121,7 @@ class LoggingConfig(msgspec.Struct, **STRUCT_OPTIONS):
     """A repeated warning of one kind (e.g. a malformed frame) is logged at most once per this many seconds."""
 
     def __post_init__(self) -> None:
-        check_bounds(self, "logging")
+        super().__post_init__()
         if self.level not in ("debug", "info", "warning", "error"):
             raise ValueError(f"logging.level must be debug|info|warning|error, got {self.level!r}")
         if self.console not in ("auto", "on", "off"):

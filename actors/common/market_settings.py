@@ -11,13 +11,11 @@ import re
 
 import msgspec
 
-from config.checks import NonNegative, check_bounds
+from config.checks import ConfigSection, NonNegative
 from config.checks import require as _require
 
-STRUCT_OPTIONS = dict(frozen=True, kw_only=True, forbid_unknown_fields=True)
 
-
-class InstrumentConfig(msgspec.Struct, **STRUCT_OPTIONS):
+class InstrumentConfig(ConfigSection, kw_only=True):
     symbol: str = "NQ"
     """NQ | ES | YM | RTY | MNQ | MES | M2K | MYM built in; any other symbol needs tick_size and multiplier."""
     tick_size: NonNegative = 0.0
@@ -31,7 +29,7 @@ class InstrumentConfig(msgspec.Struct, **STRUCT_OPTIONS):
 
     def __post_init__(self) -> None:
         _require(bool(self.symbol.strip()), "instrument.symbol", "must not be empty")
-        check_bounds(self, "instrument")
+        super().__post_init__()
         _require(self.commission_per_side >= 0 or self.commission_per_side == -1, "instrument.commission_per_side", "must be >= 0 (or -1 for the table)")
         _require(self.slippage_ticks >= 0 or self.slippage_ticks == -1, "instrument.slippage_ticks", "must be >= 0 (or -1 for the table)")
 
@@ -85,7 +83,7 @@ _FROM_PRESET_NUMBER = -1.0
 _FROM_PRESET_TEXT = ""
 
 
-class AccountConfig(msgspec.Struct, **STRUCT_OPTIONS):
+class AccountConfig(ConfigSection, kw_only=True):
     """The account's rules: a preset (ACCOUNT_PRESETS) whose values any key below overrides.
 
     Keys left at their sentinel (-1, or '' for text) take the preset's value when the struct is built,
@@ -152,6 +150,7 @@ class AccountConfig(msgspec.Struct, **STRUCT_OPTIONS):
             "account.trading_day_reset_et",
             f"must be HH:MM (24 h), got {self.trading_day_reset_et!r}",
         )
+        super().__post_init__()  # declared bounds, checked on the resolved values
 
     @property
     def has_trailing_drawdown(self) -> bool:

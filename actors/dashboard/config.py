@@ -9,13 +9,13 @@ from typing import Annotated
 
 import msgspec
 
-from config.checks import Port, Positive, PositiveCount, PositiveSecs, Secs, check_bounds, require
+from config.checks import ConfigSection, Port, Positive, PositiveCount, PositiveSecs, Secs, require
 
 UpdateMs = Annotated[int, msgspec.Meta(ge=100, le=10_000)]
 """The page's update interval: at least 0.1 s (each update is a pass over the state per open page), at most 10 s."""
 
 
-class DashboardConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class DashboardConfig(ConfigSection, kw_only=True):
     host: str = "127.0.0.1"
     """Address the page listens on; any address other than loopback gets a random token, printed in the address."""
     port: Port = 8765
@@ -48,6 +48,6 @@ class DashboardConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
 
     def __post_init__(self) -> None:
         section = "dashboard"
-        check_bounds(self, section)
+        super().__post_init__()
         require(bool(self.host.strip()), "host", "must not be empty (127.0.0.1 for this machine only)", section=section)
         require(self.hot_keep <= self.hot_max, "hot_keep", f"must be <= hot_max ({self.hot_max}), got {self.hot_keep}", section=section)

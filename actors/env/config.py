@@ -9,10 +9,8 @@ from typing import Annotated
 
 import msgspec
 
-from config.checks import Count, NonNegative, Positive, PositiveCount, PositiveSecs, check_bounds
+from config.checks import ConfigSection, Count, NonNegative, Positive, PositiveCount, PositiveSecs
 from config.checks import require as _require
-
-STRUCT_OPTIONS = dict(frozen=True, kw_only=True, forbid_unknown_fields=True)
 
 DATA_SOURCES = ("synthetic", "file")
 SCENARIO_NAMES = ("regimes", "null")
@@ -25,7 +23,7 @@ DAYFIRST_CHOICES = ("auto", "yes", "no")
 
 
 
-class DataConfig(msgspec.Struct, **STRUCT_OPTIONS):
+class DataConfig(ConfigSection, kw_only=True):
     source: str = "synthetic"
     """synthetic (seeded NQ-like 1-minute RTH bars, the default) | file (CSV or Parquet at path)."""
     path: str = ""
@@ -62,7 +60,7 @@ class DataConfig(msgspec.Struct, **STRUCT_OPTIONS):
         _require(self.scenario in SCENARIO_NAMES, "data.scenario", f"must be one of {SCENARIO_NAMES}, got {self.scenario!r}")
         _require(self.min_regime_bars < self.max_regime_bars, "data.max_regime_bars", "must be > data.min_regime_bars")
         _require(self.dayfirst in DAYFIRST_CHOICES, "data.dayfirst", f"must be one of {DAYFIRST_CHOICES}, got {self.dayfirst!r}")
-        check_bounds(self, "data")
+        super().__post_init__()
         _require(
             self.train_fraction + self.validation_fraction < 1,
             "data.validation_fraction",
@@ -70,7 +68,7 @@ class DataConfig(msgspec.Struct, **STRUCT_OPTIONS):
         )
 
 
-class EnvConfig(msgspec.Struct, **STRUCT_OPTIONS):
+class EnvConfig(ConfigSection, kw_only=True):
     n_envs: PositiveCount = 4
     """Environments the env actor hosts; one batched env.obs per step covers them all."""
     mode: str = "train"
@@ -146,7 +144,7 @@ class EnvConfig(msgspec.Struct, **STRUCT_OPTIONS):
     """paper: no md.bar for this long while in a position -> the position is closed at the last close (feed_silent)."""
 
     def __post_init__(self) -> None:
-        check_bounds(self, "env")
+        super().__post_init__()
         _require(self.mode in ENV_MODES, "env.mode", f"must be one of {ENV_MODES}, got {self.mode!r}")
         _require(self.restart_position in RESTART_POSITIONS, "env.restart_position", f"must be one of {RESTART_POSITIONS}, got {self.restart_position!r}")
         _require(self.paper_window_bars >= self.paper_warmup_bars, "env.paper_window_bars", "must be >= env.paper_warmup_bars")

@@ -5,15 +5,13 @@ from __future__ import annotations
 import msgspec
 
 from actors.feed.bars import LATE_POLICIES, timeframe_ns
-from config.checks import Count, NonNegative, Positive, PositiveCount, Secs, check_bounds, require
-
-STRUCT_OPTIONS = dict(frozen=True, kw_only=True, forbid_unknown_fields=True)
+from config.checks import ConfigSection, Count, NonNegative, Positive, PositiveCount, Secs, require
 
 SOURCES = ("replay", "synthetic", "ccxt")
 PACES = ("clock", "agent")
 
 
-class FeedConfig(msgspec.Struct, **STRUCT_OPTIONS):
+class FeedConfig(ConfigSection, kw_only=True):
     source: str = "synthetic"
     """replay (a CSV/Parquet file of bars) | synthetic (the seeded generator) | ccxt (an exchange's candles)."""
     symbol: str = ""
@@ -78,7 +76,7 @@ class FeedConfig(msgspec.Struct, **STRUCT_OPTIONS):
 
     def __post_init__(self) -> None:
         section = "feed"
-        check_bounds(self, section)
+        super().__post_init__()
         require(self.source in SOURCES, "source", f"must be one of {SOURCES}, got {self.source!r}", section=section)
         try:
             timeframe_ns(self.timeframe)

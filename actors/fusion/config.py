@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-import msgspec
-
-from config.checks import Count, Fraction, Positive, PositiveCount, check_bounds, require
+from config.checks import ConfigSection, Count, Fraction, Positive, PositiveCount, require
 
 FUSION_METHODS = ("rules", "network", "rl_only", "llm_only")
 NETWORK_CHOICES = ("proposals", "any")
@@ -15,7 +13,7 @@ NETWORK_CHOICES = ("proposals", "any")
 _require = partial(require, section="fusion")
 
 
-class FusionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class FusionConfig(ConfigSection, kw_only=True):
     method: str = "rules"
     """rules | network | rl_only | llm_only: who decides between the policy and the LLM."""
     llm_weight: Fraction = 0.3
@@ -67,7 +65,7 @@ class FusionConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """With method = network, train on env.outcome; false freezes the network (backtests: no learning on test data)."""
 
     def __post_init__(self) -> None:
-        check_bounds(self, "fusion")
+        super().__post_init__()
         _require(self.method in FUSION_METHODS, "method", f"must be one of {FUSION_METHODS}, got {self.method!r}")
         _require(self.network_choices in NETWORK_CHOICES, "network_choices",
                  f"must be one of {NETWORK_CHOICES}, got {self.network_choices!r}")

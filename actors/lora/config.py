@@ -7,7 +7,7 @@ from typing import Annotated
 
 import msgspec
 
-from config.checks import Fraction, NonNegative, Positive, PositiveCount, check_bounds, require
+from config.checks import ConfigSection, Fraction, NonNegative, Positive, PositiveCount, require
 
 DEVICES = ("cpu", "cuda")
 LABEL_SOURCES = ("trades", "trades_hindsight")
@@ -18,7 +18,7 @@ LLAMA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
 _require = partial(require, section="lora")
 
 
-class LoraConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class LoraConfig(ConfigSection, kw_only=True):
     enabled: bool = False
     """Run the trainer actor in runtime.actors' place when the job asks for it."""
     model_path: str = ""
@@ -114,7 +114,7 @@ class LoraConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """Where every adapter version is kept (vNNNN/adapter.gguf + metrics.json); "" = <run dir>/lora/versions."""
 
     def __post_init__(self) -> None:
-        check_bounds(self, "lora")
+        super().__post_init__()
         _require(self.device in DEVICES, "device", f"must be one of {DEVICES}, got {self.device!r}")
         _require(self.labels in LABEL_SOURCES, "labels", f"must be one of {LABEL_SOURCES}, got {self.labels!r}")
         _require(self.eval_method in EVAL_METHODS, "eval_method", f"must be one of {EVAL_METHODS}")

@@ -6,14 +6,14 @@ from typing import Annotated
 
 import msgspec
 
-from config.checks import Count, Fraction, NonNegative, Positive, PositiveCount, PositiveSecs, check_bounds
+from config.checks import ConfigSection, Count, Fraction, NonNegative, Positive, PositiveCount, PositiveSecs
 from config.checks import require as _require
 
 AtLeastTwo = Annotated[int, msgspec.Meta(ge=2)]
 LEARN_FROM = ("proposed", "executed")
 
 
-class PolicyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class PolicyConfig(ConfigSection, kw_only=True):
     learn: bool = True
     """True: learn online from env.transition (train); False: frozen policy (backtest, paper)."""
     total_timesteps: Count = 100_000
@@ -85,5 +85,5 @@ class PolicyConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
     def __post_init__(self) -> None:
         _require(self.learn_from in LEARN_FROM, "policy.learn_from", f"must be one of {LEARN_FROM}, got {self.learn_from!r}")
-        check_bounds(self, "policy")
+        super().__post_init__()
         _require(len(self.net_arch) >= 1 and all(n >= 1 for n in self.net_arch), "policy.net_arch", "needs positive layer sizes")

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import msgspec
 
-from config.checks import Count, Fraction, PositiveCount, check_bounds
+from config.checks import ConfigSection, Count, Fraction, PositiveCount
 
 
 def _between(low: float, high: float) -> msgspec.Meta:
@@ -75,7 +75,7 @@ Last bars: {tape}"""
 SINGLE_SHOT_PROMPT = """Choose ACTION from: {allowed_actions}."""
 
 
-class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class ReasonerConfig(ConfigSection, kw_only=True):
     # ---- engine
     backend: str = "llama"
     """llama (llama-cpp-python in this process) | http (an OpenAI-compatible server)."""
@@ -182,7 +182,7 @@ class ReasonerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """Number of recent thoughts behind the latency percentiles and rates."""
 
     def __post_init__(self) -> None:
-        check_bounds(self, "reasoner")
+        super().__post_init__()
         _one_of("backend", self.backend, BACKENDS)
         _one_of("mode", self.mode, MODES)
         _one_of("query_policy", self.query_policy, QUERY_POLICIES)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import msgspec
 
-from config.checks import Count, Fraction, NonNegative, Positive, PositiveCount, check_bounds
+from config.checks import ConfigSection, Count, Fraction, NonNegative, Positive, PositiveCount
 
 
-class RiskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class RiskConfig(ConfigSection, kw_only=True):
     veto_enabled: bool = True
     """Apply seed 002's veto rules (consecutive losses, drawdown buffer, win rate); false for the ablation."""
     vetoes_while_training: bool = False
@@ -58,6 +58,3 @@ class RiskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
         if env_mode == "train" and not self.vetoes_while_training and self.veto_enabled:
             return msgspec.structs.replace(self, veto_enabled=False)
         return self
-
-    def __post_init__(self) -> None:
-        check_bounds(self, "risk")

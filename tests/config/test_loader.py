@@ -1,5 +1,7 @@
 import pytest
 
+from actors.fusion.config import FusionConfig
+from config.checks import ConfigSection
 from config.loader import ConfigError, DEFAULT_CONFIG_PATH, dump_toml, load_config, load_resolved
 from config.schema import SECTIONS, Config
 
@@ -10,6 +12,16 @@ def test_default_config_loads_and_every_section_is_a_real_struct():
         section = getattr(config, name)
         assert section.__struct_fields__, f"section [{name}] has no keys"
     assert config.runtime.heartbeat_liveness >= 1
+
+
+def test_every_section_struct_is_a_config_section_named_for_its_section():
+    """ConfigSection names a bounds error in a struct built in code by the class name: FusionConfig is [fusion]."""
+    defaults = Config()
+    for name in SECTIONS:
+        section_type = type(getattr(defaults, name))
+        assert issubclass(section_type, ConfigSection) and section_type.section_name() == name, section_type
+    with pytest.raises(ValueError, match=r"^fusion\.llm_weight: must be >= 0"):
+        FusionConfig(llm_weight=-0.1)
 
 
 def test_default_toml_lists_the_sections_of_the_typed_config_in_its_order():
