@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -60,6 +61,11 @@ def main() -> None:
     parser.add_argument("--four-step", type=int, default=0, metavar="K",
                         help="--market: also ask the first K held-out prompts as four-step thoughts (the reasoner's Thinker, "
                              "llama.cpp, base model and adapter) beside single shot on the same K prompts (~4x slower each)")
+    parser.add_argument("--llama-threads", type=int, default=1, help="--market: llama.cpp threads of the answering engine")
+    parser.add_argument("--save-adapter", default="", metavar="PATH", help="--market: copy the last round's GGUF adapter here")
+    parser.add_argument("--adapter", default="", metavar="PATH",
+                        help="--market: train nothing; answer through llama.cpp with this GGUF adapter (from --save-adapter "
+                             "of a run on the same market, history and held-out counts, which draw the same prompts)")
     args = parser.parse_args()
     if args.market != "planted":
         market_bench(args)
@@ -109,8 +115,6 @@ def market_bench(args: argparse.Namespace) -> None:
     from actors.jobs.common import configure
     from actors.jobs.lora import market_history_bars
     from actors.lora.llama_match import llama_answers
-    from actors.lora.ceiling import Z_95
-    from actors.lora.publishing import is_collapsed, paired_gain
 
     config = configure(build_parser().parse_args(["lora"]), {"data.scenario": args.market, "reasoner.mode": "single_shot"})
     started = time.perf_counter()
@@ -130,43 +134,68 @@ def market_bench(args: argparse.Namespace) -> None:
         core.add_experiences(experiences)
         held_out = core.store.held_out(held)
         labels = [e.action for e in held_out]
-        reports = []
-        for round_number in range(1, args.rounds + 1):
-            say(f"round {round_number}/{args.rounds}: {args.steps} steps, then peft answers on {held} held-out prompts")
-            reports.append(core.run_round())
-            say(f"round {round_number}/{args.rounds}: {reports[-1].result.verdict.why if reports[-1].result.verdict else 'done'}")
-        assert [e.id for e in core.store.held_out(held)] == [e.id for e in held_out]  # the rounds judged these prompts
-        peft_base = list(reports[0].result.before_answers)  # the base model: nothing was published before round 1
-        last = reports[-1].result  # a collapsed round went back to the current weights: those were exported
-        peft_adapter = list(last.before_answers if last.verdict and last.verdict.collapsed else last.after_answers)
-        train_secs = sum(r.result.stats.secs for r in reports)
-        engine = _running_engine(core.model_path)
+        if args.adapter:
+            reports, published, adapter_path = [], [], args.adapter
+        else:
+            reports = _train_rounds(core, args, held, say)
+            assert [e.id for e in core.store.held_out(held)] == [e.id for e in held_out]  # the rounds judged these prompts
+            peft_base = list(reports[0].result.before_answers)  # the base model: nothing was published before round 1
+            published = [r for r in reports if r.version.published]
+            # What a reasoner would load: the last published adapter, else the base model (the gain is then nought).
+            peft_adapter = list(published[-1].result.after_answers) if published else peft_base
+            adapter_path = str(published[-1].version.path) if published else ""
+            if args.save_adapter and adapter_path:  # for a later --adapter run (a GPU trains, 2 cores answer via llama.cpp)
+                shutil.copyfile(adapter_path, args.save_adapter)
+            # printed before the slower llama.cpp half, which a time limit may cut
+            print(_match_line("peft", args.market, labels, peft_base, peft_adapter, lora.collapse_share), flush=True)
+        engine = _running_engine(core.model_path, args.llama_threads)
         asked = held_out[: args.four_step]
         try:
-            say(f"llama.cpp: base model answers on {held} held-out prompts, then the adapter's")
+            say(f"llama.cpp: base model answers on {held} held-out prompts, then the adapter's ({args.llama_threads} threads)")
             llama_base = llama_answers(engine, held_out)
             four_base = _four_step_answers(engine, config.reasoner, asked, contexts)
-            engine.load_adapter(str(reports[-1].version.path), reports[-1].version.version)
-            llama_adapter = llama_answers(engine, held_out)
-            four_adapter = _four_step_answers(engine, config.reasoner, asked, contexts)
+            llama_adapter, four_adapter = llama_base, four_base  # nothing published: the reasoner keeps the base model
+            if adapter_path:
+                engine.load_adapter(adapter_path, published[-1].version.version if published else 1)
+                llama_adapter = llama_answers(engine, held_out)
+                four_adapter = _four_step_answers(engine, config.reasoner, asked, contexts)
         finally:
             engine.close()
         core.close()
-    for path, base, adapter in (("peft", peft_base, peft_adapter), ("llama.cpp", llama_base, llama_adapter)):
-        hits_base, hits_adapter = [a == y for a, y in zip(base, labels)], [a == y for a, y in zip(adapter, labels)]
-        gain, low, high = paired_gain(hits_base, hits_adapter, Z_95)
-        collapsed, _, _ = is_collapsed(adapter, labels, lora.collapse_share)
-        mix = " ".join(f"{name}={adapter.count(a) / len(adapter):.2f}" for a, name in ((1, "BUY"), (2, "SELL"), (0, "HOLD")))
-        print(f"{path} {args.market} match {sum(hits_base) / len(labels):.3f} -> {sum(hits_adapter) / len(labels):.3f} "
-              f"gain {gain:+.3f} [{low:+.3f}, {high:+.3f}] n={len(labels)} answers {mix} collapse={collapsed}")
+    print(_match_line("llama.cpp", args.market, labels, llama_base, llama_adapter, lora.collapse_share))
     if asked:
         _print_four_step(args.market, labels[: len(asked)], llama_base[: len(asked)], four_base, "base")
         _print_four_step(args.market, labels[: len(asked)], llama_adapter[: len(asked)], four_adapter, "adapter")
     label_mix = " ".join(f"{name}={share:.2f}" for name, share in ceiling.label_mix.items())
     print(f"ceiling {args.market} {ceiling.classifier} chance {ceiling.chance.value:.3f} labels {label_mix}")
-    print(f"rounds {args.market} " + ", ".join(f"v{r.version.version}:{r.result.verdict.why}" for r in reports)
-          + f"; {len(experiences) - held} training prompts, {args.rounds} x {args.steps} steps x batch {args.batch}, "
-          f"train {train_secs:.0f} s, all {time.perf_counter() - started:.0f} s")
+    train_secs = sum(r.result.stats.secs for r in reports)
+    rounds = ", ".join(f"v{r.version.version}:{r.result.verdict.why}" for r in reports) or f"adapter {args.adapter}"
+    print(f"rounds {args.market} {rounds}; {len(experiences) - held} training prompts, {args.rounds} x {args.steps} steps x "
+          f"batch {args.batch}, {args.device}, train {train_secs:.0f} s, all {time.perf_counter() - started:.0f} s")
+
+
+def _train_rounds(core: LoraCore, args: argparse.Namespace, held: int, say) -> list:
+    reports = []
+    for round_number in range(1, args.rounds + 1):
+        say(f"round {round_number}/{args.rounds}: {args.steps} steps, then peft answers on {held} held-out prompts")
+        reports.append(core.run_round())
+        verdict = reports[-1].result.verdict
+        say(f"round {round_number}/{args.rounds}: {verdict.why if verdict else 'done'} "
+            f"(match {reports[-1].result.before:.3f} -> {reports[-1].result.after:.3f})")
+    return reports
+
+
+def _match_line(path: str, market: str, labels, base, adapter, collapse_share: float) -> str:
+    """``<path> <market> match <base> -> <adapter> gain [interval]``, the adapter's answer mix and its collapse flag."""
+    from actors.lora.ceiling import Z_95
+    from actors.lora.publishing import is_collapsed, paired_gain
+
+    hits_base, hits_adapter = [a == y for a, y in zip(base, labels)], [a == y for a, y in zip(adapter, labels)]
+    gain, low, high = paired_gain(hits_base, hits_adapter, Z_95)
+    collapsed, _, _ = is_collapsed(adapter, labels, collapse_share)
+    mix = " ".join(f"{name}={adapter.count(a) / len(adapter):.2f}" for a, name in ((1, "BUY"), (2, "SELL"), (0, "HOLD")))
+    return (f"{path} {market} match {sum(hits_base) / len(labels):.3f} -> {sum(hits_adapter) / len(labels):.3f} "
+            f"gain {gain:+.3f} [{low:+.3f}, {high:+.3f}] n={len(labels)} answers {mix} collapse={collapsed}")
 
 
 def _four_step_answers(engine, reasoner, experiences, contexts) -> list[int]:
@@ -202,10 +231,10 @@ def _plain_peft_tokens_per_sec(trainer, core: LoraCore) -> float:
     return stats.tokens_per_sec
 
 
-def _running_engine(model_path: str):
+def _running_engine(model_path: str, n_threads: int = 1):
     from actors.reasoner.engine import LlamaEngine
 
-    return LlamaEngine(model_path=model_path, n_ctx=1024, temperature=0.0)
+    return LlamaEngine(model_path=model_path, n_ctx=1024, temperature=0.0, n_threads=n_threads)
 
 
 def _swap_and_first_decide_secs(engine, adapter: str, experience) -> float:
