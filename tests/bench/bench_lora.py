@@ -169,9 +169,12 @@ def market_bench(args: argparse.Namespace) -> None:
     label_mix = " ".join(f"{name}={share:.2f}" for name, share in ceiling.label_mix.items())
     print(f"ceiling {args.market} {ceiling.classifier} chance {ceiling.chance.value:.3f} labels {label_mix}")
     train_secs = sum(r.result.stats.secs for r in reports)
-    rounds = ", ".join(f"v{r.version.version}:{r.result.verdict.why}" for r in reports) or f"adapter {args.adapter}"
-    print(f"rounds {args.market} {rounds}; {len(experiences) - held} training prompts, {args.rounds} x {args.steps} steps x "
-          f"batch {args.batch}, {args.device}, train {train_secs:.0f} s, all {time.perf_counter() - started:.0f} s")
+    if args.adapter:
+        trained = f"adapter {args.adapter}, trained elsewhere"
+    else:
+        trained = (", ".join(f"v{r.version.version}:{r.result.verdict.why}" for r in reports)
+                   + f"; {args.rounds} x {args.steps} steps x batch {args.batch}, {args.device}, train {train_secs:.0f} s")
+    print(f"rounds {args.market} {trained}; {len(experiences) - held} training prompts, all {time.perf_counter() - started:.0f} s")
 
 
 def _train_rounds(core: LoraCore, args: argparse.Namespace, held: int, say) -> list:
