@@ -1,9 +1,12 @@
 """``bin/run evaluate``: walk-forward evidence that the policy learns, against floors, a ceiling and the null market.
 
     bin/run evaluate [--market regimes|null|FILE] [--folds K] [--seeds N] [--budgets 10000,50000,200000] [--quick]
+                     [--lockstep-decisions N [--adapter ADAPTER.gguf]]
 
 Writes ``<run>/evaluate/metrics.json`` (key ``success_table``), ``report.md`` and
-``learning_curve.png``, and prints the success table and a one-line verdict.
+``learning_curve.png``, and prints the success table and a one-line verdict. ``--lockstep-decisions N`` adds a
+lockstep backtest of the last fold's policy through the actors (actors/jobs/evaluation/lockstep_evidence.py: the
+fusion, LLM accuracy and RL/LLM agreement rows, metrics.json key ``lockstep``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.evaluation.evidence import summarise
 from actors.jobs.evaluation.folds import purge_days_for
+from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
 from actors.jobs.evaluation.walkforward import run_walk_forward
 from config.schema import Config
 from runtime.rundir import create_run_dir
@@ -81,7 +85,14 @@ def market_settings(market: str, days: int) -> dict:
 def mode_evaluate(args: argparse.Namespace) -> int:
     settings = plan(args)
     market = args.market or "regimes"
-    config: Config = configure(args, {**market_settings(market, settings["days"]), "run.name": f"evaluate-{Path(market).stem}"})
+    data = market_settings(market, settings["days"])
+    config: Config = configure(args, {**data, "run.name": f"evaluate-{Path(market).stem}"})
+    lockstep_decisions = getattr(args, "lockstep_decisions", None)
+    if lockstep_decisions is not None and lockstep_decisions < 1:
+        raise JobError(f"--lockstep-decisions takes a positive number of decisions, got {lockstep_decisions}")
+    if getattr(args, "adapter", None) is not None and lockstep_decisions is None:
+        raise JobError("evaluate --adapter needs --lockstep-decisions N (the adapter is compared in the lockstep backtest)")
+    adapter = check_lockstep_ready(config, getattr(args, "adapter", None)) if lockstep_decisions else {}
     rd = create_run_dir(config, "evaluate", args.run_dir)
     out = rd.path / "evaluate"
     out.mkdir(parents=True, exist_ok=True)
@@ -102,8 +113,13 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     result = run_walk_forward(config, dataset, market, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
                               purge_days=purge, min_train_days=train_days,
                               progress=say)
-    summary = summarise(result, config.account.start_balance)
-    summary["elapsed_secs"] = time.monotonic() - started
+    walk_forward_secs = time.monotonic() - started
+    lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say)
+                if lockstep_decisions else None)
+    summary = summarise(result, config.account.start_balance, lockstep)
+    summary["elapsed_secs"] = walk_forward_secs
+    if lockstep is not None:
+        summary["lockstep"]["elapsed_secs"] = time.monotonic() - started - walk_forward_secs
     summary["folds_days"] = [{"fold": f.index, "train_days": [f.train_start_day, f.train_stop_day - 1],
                               "test_days": [f.test_start_day, f.test_stop_day - 1]} for f in result.folds]
     (out / "metrics.json").write_text(json.dumps(_json_ready(summary), indent=2))
@@ -173,6 +189,7 @@ def report_markdown(summary: dict) -> str:
         lines.append(f"| {name} | {_num(c['pnl_per_day_difference'], ',.0f')} | {_interval(c['interval'], ',.0f')} | "
                      f"{_num(c['p_value_reality_check'], '.3f')} | {_num(c['p_value_spa'], '.3f')} | {'yes' if c['beats'] else 'no'} |")
     lines += ensemble_lines(summary)
+    lines += lockstep_lines(summary)
     lines += ["", "## Every variant", "", *variant_lines(summary), "", "## Learning curve", "", "![learning curve](learning_curve.png)", "",
               "| env steps | $ per day | 95% interval | daily Sharpe | Sharpe per seed |", "| --- | --- | --- | --- | --- |"]
     for point in summary["learning_curve"]:
@@ -193,6 +210,41 @@ def ensemble_lines(summary: dict) -> list[str]:
                 f"minus {summary['best_momentum']}: ${_num(momentum['pnl_per_day_difference'], ',.0f')} {_interval(momentum['interval'], ',.0f')} "
                 f"({'beats it' if momentum['beats'] else 'does not beat it'}); minus the seeds' mean: "
                 f"${_num(seeds['pnl_per_day_difference'], ',.0f')} {_interval(seeds['interval'], ',.0f')}."]
+
+
+def lockstep_lines(summary: dict) -> list[str]:
+    """--lockstep-decisions: where the fusion and LLM rows of the success table come from; none without it."""
+    lockstep = summary.get("lockstep")
+    if not lockstep:
+        return []
+    lines = ["", "## Fusion and the LLM in lockstep", "",
+             f"The last fold's policy (fold {lockstep['fold'] + 1}, its first seed at the last budget; {lockstep['policy_checkpoint']}) "
+             f"played the first {lockstep['decisions_requested']} decisions of its test window (day {lockstep['test_start_day']} on) "
+             "through the actors, each decision with the previous step's thought; every flat decision with a thought and a "
+             f"hindsight label is scored. The success table's fusion rows read the {lockstep['rows_read']} run.", "",
+             "| run | decisions scored | RL = label | LLM = label | fused = label | fusion chose the right source | RL/LLM agreement | "
+             "fused minus RL (paired) | fusion LLM trust (mean) | LLM query rate |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name in ("base", "adapter"):
+        run = lockstep.get(name)
+        if run is None:
+            continue
+        scores, llm = run["scores"], run["llm"]
+        shares = " | ".join(_share_cell(scores[key]) for key in ("rl", "llm", "fused", "chose_right_source", "agreement"))
+        paired = scores["fused_vs_rl"]
+        lines.append(f"| {name} ({run['dir']}) | {scores['decisions']} | {shares} | {_share_cell(paired, '+.2f')} | "
+                     f"{_num(llm.get('llm_trust'))} | {_num(llm.get('query_rate'))} |")
+    return lines
+
+
+def _share_cell(share: dict, fmt: str = ".2f") -> str:
+    if not share["n"]:
+        return "n/a (0)"
+    return f"{_num(share['value'], fmt)} {_interval((_finite(share['low']), _finite(share['high'])), fmt)} of {share['n']}"
+
+
+def _finite(value) -> float:
+    return float("nan") if value is None else float(value)
 
 
 def console_summary(summary: dict) -> str:

@@ -25,13 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from actors import ENV, FUSION, POLICY, RISK
-from actors.common.actions import Action
 from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobResult, configure, format_table
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
 from actors.jobs.evaluation.evidence import backtest_evidence_rows
-from actors.jobs.evaluation.sources import SourceBook, SourceScores
+from actors.jobs.lockstep import lockstep_backtest
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
 from actors.policy import checkpoint_steps, latest_checkpoint
 from bus.messages import LlmThought, LoraAdapter
@@ -73,16 +72,6 @@ LOCKSTEP_BACKTEST_STEPS = 30
 # The reasoner keeps reasoner.n_threads (1) in phase 4 too. On an idle 2-core machine 2 threads made a single-shot
 # thought 1.3 s instead of 2.3 s, but with any other process on the cores llama.cpp's threads wait for each other:
 # beside a niced benchmark a thought took 34-85 s.
-LLM_FIGURES = (
-    ("query_rate", "LLM query rate (decisions with a usable thought)"),
-    ("lag_query_rate", "decisions with a thought at most 1 step old"), ("llm_staleness_steps", "LLM staleness (steps, mean)"),
-    ("llm_staleness_max_steps", "LLM staleness (steps, max)"), ("late_steps", "late steps (thought past its deadline)"),
-    ("thought_wait_share", "share of wall time the loop waited for the LLM"),
-    ("llm_confidence", "LLM confidence (mean)"), ("agreement_rate", "RL/LLM agreement"), ("llm_trust", "fusion LLM trust (mean)"),
-    ("veto_rate", "risk veto rate"), ("net_pnl_usd", "net P&L $ (marked to market: closed trades + any position still open)"), ("trades", "trades"),
-)
-MAX_STEP_CHARS = 300
-"""A reasoning step longer than this is cut when printed."""
 
 
 def main_root(args: argparse.Namespace, base: Config) -> Path:
@@ -123,10 +112,6 @@ def hybrid_settings(args: argparse.Namespace, phase1_run: Path, n_envs: int = HY
     return settings
 
 
-def llm_table(metrics: dict[str, float], title: str, extra: list[tuple[str, Any]]) -> str:
-    return format_table([(label, metrics[key]) for key, label in LLM_FIGURES if key in metrics] + extra, title)
-
-
 def mode_main(args: argparse.Namespace) -> int:
     data = data_settings(args)
     base = configure(args, data)
@@ -160,33 +145,9 @@ def mode_main(args: argparse.Namespace) -> int:
                        "evidence: the same test bars played by the floors and the oracle (same env, costs, risk rules)"))
 
     lockstep_backtest(args, {**data, **backtest_settings(checkpoint, args.data), **fusion, **lora}, root / "4-lockstep-backtest",
-                      full_speed_query_rate=metrics.get("query_rate", 0.0))
+                      LOCKSTEP_BACKTEST_STEPS, extra=[("full-speed backtest query rate, for comparison", metrics.get("query_rate", 0.0))])
     print(f"\nall stages: {root.resolve()}")
     return EXIT_OK
-
-
-def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_dir: Path, full_speed_query_rate: float) -> SourceScores:
-    """Phase 4: the first test decisions in lockstep (``settings`` laid over BACKTEST and LOCKSTEP); the LLM's figures,
-    and each source scored against hindsight."""
-    config = configure(args, {**settings, "env.max_steps": LOCKSTEP_BACKTEST_STEPS, "env.publish_hindsight": True},
-                     [BACKTEST, LOCKSTEP])
-    sources = SourceBook()
-    live, live_metrics = run_backtest(config, args, run_dir, label="lockstep backtest", watch=(LlmThought, *SourceBook.WATCH),
-                                      observe=sources.add)
-    report = live.run_dir.path / config.env.report_dir
-    print()
-    print(llm_table(
-        live_metrics, f"lockstep backtest: {LOCKSTEP_BACKTEST_STEPS} decisions of the test days, each with the previous step's thought",
-        [("full-speed backtest query rate, for comparison", full_speed_query_rate), ("report", str(report / "report.html"))],
-    ))
-    scores = sources.scores()
-    (report / "sources.json").write_text(json.dumps(scores.to_json(), indent=2))
-    print()
-    print(format_table(scores.rows(), "whom fusion should have trusted: each source against the hindsight label of its bar"))
-    thought = live.last.get(LlmThought)
-    if thought is not None:
-        print("\n" + format_thought(thought))
-    return scores
 
 
 def backtest_session_pnl(result: JobResult, config: Config) -> list[float]:
@@ -196,13 +157,3 @@ def backtest_session_pnl(result: JobResult, config: Config) -> list[float]:
         return [float(row["pnl_usd"]) for row in json.loads(path.read_text()).get("session_pnl", [])]
     except (OSError, ValueError, KeyError, TypeError):
         return []
-
-
-def format_thought(thought: LlmThought) -> str:
-    """The LLM's last chain of thought, as a person would read it."""
-    parts = [f"last thought (env {thought.env_id}, bar {thought.step_seen}, {thought.latency_ms:.0f} ms, adapter v{thought.adapter_version}):"]
-    for title, text in (("analyse", thought.analysis), ("options", thought.options), ("risks", thought.risks), ("decide", thought.decision)):
-        if text.strip():
-            parts.append(f"  {title:>8}: {' '.join(text.split())[:MAX_STEP_CHARS]}")
-    parts.append(f"  -> {Action(thought.action).name} with confidence {thought.confidence:.2f}")
-    return "\n".join(parts)

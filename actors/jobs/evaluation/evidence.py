@@ -3,13 +3,15 @@
 Every figure is computed on the walk-forward's test days only. A verdict is "met" only when
 the whole 95 % interval clears the target, "not met" when the whole interval misses it, and
 "not evidence" when the interval straddles it, the figure is undefined, or this run did not
-measure it (the LLM and fusion rows of a policy-only walk-forward).
+measure it (the LLM and fusion rows of a policy-only walk-forward; ``--lockstep-decisions N`` measures them in a
+lockstep backtest of the last fold's policy: actors/jobs/evaluation/lockstep_evidence.py).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -35,6 +37,17 @@ class Row:
     target: str
     verdict: str
     note: str = ""
+
+
+class FusionEvidence(Protocol):
+    """What fills the fusion and LLM rows: a lockstep run's scores (actors/jobs/evaluation/lockstep_evidence.py
+    ``LockstepEvidence``; not imported here, it imports this module)."""
+
+    def rows(self) -> list[Row]:
+        """Fusion accuracy, LLM accuracy before -> after, RL/LLM agreement, then any further rows."""
+
+    def to_json(self) -> dict:
+        """metrics.json's ``lockstep``."""
 
 
 def verdict_at_least(value: float, low: float, high: float, target: float) -> str:
@@ -75,7 +88,7 @@ def wilson_interval(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
     p = wins / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
+    return max(0.0, centre - half), min(1.0, centre + half)  # clamped: 0 of 5 gave -1e-17 (printed "-0.00")
 
 
 def pooled_policy_days(result: WalkForward, budget: int | None = None) -> np.ndarray:
@@ -84,8 +97,8 @@ def pooled_policy_days(result: WalkForward, budget: int | None = None) -> np.nda
     return np.mean([result.series[name].daily_pnl for name in names], axis=0)
 
 
-def summarise(result: WalkForward, capital: float) -> dict:
-    """Every figure of the evaluation, JSON-ready (NaN where undefined)."""
+def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | None = None) -> dict:
+    """Every figure of the evaluation, JSON-ready (NaN where undefined); ``lockstep`` fills the fusion and LLM rows."""
     series = {name: np.asarray(s.daily_pnl) for name, s in result.series.items()}
     policy = pooled_policy_days(result)
     n_days = len(policy)
@@ -140,7 +153,9 @@ def summarise(result: WalkForward, capital: float) -> dict:
         "best_momentum": best_momentum, "comparisons": comparisons, "variants": variants,
         "learning_curve": learning_curve, "training": result.training, "ensemble": ensemble,
     }
-    summary["success_table"] = [asdict(row) for row in success_rows(summary, result)]
+    summary["success_table"] = [asdict(row) for row in success_rows(summary, result, lockstep)]
+    if lockstep is not None:
+        summary["lockstep"] = lockstep.to_json()
     summary["verdict"] = headline(summary)
     return summary
 
@@ -203,14 +218,23 @@ def _pooled_win_rate(result: WalkForward) -> tuple[float, float, float]:
     return (wins / trades if trades else float("nan")), low, high
 
 
-def success_rows(summary: dict, result: WalkForward) -> list[Row]:
+def success_rows(summary: dict, result: WalkForward, lockstep: FusionEvidence | None = None) -> list[Row]:
+    """The seeds' targets; the fusion and LLM rows come from ``lockstep`` (with fused minus RL-only after them), else
+    they are "not evidence" (a policy-only walk-forward does not measure them)."""
     policy = summary["policy"]
     win, win_low, win_high = _pooled_win_rate(result)
     sharpe_low, sharpe_high = policy["sharpe_interval"]
     share_low, share_high = summary["oracle_share_interval"]
     dsr = summary["dsr"]
-    not_here = "measured by the lockstep backtest and bin/bench lora, not by this policy-only walk-forward"
+    not_here = ("measured by the lockstep backtest and bin/bench lora, not by this policy-only walk-forward "
+                "(--lockstep-decisions N measures it)")
     nan = float("nan")
+    if lockstep is not None:
+        fusion_rows = lockstep.rows()
+    else:
+        fusion_rows = [Row("fusion accuracy", nan, nan, nan, "0.85-0.90", "not evidence", not_here),
+                       Row("LLM accuracy before -> after", nan, nan, nan, "0.60 -> 0.75", "not evidence", not_here),
+                       Row("RL/LLM agreement", nan, nan, nan, "0.65-0.75", "not evidence", not_here)]
     return [
         Row("win rate (RL + risk, OOS trades)", win, win_low, win_high, "0.58-0.62", verdict_between(win, win_low, win_high, 0.58, 0.62)),
         Row("daily Sharpe (annualised, OOS)", policy["sharpe"], sharpe_low, sharpe_high, ">= 3",
@@ -221,9 +245,7 @@ def success_rows(summary: dict, result: WalkForward) -> list[Row]:
         Row("deflated-Sharpe probability", dsr, dsr, dsr, f">= {DSR_TARGET}",
             "not evidence" if not math.isfinite(dsr) else ("met" if dsr >= DSR_TARGET else "not met"),
             f"{summary['dsr_trials']} trials (budgets x seeds)"),
-        Row("fusion accuracy", nan, nan, nan, "0.85-0.90", "not evidence", not_here),
-        Row("LLM accuracy before -> after", nan, nan, nan, "0.60 -> 0.75", "not evidence", not_here),
-        Row("RL/LLM agreement", nan, nan, nan, "0.65-0.75", "not evidence", not_here),
+        *fusion_rows,
     ]
 
 

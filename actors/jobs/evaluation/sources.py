@@ -12,7 +12,9 @@ On the flat decisions that had a thought and a label:
 - fusion accuracy, the seeds' way ("choosing the source that was right"): of the decisions where the
   two sources disagree and exactly one of them matches the label, the share where fusion chose it;
 - fused accuracy: the share where fusion's action equals the label, beside the better single source;
-- RL/LLM agreement: the share where both advised the same action.
+- RL/LLM agreement: the share where both advised the same action;
+- fused minus RL-only: fused accuracy minus RL accuracy on the same decisions, a paired difference (per decision,
+  fused hit minus RL hit) with its normal interval (actors/lora/publishing.py ``paired_gain``).
 
 Each with a Wilson 95 % interval over decisions. Decisions are not independent (neighbouring bars
 share their future), so the intervals are optimistic; they still say when a figure rests on a handful.
@@ -29,6 +31,7 @@ import numpy as np
 
 from actors.common.actions import BUY, NO_ACTION
 from actors.jobs.evaluation.evidence import verdict_at_least, verdict_between, wilson_interval
+from actors.lora.publishing import paired_gain
 from bus.messages import EnvHindsight, EnvObs, FusionDecision, Message
 
 FUSION_ACCURACY_TARGET = (0.85, 0.90)
@@ -59,6 +62,37 @@ class Share:
 
 
 @dataclass(frozen=True)
+class PairedDifference:
+    """One source's hits minus another's on the same n decisions: ``gained`` where only the first was right, ``lost``
+    where only the second was (the decisions where both or neither were right add 0)."""
+
+    gained: int = 0
+    lost: int = 0
+    n: int = 0
+
+    @property
+    def value(self) -> float:
+        return (self.gained - self.lost) / self.n if self.n else float("nan")
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The 95 % interval of the mean difference (mean +- 1.96 sd / sqrt(n)); NaN for none, infinite for one."""
+        if not self.n:
+            return float("nan"), float("nan")
+        ties = self.n - self.gained - self.lost
+        first = [True] * self.gained + [False] * self.lost + [False] * ties
+        second = [False] * self.gained + [True] * self.lost + [False] * ties
+        _, low, high = paired_gain(second, first, 1.96)
+        return low, high
+
+    def text(self) -> str:
+        if not self.n:
+            return "n/a (no such decision)"
+        low, high = self.interval
+        return f"{self.value:+.2f} [{low:+.2f}, {high:+.2f}] of {self.n} (+{self.gained} / -{self.lost})"
+
+
+@dataclass(frozen=True)
 class SourceScores:
     decisions: int
     """Flat decisions that had a thought and a hindsight label."""
@@ -69,6 +103,8 @@ class SourceScores:
     """Of the decisions where exactly one source matched the label, how often fusion chose that one."""
     agreement: Share
     label_mix: dict[str, int] = field(default_factory=dict)
+    fused_vs_rl: PairedDifference = PairedDifference()
+    """Fused accuracy minus RL accuracy on the same decisions: what fusion with the LLM adds over RL alone."""
 
     @property
     def better_single_source(self) -> str:
@@ -87,6 +123,7 @@ class SourceScores:
              f"{self.chose_right_source.text()}: {verdict_between(self.chose_right_source.value, *self.chose_right_source.interval, lower, upper)}"),
             ("fused action = hindsight label", self.fused.text()),
             ("RL advice = hindsight label", self.rl.text()),
+            ("fused minus RL advice (paired, same decisions)", self.fused_vs_rl.text()),
             (f"LLM advice = hindsight label (target >= {LLM_ACCURACY_TARGET:.2f})",
              f"{self.llm.text()}: {verdict_at_least(self.llm.value, *self.llm.interval, LLM_ACCURACY_TARGET)}"),
             ("better single source", self.better_single_source),
@@ -99,8 +136,12 @@ class SourceScores:
             low, high = s.interval
             return {"value": _finite(s.value), "low": _finite(low), "high": _finite(high), "hits": s.hits, "n": s.n}
 
+        paired = self.fused_vs_rl
+        low, high = paired.interval
         return {"decisions": self.decisions, "label_mix": dict(self.label_mix), "better_single_source": self.better_single_source,
-                **{name: share(getattr(self, name)) for name in ("rl", "llm", "fused", "chose_right_source", "agreement")}}
+                **{name: share(getattr(self, name)) for name in ("rl", "llm", "fused", "chose_right_source", "agreement")},
+                "fused_vs_rl": {"value": _finite(paired.value), "low": _finite(low), "high": _finite(high),
+                                "gained": paired.gained, "lost": paired.lost, "n": paired.n}}
 
 
 def _finite(value: float) -> float | None:
@@ -154,6 +195,8 @@ def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tupl
         chose_right_source=Share(sum(d.fused == label for d, label in contested), len(contested)),
         agreement=Share(sum(d.rl == d.llm for d, _ in scored), len(scored)),
         label_mix={"HOLD": int(mix[0]), "BUY": int(mix[1]), "SELL": int(mix[2])},
+        fused_vs_rl=PairedDifference(sum(d.fused == label != d.rl for d, label in scored),
+                                     sum(d.rl == label != d.fused for d, label in scored), len(scored)),
     )
 
 
@@ -166,5 +209,8 @@ def pooled(scores: list[SourceScores]) -> SourceScores:
     for s in scores:
         for label, count in s.label_mix.items():
             mix[label] = mix.get(label, 0) + count
+    paired = PairedDifference(sum(s.fused_vs_rl.gained for s in scores), sum(s.fused_vs_rl.lost for s in scores),
+                              sum(s.fused_vs_rl.n for s in scores))
     return SourceScores(decisions=sum(s.decisions for s in scores), rl=share("rl"), llm=share("llm"), fused=share("fused"),
-                        chose_right_source=share("chose_right_source"), agreement=share("agreement"), label_mix=mix)
+                        chose_right_source=share("chose_right_source"), agreement=share("agreement"), label_mix=mix,
+                        fused_vs_rl=paired)

@@ -23,6 +23,7 @@ from actors.env.references import reference_policies
 from actors.env.statistics import TRADING_DAYS_PER_YEAR
 from actors.jobs.evaluation.chain import InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, learner_decide, play_window
 from actors.jobs.evaluation.folds import Fold, walk_forward_folds
+from actors.policy.checkpoint import Checkpoint
 from config.schema import Config
 
 Progress = Callable[[str], None]
@@ -59,6 +60,9 @@ class WalkForward:
     """'policy@<budget>#<seed>', 'ensemble@<budget>' (two seeds or more) and the reference names -> their OOS days."""
     training: list[dict] = field(default_factory=list)
     """One row per (fold, seed, budget): the learner's last PPO figures."""
+    last_policy: tuple[int, Checkpoint] | None = None
+    """(env steps, checkpoint) of the last fold's first seed at the last budget, frozen as tested: what
+    ``bin/run evaluate --lockstep-decisions`` plays through the actors at the start of that fold's test window."""
 
     def policy_names(self, budget: int | None = None) -> list[str]:
         budget = self.budgets[-1] if budget is None else budget
@@ -104,6 +108,8 @@ def run_walk_forward(config: Config, dataset: Dataset, market: str, *, n_folds: 
             trainer = InProcessTrainer(seeded, train)
             for budget in budgets:
                 learner = trainer.train_until(budget)
+                if fold is folds[-1] and seed == seeds[0] and budget == budgets[-1]:
+                    result.last_policy = (learner.num_timesteps, learner.checkpoint())
                 frozen[budget].append(frozen_copy(learner, seeded))
                 window = play_window(seeded, test, learner_decide(frozen[budget][-1]))
                 add(policy_name(budget, seed), window)

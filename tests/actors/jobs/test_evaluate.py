@@ -31,6 +31,51 @@ def test_a_tiny_walk_forward_writes_the_success_table_and_a_verdict(tmp_path, ma
     assert market in out and "ensemble" in out
 
 
+@pytest.mark.slow
+def test_lockstep_decisions_measure_the_fusion_and_llm_rows_through_the_actors_on_the_base_model_and_an_adapter(tmp_path, capsys):
+    from actors.common.llm.model import default_model_path
+    from actors.lora.gguf_adapter import random_lora_adapter
+
+    adapter = random_lora_adapter(default_model_path(), tmp_path / "adapter.gguf", rank=4, alpha=8.0, std=0.2)
+    run_dir = tmp_path / "run"
+
+    # The win-rate halt on every bar keeps the account flat (no entry passes risk), so every decision after the first
+    # (which has no thought yet) is scored: a tiny policy that entered at once would leave none flat to score.
+    always_halted = ["--set", "risk.min_win_rate=1.0", "--set", "risk.min_trades_for_win_rate=0",
+                     "--set", "risk.win_rate_halt_needs_net_loss=false"]
+
+    code = main(["evaluate", "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "1",
+                 "--lockstep-decisions", "6", "--adapter", str(adapter), "--run-dir", str(run_dir), "--quiet", *always_halted])
+
+    assert code == 0
+    out = run_dir / "evaluate"
+    metrics = json.loads((out / "metrics.json").read_text())
+    lockstep = metrics["lockstep"]
+    assert lockstep["decisions_requested"] == 6 and lockstep["fold"] == 1 and lockstep["rows_read"] == "adapter"
+    assert list((out / "lockstep-policy").glob("policy_*.zip")) and (out / "lockstep-base").is_dir() and (out / "lockstep-adapter").is_dir()
+    for run in ("base", "adapter"):
+        scored = lockstep[run]["scores"]
+        assert scored["decisions"] == 5 and scored["llm"]["n"] == 5  # measured, with its n
+        assert sum(scored["label_mix"].values()) == 5
+        assert "llm_trust" in lockstep[run]["llm"] and "agreement_rate" in lockstep[run]["llm"]
+    rows = {row["figure"]: row for row in metrics["success_table"]}
+    assert len(rows) == 8  # the seeds' seven and fused minus RL-only
+    for figure in ("LLM accuracy before -> after", "RL/LLM agreement", "fused minus RL-only (accuracy, paired)"):
+        assert rows[figure]["value"] is not None and f"scored of 6 decisions" in rows[figure]["note"]
+    assert "-> adapter" in rows["LLM accuracy before -> after"]["note"]
+    fusion = rows["fusion accuracy"]
+    contested = lockstep["adapter"]["scores"]["chose_right_source"]["n"]
+    assert f"{contested} where exactly one source was right" in fusion["note"]
+    assert (fusion["value"] is not None) == (contested > 0)  # no contested decision: n/a with its n, never a made-up share
+    assert "Fusion and the LLM in lockstep" in (out / "report.md").read_text()
+    assert "whom fusion should have trusted" in capsys.readouterr().out
+
+
+def test_an_adapter_without_lockstep_decisions_is_a_clear_error(tmp_path, capsys):
+    assert main(["evaluate", "--adapter", str(tmp_path / "a.gguf"), "--run-dir", str(tmp_path / "r")]) == 1
+    assert "--lockstep-decisions" in capsys.readouterr().err
+
+
 def test_an_unknown_market_file_is_a_clear_error(tmp_path, capsys):
     assert main(["evaluate", "--market", str(tmp_path / "missing.csv"), "--run-dir", str(tmp_path / "r")]) == 1
     assert "no file" in capsys.readouterr().err

@@ -2,17 +2,7 @@
 
 from actors.jobs.cli import build_parser
 from actors.jobs.common import configure
-from actors.jobs.main import HYBRID, HYBRID_LOOP_STEPS, MAIN_LORA, MAIN_MARKET_HELD_OUT, MAIN_MARKET_HISTORY, LONG_TRAINING, data_settings, format_thought, hybrid_settings, main_root, phase1_settings
-from bus.messages import LlmThought
-
-
-def test_a_thought_is_printed_as_its_four_steps_and_the_action():
-    thought = LlmThought(env_id=0, episode_id=0, step_seen=5, query_id="1-1", action=1, confidence=0.8, mode="four_step",
-                         analysis="Up  trend.", options="BUY or HOLD", risks="a reversal", decision="BUY | 0.8 | trend")
-
-    text = format_thought(thought)
-
-    assert "analyse: Up trend." in text and "risks: a reversal" in text and "-> BUY with confidence 0.80" in text
+from actors.jobs.main import HYBRID, HYBRID_LOOP_STEPS, MAIN_LORA, MAIN_MARKET_HELD_OUT, MAIN_MARKET_HISTORY, LONG_TRAINING, data_settings, hybrid_settings, main_root, phase1_settings
 
 
 def test_the_hybrid_phase_resumes_phase_one_in_lockstep_with_short_rollouts(tmp_path):

@@ -62,3 +62,20 @@ def test_the_book_joins_decisions_flat_flags_and_labels_that_arrive_as_bus_messa
     assert N_ACTIONS == 6 and scores.decisions == 1  # env 1 was in a position
     assert (scores.chose_right_source.hits, scores.chose_right_source.n) == (1, 1)
     assert scores.better_single_source == "RL"
+
+
+def test_fused_minus_rl_is_paired_on_the_same_decisions_and_pools_by_its_counts():
+    from actors.jobs.evaluation.sources import pooled
+
+    decisions = {(0, k): D(fused=BUY, rl=HOLD, llm=BUY) for k in range(6)}  # fusion followed the LLM
+    labels = {(0, k): (BUY if k < 4 else HOLD) for k in range(6)}  # right 4 times (RL wrong), wrong twice (RL right)
+    flat = {key: True for key in decisions}
+
+    paired = score_sources(decisions, labels, flat).fused_vs_rl
+
+    assert (paired.gained, paired.lost, paired.n) == (4, 2, 6) and math.isclose(paired.value, 2 / 6)
+    low, high = paired.interval
+    assert low < 2 / 6 < high and low < 0  # six decisions: no evidence of a gain
+    both = pooled([score_sources(decisions, labels, flat)] * 2)
+    assert (both.fused_vs_rl.gained, both.fused_vs_rl.lost, both.fused_vs_rl.n) == (8, 4, 12)
+    assert both.to_json()["fused_vs_rl"]["n"] == 12 and "fused minus RL advice (paired, same decisions)" in dict(both.rows())

@@ -1,0 +1,186 @@
+"""``bin/run evaluate --lockstep-decisions N [--adapter PATH]``: the success table's fusion and LLM rows, measured.
+
+The walk-forward itself is policy-only (in one process, no LLM). With the flag, after it, the last fold's policy
+(its first seed at the last budget, frozen as tested) is saved as a checkpoint the policy actor loads
+(``<run>/evaluate/lockstep-policy/``), and the main job's lockstep backtest (actors/jobs/lockstep.py) plays the
+first N decisions of that fold's test window through the actors, every decision with the previous step's thought:
+once on the base model (``<run>/evaluate/lockstep-base``) and, given ``--adapter``, once more with that GGUF LoRA
+adapter in the reasoner (``lockstep-adapter``). Each run scores RL advice, LLM advice and the fused action against
+the hindsight label of every flat decision (actors/jobs/evaluation/sources.py).
+
+The test window is chosen through the data split: data.train_fraction puts the start of the test split on the
+fold's first test day (the cut snaps to a session start) and data.validation_fraction = 0, so the env actor's
+backtest pass starts there; the bars, features and seed are the walk-forward's.
+
+``lockstep_rows`` turns the scores into the success table's rows: fusion accuracy (the seeds' definition: of the
+decisions where exactly one source was right, the share where fusion chose it) against 0.85-0.90, LLM accuracy
+base -> adapter against 0.75, RL/LLM agreement against 0.65-0.75, and fused minus RL-only (paired) above 0. The
+fusion, agreement and fused rows read the adapter's run when there is one (the system as it would trade), else the
+base model's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from actors.env.dataset import Dataset
+from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
+from actors.jobs.evaluation.sources import AGREEMENT_TARGET, FUSION_ACCURACY_TARGET, LLM_ACCURACY_TARGET, Share, SourceScores
+from actors.jobs.evaluation.walkforward import WalkForward
+from config.schema import Config
+
+POLICY_DIR = "lockstep-policy"
+BASE_DIR = "lockstep-base"
+ADAPTER_DIR = "lockstep-adapter"
+LLM_BEFORE_TARGET = 0.60
+"""The seeds' LLM accuracy before fine-tuning; the target after is LLM_ACCURACY_TARGET (0.75)."""
+
+
+@dataclass(frozen=True)
+class LockstepEvidence:
+    """The lockstep run(s) of the last fold's frozen policy."""
+
+    decisions: int
+    """Decisions asked for (--lockstep-decisions); the scores count the flat ones that had a thought and a label."""
+    base: SourceScores
+    adapter: SourceScores | None = None
+    base_figures: dict[str, float] = field(default_factory=dict)
+    """The base run's LLM figures (query rate, RL/LLM agreement, fusion LLM trust, ...: actors/jobs/lockstep.py)."""
+    adapter_figures: dict[str, float] = field(default_factory=dict)
+    fold: int = -1
+    test_start_day: int = -1
+    checkpoint: str = ""
+    adapter_path: str = ""
+
+    @property
+    def after(self) -> SourceScores:
+        """The run the fusion rows read: the adapter's when there is one, else the base model's."""
+        return self.adapter if self.adapter is not None else self.base
+
+    @property
+    def after_figures(self) -> dict[str, float]:
+        return self.adapter_figures if self.adapter is not None else self.base_figures
+
+    @property
+    def after_name(self) -> str:
+        return "adapter" if self.adapter is not None else "base model"
+
+    def rows(self) -> list[Row]:
+        return lockstep_rows(self)
+
+    def to_json(self) -> dict:
+        runs = {"base": {"dir": BASE_DIR, "scores": self.base.to_json(), "llm": dict(self.base_figures)}}
+        if self.adapter is not None:
+            runs["adapter"] = {"dir": ADAPTER_DIR, "path": self.adapter_path, "scores": self.adapter.to_json(),
+                               "llm": dict(self.adapter_figures)}
+        return {"decisions_requested": self.decisions, "fold": self.fold, "test_start_day": self.test_start_day,
+                "policy_checkpoint": self.checkpoint, "rows_read": self.after_name, **runs}
+
+
+def _share_text(share: Share) -> str:
+    if not share.n:
+        return "n/a (no decision)"
+    low, high = share.interval
+    return f"{share.value:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def _row(figure: str, share: Share, target: str, verdict: str, note: str) -> Row:
+    low, high = share.interval
+    return Row(figure, share.value, low, high, target, verdict, note)
+
+
+def lockstep_rows(evidence: LockstepEvidence) -> list[Row]:
+    """The success table's fusion accuracy, LLM accuracy before -> after and RL/LLM agreement rows, and fused minus
+    RL-only, from the lockstep scores (verdicts as everywhere: the whole interval on one side of the target)."""
+    after, base = evidence.after, evidence.base
+    run = f"lockstep, {evidence.after_name}, {after.decisions} scored of {evidence.decisions} decisions"
+    trust = evidence.after_figures.get("llm_trust", float("nan"))
+    lower, upper = FUSION_ACCURACY_TARGET
+    chose = after.chose_right_source
+    fusion = _row("fusion accuracy", chose, f"{lower:.2f}-{upper:.2f}",
+                  verdict_between(chose.value, *chose.interval, lower, upper),
+                  f"{run}: {chose.n} where exactly one source was right; fusion LLM trust (mean) "
+                  + (f"{trust:.2f}" if math.isfinite(trust) else "n/a"))
+    if evidence.adapter is not None:
+        llm_note = f"base {_share_text(base.llm)} -> adapter {_share_text(evidence.adapter.llm)}"
+    else:
+        llm_note = f"base {_share_text(base.llm)}; base model only; --adapter to compare"
+    llm = after.llm
+    accuracy = _row("LLM accuracy before -> after", llm, f"{LLM_BEFORE_TARGET:.2f} -> {LLM_ACCURACY_TARGET:.2f}",
+                    verdict_at_least(llm.value, *llm.interval, LLM_ACCURACY_TARGET), f"{llm_note} ({run})")
+    low, high = AGREEMENT_TARGET
+    agree = after.agreement
+    agreement = _row("RL/LLM agreement", agree, f"{low:.2f}-{high:.2f}", verdict_between(agree.value, *agree.interval, low, high), run)
+    paired = after.fused_vs_rl
+    paired_low, paired_high = paired.interval
+    fused = Row("fused minus RL-only (accuracy, paired)", paired.value, paired_low, paired_high, "> 0",
+                verdict_above(paired.value, paired_low, paired_high, 0.0),
+                f"{run}: fused {_share_text(after.fused)}, RL {_share_text(after.rl)}; fusion right where RL was wrong "
+                f"{paired.gained}, the other way {paired.lost}")
+    return [fusion, accuracy, agreement, fused]
+
+
+def verdict_above(value: float, low: float, high: float, target: float) -> str:
+    """Strictly above ``target``: "met" when the whole interval is, "not met" when none of it is (a zero difference
+    on every decision is no gain), else "not evidence"."""
+    if not all(map(math.isfinite, (value, low, high))):
+        return "not evidence"
+    if low > target:
+        return "met"
+    if high <= target:
+        return "not met"
+    return "not evidence"
+
+
+def window_settings(dataset: Dataset, first_day: int) -> dict[str, Any]:
+    """The data split whose test part starts at trading day ``first_day`` and runs to the end of the data."""
+    bar = int(dataset.session_starts[first_day])
+    return {"data.train_fraction": bar / len(dataset), "data.validation_fraction": 0.0}
+
+
+def check_lockstep_ready(config: Config, adapter: Path | None) -> dict[str, Any]:
+    """Before the walk-forward's minutes: the reasoner's model file and the adapter exist (a JobError names what is
+    missing); returns the adapter's reasoner settings ({} without one)."""
+    from actors.jobs.common import JobError
+    from actors.jobs.lora import adapter_file_settings
+    from actors.reasoner import ModelFileError, check_model_files
+
+    try:
+        check_model_files(config.reasoner)
+    except ModelFileError as exc:
+        raise JobError(f"--lockstep-decisions needs the reasoner's model: {exc}") from None
+    return adapter_file_settings(adapter) if adapter is not None else {}
+
+
+def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any], dataset: Dataset, result: WalkForward,
+                          out: Path, decisions: int, adapter_settings: dict[str, Any],
+                          say: Callable[[str], None] = lambda _text: None) -> LockstepEvidence:
+    """Save the last fold's policy, play the first ``decisions`` of its test window in lockstep on the base model and
+    (``adapter_settings``) on the adapter; ``data_settings``: the walk-forward's market keys."""
+    from actors.jobs.backtest import backtest_settings
+    from actors.jobs.lockstep import lockstep_backtest
+    from actors.policy.checkpoint import write_checkpoint
+
+    if result.last_policy is None:
+        raise ValueError("the walk-forward kept no policy to play in lockstep")
+    steps, checkpoint = result.last_policy
+    path = write_checkpoint(out / POLICY_DIR, steps, checkpoint)
+    fold = result.folds[-1]
+    settings = {**data_settings, **window_settings(dataset, fold.test_start_day), **backtest_settings(path, None)}
+    window = f"fold {fold.index + 1}'s test window (day {fold.test_start_day} on)"
+    say(f"lockstep: {decisions} decisions of {window} through the actors, policy {path}")
+    base = lockstep_backtest(args, {**settings, "run.name": "evaluate-lockstep-base"}, out / BASE_DIR, decisions,
+                             window=f"{window}, base model")
+    tuned = None
+    if adapter_settings:
+        say(f"lockstep: the same decisions with the adapter {adapter_settings['reasoner.lora_path']}")
+        tuned = lockstep_backtest(args, {**settings, **adapter_settings, "run.name": "evaluate-lockstep-adapter"}, out / ADAPTER_DIR,
+                                  decisions, window=f"{window}, adapter")
+    return LockstepEvidence(decisions, base.scores, tuned.scores if tuned else None, base.llm_figures(),
+                            tuned.llm_figures() if tuned else {}, fold.index, fold.test_start_day, str(path),
+                            adapter_settings.get("reasoner.lora_path", ""))
