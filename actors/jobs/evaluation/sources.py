@@ -2,7 +2,7 @@
 
 A lockstep backtest (every decision has the previous step's thought) publishes, per decision step,
 what the policy proposed, what the LLM advised, what fusion chose (fusion.decision), whether the
-account was flat (env.obs masks: entries are allowed only when flat), and, once the horizon has been
+account was flat (env.obs masks: BUY and SELL both allowed; in a position only the closing side is), and, once the horizon has been
 played, the step's hindsight label (env.hindsight: BUY if a long at the next open with the ATR stop and
 target pays more than a short after costs, SELL the other way, HOLD if neither pays).
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from actors.common.actions import BUY, NO_ACTION
+from actors.common.actions import BUY, NO_ACTION, SELL
 from actors.jobs.evaluation.evidence import verdict_at_least, verdict_between, wilson_interval
 from actors.lora.publishing import paired_gain
 from bus.messages import EnvHindsight, EnvObs, FusionDecision, Message
@@ -169,7 +169,9 @@ class SourceBook:
         match msg:
             case EnvObs():
                 for row, env_id in enumerate(msg.env_ids):
-                    self.flat[(env_id, msg.step)] = bool(msg.masks[row][BUY])
+                    # Flat = both entries allowed: in a position the env allows the opposite side (it closes), so
+                    # BUY alone is allowed in a short (env.management_actions = false), and counted it as flat.
+                    self.flat[(env_id, msg.step)] = bool(msg.masks[row][BUY] and msg.masks[row][SELL])
             case FusionDecision():
                 for row, env_id in enumerate(msg.env_ids):
                     self.decisions[(env_id, msg.step)] = _Decision(int(msg.actions[row]), int(msg.rl_actions[row]), int(msg.llm_actions[row]))

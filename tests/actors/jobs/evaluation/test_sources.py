@@ -79,3 +79,16 @@ def test_fused_minus_rl_is_paired_on_the_same_decisions_and_pools_by_its_counts(
     both = pooled([score_sources(decisions, labels, flat)] * 2)
     assert (both.fused_vs_rl.gained, both.fused_vs_rl.lost, both.fused_vs_rl.n) == (8, 4, 12)
     assert both.to_json()["fused_vs_rl"]["n"] == 12 and "fused minus RL advice (paired, same decisions)" in dict(both.rows())
+
+
+def test_a_short_position_is_not_flat_though_buy_is_allowed_there_to_close_it():
+    book = SourceBook()
+    short_mask = [True, True, False, False, False, False]  # env.management_actions = false, short: BUY closes it
+    fused = msgspec.structs.replace(sample_struct(FusionDecision), env_ids=[0, 1], step=5, actions=np.array([HOLD, HOLD]),
+                                    rl_actions=np.array([HOLD, HOLD]), llm_actions=np.array([SELL, SELL]))
+    label = msgspec.structs.replace(sample_struct(EnvHindsight), env_ids=[0, 1], steps=[5, 5], actions=np.array([SELL, SELL]))
+
+    for msg in (_obs(5, [FLAT_MASK, short_mask]), fused, label):
+        book.add(msg)
+
+    assert book.scores().decisions == 1  # env 0 only
