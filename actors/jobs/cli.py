@@ -68,13 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", type=Path, help="train: continue from the last checkpoint of this run directory")
     parser.add_argument("--seeds", type=int, default=None, help="ablation, evaluate: seeds per variant (mean and 95%% interval over them; default 3, evaluate --quick 1)")
     parser.add_argument("--market", help="evaluate: regimes | null (synthetic markets with a known answer) | a bars file (default regimes)")
-    parser.add_argument("--folds", type=int, help="evaluate: walk-forward test windows (default 4, --quick 3)")
-    parser.add_argument("--budgets", help="evaluate: training steps of the learning curve, comma-separated (default 50000,200000,600000; --quick 50000,150000)")
-    parser.add_argument("--days", type=int, help="evaluate: trading days of a synthetic market (default 300, --quick 150); paper --write-bars: sessions (default 2)")
-    parser.add_argument("--train-days", type=int, help="evaluate: training days of the first fold (default: a quarter of the days); "
+    parser.add_argument("--folds", type=int, help="evaluate: walk-forward test windows (default 3, --quick 2)")
+    parser.add_argument("--budgets", help="evaluate: training steps of the learning curve, comma-separated (default 50000,100000,200000; --quick 50000,100000)")
+    parser.add_argument("--days", type=int, help="evaluate: trading days of a synthetic market (default 700, --quick 400); paper --write-bars: sessions (default 2)")
+    parser.add_argument("--train-days", type=int, help="evaluate: training days of the first fold (default: 57%% of the days, --quick 62.5%%); "
                         "the test windows share the days after it and its purge")
-    parser.add_argument("--long", action="store_true", help="main: train phase 1 for 1M steps on 300 synthetic days "
-                        "(about 30 minutes on 2 cores) instead of 20k on 60")
+    parser.add_argument("--long", action="store_true", help="main: train phase 1 for 102,400 steps on 700 synthetic days "
+                        "instead of 51,200 on 300 (issue 18's sweeps found the out-of-sample peak near 100k)")
     parser.add_argument("--quick", action="store_true", help="evaluate: a small walk-forward that finishes in a few minutes on 2 cores")
     parser.add_argument("--four-step", action="store_true", help="ablation: add the four-step thought variant (seconds per decision on 2 cores)")
     parser.add_argument("--frames", type=int, default=100_000, help="fuzz: how many bad frames to send (default 100000)")

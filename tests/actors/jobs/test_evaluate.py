@@ -106,3 +106,17 @@ def test_train_days_that_leave_no_test_day_are_a_clear_error(tmp_path, capsys):
     assert code == 1
     err = capsys.readouterr().err
     assert "--train-days 19 leaves no test days" in err and "20 days" in err
+
+
+def test_the_help_states_the_presets_that_evaluate_and_main_really_use():
+    """The --help text is written out in cli.py (importing the jobs would slow every start); it must not drift."""
+    from actors.jobs.cli import build_parser
+    from actors.jobs.evaluate import FULL, QUICK
+    from actors.jobs.main import LONG_DATA, LONG_TRAINING, MAIN_DATA, MAIN_TRAINING
+
+    helps = {action.dest: action.help for action in build_parser()._actions}
+    assert f"default {FULL['folds']}, --quick {QUICK['folds']}" in helps["folds"]
+    assert f"default {','.join(map(str, FULL['budgets']))}; --quick {','.join(map(str, QUICK['budgets']))}" in helps["budgets"]
+    assert f"default {FULL['days']}, --quick {QUICK['days']}" in helps["days"]
+    assert f"{LONG_TRAINING['policy.total_timesteps']:,} steps on {LONG_DATA['data.synthetic_days']}" in helps["long"]
+    assert f"{MAIN_TRAINING['policy.total_timesteps']:,} on {MAIN_DATA['data.synthetic_days']}" in helps["long"]
