@@ -83,10 +83,7 @@ class LockstepEvidence:
 
 
 def _share_text(share: Share) -> str:
-    if not share.n:
-        return "n/a (no decision)"
-    low, high = share.interval
-    return f"{share.value:.2f} [{low:.2f}, {high:.2f}]"
+    return share.bracketed() if share.n else "n/a (no decision)"
 
 
 def _row(figure: str, share: Share, target: str, verdict: str, note: str) -> Row:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -39,8 +40,36 @@ LLM_ACCURACY_TARGET = 0.75
 AGREEMENT_TARGET = (0.65, 0.75)
 
 
+class Estimate:
+    """A figure over n decisions with its 95 % interval, as the tables write it; a subclass gives ``n``, ``value``
+    and ``interval``, and ``SIGN`` ('+' where the figure is a difference)."""
+
+    SIGN: ClassVar[str] = ""
+    n: int
+
+    @property
+    def value(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def bracketed(self) -> str:
+        """``value [low, high]``, two decimals."""
+        low, high = self.interval
+        return f"{self.value:{self.SIGN}.2f} [{low:{self.SIGN}.2f}, {high:{self.SIGN}.2f}]"
+
+    def text(self) -> str:
+        return f"{self.bracketed()} of {self.n}{self.detail()}" if self.n else "n/a (no such decision)"
+
+    def detail(self) -> str:
+        """What the text adds after the count."""
+        return ""
+
+
 @dataclass(frozen=True)
-class Share:
+class Share(Estimate):
     """hits of n, with its Wilson 95 % interval (NaN when n = 0)."""
 
     hits: int
@@ -54,18 +83,13 @@ class Share:
     def interval(self) -> tuple[float, float]:
         return wilson_interval(self.hits, self.n)
 
-    def text(self) -> str:
-        if not self.n:
-            return "n/a (no such decision)"
-        low, high = self.interval
-        return f"{self.value:.2f} [{low:.2f}, {high:.2f}] of {self.n}"
-
 
 @dataclass(frozen=True)
-class PairedDifference:
+class PairedDifference(Estimate):
     """One source's hits minus another's on the same n decisions: ``gained`` where only the first was right, ``lost``
     where only the second was (the decisions where both or neither were right add 0)."""
 
+    SIGN: ClassVar[str] = "+"
     gained: int = 0
     lost: int = 0
     n: int = 0
@@ -85,11 +109,8 @@ class PairedDifference:
         _, low, high = paired_gain(second, first, 1.96)
         return low, high
 
-    def text(self) -> str:
-        if not self.n:
-            return "n/a (no such decision)"
-        low, high = self.interval
-        return f"{self.value:+.2f} [{low:+.2f}, {high:+.2f}] of {self.n} (+{self.gained} / -{self.lost})"
+    def detail(self) -> str:
+        return f" (+{self.gained} / -{self.lost})"
 
 
 @dataclass(frozen=True)
