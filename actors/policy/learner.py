@@ -53,7 +53,7 @@ from actors.policy.config import PolicyConfig
 from actors.policy.masking import masked_log_softmax
 from actors.policy.normalizer import ObsRewardNormalizer
 from actors.policy.rollout import RecordResult, RolloutChain
-from actors.policy.serving import NumpyPolicy, numpy_form_supported, sample
+from actors.policy.serving import numpy_form, sample
 from actors.policy.training_log import Figures, FrozenPolicyWatch, make_training_logger
 
 __all__ = ["OnlineMaskablePPO", "Proposal", "RecordResult", "UpdateReport", "maskable_ppo_kwargs", "policy_logits_and_values"]
@@ -162,7 +162,7 @@ class OnlineMaskablePPO:
         self.serving: MaskableActorCriticPolicy = copy.deepcopy(self.model.policy)
         self.serving.set_training_mode(False)
         # The hot path runs a numpy copy of the serving weights when the architecture allows it.
-        self._serving_np = NumpyPolicy(self.serving) if numpy_form_supported(self.serving) else None
+        self._serving_np = numpy_form(self.serving)
         self._sample_rng = np.random.default_rng(self.seed)
         self.frozen_watch = FrozenPolicyWatch(config.frozen_kl_threshold, config.frozen_warn_updates)
         self._episode_returns: deque[float] = deque(maxlen=100)

@@ -46,12 +46,12 @@ def _run(steps: list, x: np.ndarray) -> np.ndarray:
     return x
 
 
-def numpy_form_supported(policy: MaskableActorCriticPolicy) -> bool:
+def numpy_form(policy: MaskableActorCriticPolicy) -> NumpyPolicy | None:
+    """The policy's numpy copy, or None where a layer has no numpy form (torch serves then)."""
     try:
-        NumpyPolicy(policy)
+        return NumpyPolicy(policy)
     except TypeError:
-        return False
-    return True
+        return None
 
 
 class NumpyPolicy:
