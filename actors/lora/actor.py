@@ -125,8 +125,7 @@ class LoraActor(Actor):
         row = obs.env_ids.index(thought.env_id)
         self.counters["thoughts"] += 1
         self.counters["experiences"] += self.core.add_thought(
-            query_id=thought.query_id, env_id=thought.env_id, episode_id=thought.episode_id,
-            step_seen=thought.step_seen, action=thought.action, context=msgspec.structs.asdict(obs.contexts[row]),
+            thought, context=msgspec.structs.asdict(obs.contexts[row]),
             mask=[bool(m) for m in obs.masks[row]], adapter_version=thought.adapter_version,
             earlier_answers={"analyse": thought.analysis, "options": thought.options, "risks": thought.risks})
 

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import structlog
 
 from actors.common.llm.prompts import PromptBook, PromptSettings
+from actors.common.thoughts import ThoughtHeader
 from actors.lora.config import LoraConfig
 from actors.lora.experience import Experience, thought_record
 from actors.common.hindsight import HindsightLabel
@@ -74,11 +75,9 @@ class LoraCore:
 
     # ------------------------------------------------------------------ event-loop side (cheap)
 
-    def add_thought(self, *, query_id: str, env_id: int, episode_id: int, step_seen: int, action: int,
-                    context: Mapping[str, Any], mask: Sequence[bool], earlier_answers: Mapping[str, str],
-                    adapter_version: int = 0) -> int:
-        record = thought_record(self._prompts, self._mode, query_id=query_id, env_id=env_id, episode_id=episode_id,
-                                step_seen=step_seen, action=action, context=context, mask=mask,
+    def add_thought(self, thought: ThoughtHeader, *, context: Mapping[str, Any], mask: Sequence[bool],
+                    earlier_answers: Mapping[str, str], adapter_version: int = 0) -> int:
+        record = thought_record(self._prompts, self._mode, thought, context=context, mask=mask,
                                 earlier_answers=earlier_answers, adapter_version=adapter_version)
         return self.add_experiences(self.matcher.add_thought(record))
 

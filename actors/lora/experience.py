@@ -16,6 +16,7 @@ from typing import Any
 from actors.common.actions import ACTION_NAMES
 from actors.common.llm.grammar import MAX_REASON_CHARS
 from actors.common.llm.prompts import FOUR_STEPS, Message, PromptBook, prompt_fields
+from actors.common.thoughts import ThoughtHeader
 
 SOURCES = ("trade", "hindsight")
 
@@ -42,11 +43,8 @@ class Experience:
 class ThoughtRecord:
     """What the trainer keeps of one thought until its outcome is known."""
 
-    query_id: str
-    env_id: int
-    episode_id: int
-    step_seen: int
-    action: int
+    header: ThoughtHeader
+    """Whose thought it is, the step it saw and what it advised (an llm.thought is one)."""
     messages: list[Message]
     mask: tuple[bool, ...]
     adapter_version: int = 0
@@ -95,10 +93,9 @@ def decide_messages(
     return conversation
 
 
-def thought_record(book: PromptBook, mode: str, *, query_id: str, env_id: int, episode_id: int, step_seen: int,
-                   action: int, context: Mapping[str, Any], mask: Sequence[bool],
+def thought_record(book: PromptBook, mode: str, header: ThoughtHeader, *, context: Mapping[str, Any], mask: Sequence[bool],
                    earlier_answers: Mapping[str, str] | None = None, adapter_version: int = 0) -> ThoughtRecord:
     """What the trainer keeps of a thought: the conversation its decide step answered, rebuilt from its context,
     and the market reason its target will give."""
-    return ThoughtRecord(query_id, env_id, episode_id, step_seen, action, decide_messages(book, mode, context, mask, earlier_answers),
+    return ThoughtRecord(header, decide_messages(book, mode, context, mask, earlier_answers),
                          tuple(bool(m) for m in mask), adapter_version, market_reason(context))

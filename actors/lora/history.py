@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from actors.common.actions import HOLD
 from actors.common.hindsight import HindsightLabel
 from actors.common.llm.prompts import PromptBook
+from actors.common.thoughts import ThoughtHeader
 from actors.lora.experience import Experience, thought_record
 from actors.lora.matching import ExperienceMatcher
 
@@ -60,8 +61,8 @@ def history_experiences(prompts: PromptBook, mode: str, target_confidence: float
     experiences: list[Experience] = []
     for row in rows:
         query_id = f"{HISTORY_PREFIX}:{row.key}"
-        matcher.add_thought(thought_record(prompts, mode, query_id=query_id, env_id=-1, episode_id=-1, step_seen=-1,
-                                           action=HOLD, context=row.context, mask=row.mask))
+        no_thought = ThoughtHeader(env_id=-1, episode_id=-1, step_seen=-1, query_id=query_id, action=HOLD, confidence=0.0)
+        matcher.add_thought(thought_record(prompts, mode, no_thought, context=row.context, mask=row.mask))
         extra = {"day": row.day, "tape": str(row.context.get("tape", ""))}
         if row.held_out is not None:
             extra["held_out"] = bool(row.held_out)

@@ -69,20 +69,21 @@ class ExperienceMatcher:
 
     def add_thought(self, thought: ThoughtRecord) -> list[Experience]:
         """Remember a thought; returns the experiences of waiting outcomes it completes."""
-        if thought.query_id in self._thoughts:
+        header = thought.header
+        if header.query_id in self._thoughts:
             self.counts["duplicate_thoughts"] += 1
             return []
-        self._thoughts[thought.query_id] = thought
+        self._thoughts[header.query_id] = thought
         _trim(self._thoughts, self._max_thoughts)
         self.counts["thoughts"] += 1
-        step_key = (thought.env_id, thought.step_seen)
-        self._by_step.setdefault(step_key, []).append(thought.query_id)
+        step_key = (header.env_id, header.step_seen)
+        self._by_step.setdefault(step_key, []).append(header.query_id)
         _trim(self._by_step, self._max_thoughts)
-        waiting = [o for o in self._pending.values() if thought.query_id in o.llm_query_ids]
+        waiting = [o for o in self._pending.values() if header.query_id in o.llm_query_ids]
         experiences = [e for outcome in waiting for e in self._try_outcome(outcome)]
         label = self._pending_hindsight.pop(step_key, None)
         if label is not None:
-            experiences += self.add_hindsight(thought.query_id, label)
+            experiences += self.add_hindsight(header.query_id, label)
         return experiences
 
     def add_outcome(self, outcome: TradeOutcome) -> list[Experience]:
@@ -136,7 +137,7 @@ class ExperienceMatcher:
         return experiences
 
     def _trade_experience(self, outcome: TradeOutcome, thought: ThoughtRecord) -> Experience | None:
-        experience_id = f"trade:{outcome.env_id}:{outcome.episode_id}:{outcome.trade_id}:{thought.query_id}"
+        experience_id = f"trade:{outcome.env_id}:{outcome.episode_id}:{outcome.trade_id}:{thought.header.query_id}"
         if experience_id in self._done:
             self.counts["duplicates"] += 1
             return None
@@ -145,7 +146,7 @@ class ExperienceMatcher:
         if is_entry:
             action = (BUY if outcome.side > 0 else SELL) if won else HOLD
         elif won:
-            action = thought.action
+            action = thought.header.action
         else:
             self.counts["losing_management_thoughts_skipped"] += 1
             return None
@@ -164,7 +165,7 @@ class ExperienceMatcher:
             target=target_answer(action, self._confidence, agreeing_reason(action, thought.market_reason or reason)),
             action=action,
             pnl_usd=float(pnl_usd), source=source,
-            meta={"query_id": thought.query_id, "thought_action": thought.action, "outcome": reason,
+            meta={"query_id": thought.header.query_id, "thought_action": thought.header.action, "outcome": reason,
                   "adapter_version": thought.adapter_version, **meta},
         )
 

@@ -1,4 +1,5 @@
 from actors.common.llm.parser import DecisionParser
+from actors.common.thoughts import ThoughtHeader
 from actors.lora.experience import ThoughtRecord, market_reason
 from actors.common.hindsight import BUY, HindsightLabel, SideOutcome
 from actors.lora.matching import ExperienceMatcher, TradeOutcome
@@ -11,9 +12,12 @@ def matcher(max_pending=10):
     return ExperienceMatcher(target_confidence=0.8, max_thoughts=100, max_pending_outcomes=max_pending)
 
 
+def header(query_id, action=1):
+    return ThoughtHeader(env_id=0, episode_id=1, step_seen=5, query_id=query_id, action=action, confidence=0.7)
+
+
 def thought(query_id, action=1, mask=FLAT_MASK):
-    return ThoughtRecord(query_id, env_id=0, episode_id=1, step_seen=5, action=action,
-                         messages=[{"role": "user", "content": f"prompt of {query_id}"}], mask=mask)
+    return ThoughtRecord(header(query_id, action), messages=[{"role": "user", "content": f"prompt of {query_id}"}], mask=mask)
 
 
 def outcome(query_ids, pnl=250.0, trade_id=1, side=1):
@@ -124,7 +128,7 @@ def test_a_hindsight_label_before_its_thought_waits_and_matches_when_the_thought
 
 def test_a_target_gives_the_market_reason_its_prompt_showed_and_keeps_the_outcome_apart():
     m = matcher()
-    m.add_thought(ThoughtRecord("r-1", env_id=0, episode_id=1, step_seen=5, action=2, messages=[], mask=FLAT_MASK,
+    m.add_thought(ThoughtRecord(header("r-1", action=2), messages=[], mask=FLAT_MASK,
                                 market_reason="downtrend, below VWAP, momentum negative"))
 
     [experience] = m.add_outcome(outcome(["r-1"], side=-1))
