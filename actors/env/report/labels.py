@@ -73,9 +73,15 @@ def metric_label(key: str) -> str:
     return key
 
 
+_THOUGHT_FIGURES = ("agreement_rate", "llm_confidence", "llm_trust", "lag_query_rate")
+"""Figures of the thoughts that decisions used: with none used (an RL-only backtest) they are undefined, not 0."""
+
+
 def shown_value(key: str, value: float, metrics: dict[str, float]) -> str:
     # A staleness of -1 (or a mean over no decision) means that no decision used a thought: no age to state.
     if key.startswith("llm_staleness") and (value < 0 or not metrics.get("query_rate", 1.0)):
+        return "n/a (no thought used)"
+    if key in _THOUGHT_FIGURES and not metrics.get("query_rate", 1.0):
         return "n/a (no thought used)"
     return format_value(value)
 

@@ -167,3 +167,18 @@ def test_the_human_table_names_every_loop_figure_and_shows_a_staleness_without_t
     assert "Decision latency obs -> verdict, p50 (µs)" in table and "| Loop steps | 3,509 |" in table
     assert "| -1 |" not in table and "n/a (no thought used)" in table
     assert dict(participation_rows(metrics))["Thought staleness, mean (steps)"] == "n/a (no thought used)"
+
+
+def test_an_rl_only_backtest_shows_the_thought_figures_as_not_available_and_a_run_with_thoughts_shows_its_zeros():
+    from actors.env.report import format_metrics_table
+
+    rl_only = {"trades": 3.0, "query_rate": 0.0, "agreement_rate": 0.0, "llm_confidence": 0.0, "llm_trust": 0.0,
+               "lag_query_rate": 0.0, "rl_trust": 1.0}
+    with_thoughts = {**rl_only, "query_rate": 0.5}
+
+    rl_only_table, thoughts_table = format_metrics_table(rl_only), format_metrics_table(with_thoughts)
+
+    for label in ("RL/LLM agreement rate", "LLM confidence (mean)", "Fusion LLM trust (mean)", "Decisions with a thought at most K steps old"):
+        assert f"| {label} | n/a (no thought used) |" in rl_only_table
+        assert f"| {label} | 0 |" in thoughts_table
+    assert "| Fusion RL trust (mean) | 1 |" in rl_only_table and "| LLM query rate | 0 |" in rl_only_table
