@@ -23,9 +23,11 @@ class DashboardConfig(ConfigSection, kw_only=True):
     update_ms: UpdateMs = 500
     """Each open page is updated this often (new chart points streamed, changed tables sent), without a reload."""
     trades_refresh_secs: Secs = 3.0
-    """The trades table is rebuilt at most this often while new trades arrive: a rebuild redraws every row of it, and
-    a click pressed on a row that is redrawn before the button is released is lost (at a rebuild each update, one
-    click in five was, on a busy machine). The chart's marks and the chain of the selected trade are not held back."""
+    """The trades table is redrawn at most this often while new trades arrive (0 = at each update). A click the
+    browser took is never lost to a redraw: rows keep their index in the table's source, and a redraw sends only the
+    new trades' rows, never a selection (page.py ``TRADE_SLOTS``). What this bounds is in the browser: each redraw
+    re-renders the table's lines (SlickGrid), and a press and release that straddle it land on no line, so the
+    browser drops that click before the server hears of it. The chart's marks and the chain are not held back."""
     hot_steps_per_sec: Positive = 20.0
     """The per-topic frame rate bound: frames of each decision-loop topic (env.obs, policy.proposal, fusion.decision,
     risk.verdict) decoded per second of wall time, the newest; a faster loop is shown sampled. Every frame is

@@ -5,6 +5,11 @@ with the Python package (nothing is fetched from the network). Each session runs
 (``[dashboard] update_ms``, twice a second by default) that streams the chart points added since its
 last update and replaces the short tables when they changed; a closed page only ends its own callback,
 the reader and the runtime never notice.
+
+The trades table is the one a user clicks, so it is never replaced: each trade is written once into a row of
+its own (``TRADE_SLOTS``), and the table's view shows the newest rows. A click names a row of the source (the
+browser sends ``selected.indices``); the server's redraws cross it on the websocket, so that row must still mean
+the trade the browser showed when it was clicked, and a redraw must not send a selection that lands after it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ import numpy as np
 
 from bokeh.document import Document
 from bokeh.layouts import column, row
-from bokeh.models import ColumnDataSource, DataTable, Div, HoverTool, MultiChoice, TableColumn, TapTool, TextInput
+from bokeh.models import (CDSView, ColumnDataSource, DataTable, Div, HoverTool, IndexFilter, MultiChoice, TableColumn, TapTool,
+                          TextInput)
 from bokeh.plotting import figure
 
 from actors.dashboard.model import Trade
@@ -38,11 +44,18 @@ ACCOUNT_COLUMNS = (("account", "account", 60), ("episode", "episode", 60), ("ste
 STREAMS = (("price", MAX_POINTS), ("candles", MAX_CANDLES), ("position", MAX_POINTS), ("marks", MAX_POINTS), ("equity", MAX_POINTS),
            ("trust", MAX_POINTS), ("accuracy", 1000), ("learning", 1000))
 """The chart sources streamed from the state's series of the same name, and how many points each keeps."""
+TRADE_SLOTS = 10 * MAX_ROWS
+"""Rows of the trades table's source. A trade is written into the row below the newest trade's (one patch of its
+cells: a redraw sends the new trades only) and keeps that row; the table's view (an IndexFilter) shows the newest
+MAX_ROWS of them, in row order: newest first. When no row is left below, the shown trades start again at the far
+end, away from the rows just shown, so a row's index means one trade for TRADE_SLOTS - 2 x MAX_ROWS trades: long
+enough for a click in flight, whatever the server redrew meanwhile."""
 LEARNING_LINES = (("approx_kl", "#1f77b4"), ("clip_fraction", "#ff7f0e"), ("explained_variance", "#2ca02c"), ("entropy_loss", "#9467bd"))
 
 
-def _table(columns: tuple[tuple[str, str, int], ...], height: int, **kwargs: Any) -> tuple[ColumnDataSource, DataTable]:
-    source = ColumnDataSource(columns_of([], tuple(name for name, _, _ in columns)))
+def _table(columns: tuple[tuple[str, str, int], ...], height: int, blank_rows: int = 0,
+           **kwargs: Any) -> tuple[ColumnDataSource, DataTable]:
+    source = ColumnDataSource(columns_of([{}] * blank_rows, tuple(name for name, _, _ in columns)))
     table = DataTable(source=source, columns=[TableColumn(field=name, title=title, width=width) for name, title, width in columns],
                       height=height, index_position=None, reorderable=False, autosize_mode="none",
                       sizing_mode="stretch_width", **kwargs)
@@ -67,9 +80,17 @@ class DashboardView:
         self.cursors: dict[str, int] = {}
         self.last_tables: dict[str, Any] = {}
         self.shown_trades: list[Trade] = []
-        """The trades as the trades table shows them (row i is shown_trades[i]), sent with its last rebuild."""
+        """The trades the trades table shows, newest first: line i is shown_trades[i], in source row table_rows[i]."""
+        self.table_rows: list[int] = []
+        """Their rows in the trades table's source: consecutive, ascending."""
+        self.table_cells: list[dict[str, Any]] = []
+        """Their cells, as last sent."""
+        self.row_trades: list[Trade | None] = [None] * TRADE_SLOTS
+        """The trade each source row holds, kept when it leaves the table: a click in flight reads its row here."""
         self.selected: tuple[int, int] | None = None
-        """(env, trade id) of the trade whose chain is shown: kept across the table's rebuilds."""
+        """(env, trade id) of the trade whose chain is shown: kept across the table's redraws."""
+        self.selected_row: int | None = None
+        """The source row the table shows it in (below the newest when it is older than them); None: not shown."""
 
         self.health = Div(text=_pre(["connecting..."]), width=420, name="health")
         self.account = Div(text=_pre(["..."]), width=520, name="account")
@@ -114,7 +135,9 @@ class DashboardView:
         self.equity.legend.location = "top_left"
 
         self.decision_source, self.decision_table = _table(DECISION_COLUMNS, 300, name="decisions")
-        self.trade_source, self.trade_table = _table(TRADE_COLUMNS, 200, name="trades")
+        self.trade_filter = IndexFilter(indices=[])
+        self.trade_source, self.trade_table = _table(TRADE_COLUMNS, 200, blank_rows=TRADE_SLOTS, view=CDSView(filter=self.trade_filter),
+                                                     name="trades")
         self.trade_source.selected.on_change("indices", self._on_trade_click)
         self.chain = Div(text=_pre(["click a trade to see the decisions behind it"]), sizing_mode="stretch_width", name="chain")
 
@@ -199,19 +222,44 @@ class DashboardView:
             if self.last_tables.get(key) != rows:  # unchanged tables cost no websocket traffic, and keep a click in flight
                 if key == "trades":
                     if self.clock() - self.trades_sent_at < self.trades_refresh_secs:
-                        continue  # redrawn at most every trades_refresh_secs: a click in progress is not lost
+                        continue  # redrawn at most every trades_refresh_secs: fewer redraws under the pointer (see config)
                     self.trades_sent_at = self.clock()
+                    self.last_tables[key] = rows
+                    self._redraw_trades(snap["trade_objects"], rows)
+                    continue
                 self.last_tables[key] = rows
                 data = columns_of(rows, tuple(name for name, _, _ in columns))
                 if len(rows) == len(table.source.data[columns[0][0]]):
                     # BokehJS redraws a table when its row count changes, not when only its values do: a blank last
                     # row, there every other update, changes the count (cheaper than re-rendering the table).
                     data = {name: values + [""] for name, values in data.items()}
-                if key == "trades":
-                    self.shown_trades = list(snap["trade_objects"])
                 table.source.data = data
-                if key == "trades":
-                    self._show_selection()  # the selected trade's row moved down (newest first): select it there
+
+    def _redraw_trades(self, trades: list[Trade], rows: list[dict[str, Any]]) -> None:
+        """The trades table now shows ``trades`` (newest first; ``rows`` are their cells). When the new list is the
+        old one with newer trades on top (the common case), the trades shown keep their source rows and only the new
+        trades' cells are sent, into the rows below, with the view's indices: no selection is sent (a row still means
+        its trade, and a selection sent now could land in the browser after a click it is sending). Any other change
+        (a report's trades, or no row left below) writes all of them into fresh rows, away from those shown."""
+        names = tuple(name for name, _, _ in TRADE_COLUMNS)
+        shown, top = self.shown_trades, (self.table_rows[0] if self.table_rows else TRADE_SLOTS)
+        new = next((i for i, t in enumerate(trades) if shown and _key(t) == _key(shown[0])), len(trades))
+        kept = len(trades) - new
+        if not (kept <= len(shown) and [_key(t) for t in trades[new:]] == [_key(t) for t in shown[:kept]]
+                and rows[new:] == self.table_cells[:kept]):
+            new, kept = len(trades), 0  # not newer trades on top of the shown ones: all written afresh
+        if new > top:
+            new, kept = len(trades), 0
+            top = TRADE_SLOTS  # no row left below: start again at the far end (the rows shown are near the start)
+        first = top - new
+        patches: dict[str, list[tuple[int, Any]]] = {name: [] for name in names}
+        for row, trade, cells in zip(range(first, top), trades, rows):
+            self.row_trades[row] = trade
+            for name in names:
+                patches[name].append((row, cells.get(name, "")))
+        self.table_rows = list(range(first, top)) + self.table_rows[:kept]
+        self.shown_trades, self.table_cells = list(trades), list(rows)
+        self._show(self._row_of(self.selected, self.selected_row), patches if new else None, redraw=True)
 
     def _text(self, div: Div, lines: list[str]) -> None:
         text = _pre(lines)
@@ -219,13 +267,13 @@ class DashboardView:
             div.text = text
 
     def _on_trade_click(self, attr: str, old: list[int], new: list[int]) -> None:
-        """A row clicked (or the selection moved with its trade): that trade's chain. The row is read against the rows
-        the table was last sent, so a new trade arriving meanwhile does not change which trade a click means."""
-        if new and new[0] < len(self.shown_trades):
-            trade = self.shown_trades[new[0]]
-            if (trade.env_id, trade.trade_id) != self.selected:
+        """A row clicked (or the selection moved with its trade): that trade's chain. A source row keeps its trade
+        across redraws (``row_trades``), so a click the browser sent before a redraw reached it means the trade it showed."""
+        trade = self.row_trades[new[0]] if new and 0 <= new[0] < TRADE_SLOTS else None
+        if trade is not None:
+            if _key(trade) != self.selected:
                 self.mark_source.selected.indices = []  # a later click on a mark selects again
-            self._select(trade)
+            self._select(trade, new[0])
 
     def _on_mark_click(self, attr: str, old: list[int], new: list[int]) -> None:
         """An entry or exit mark clicked on the price chart: its trade is selected in the table and its chain shown."""
@@ -237,21 +285,50 @@ class DashboardView:
         if trade is None:
             self.selected = None
             self._text(self.chain, [f"trade {trade_id}: no longer kept (the trades table keeps the newest {MAX_ROWS})"])
-            self._show_selection()
+            self._show(None)
             return
         self._select(trade)
 
-    def _select(self, trade: Trade) -> None:
-        self.selected = (trade.env_id, trade.trade_id)
+    def _select(self, trade: Trade, row: int | None = None) -> None:
+        self.selected = _key(trade)
         self._text(self.chain, [f"trade {trade.trade_id} ({trade.side}, {trade.pnl_usd:+.2f} $):", self.state.chain_text(trade)])
-        self._show_selection()
+        self._show(self._row_of(self.selected, row))
 
-    def _show_selection(self) -> None:
-        """The table's selection is the selected trade's row (none when it is not shown); set only when it differs."""
-        rows = [i for i, t in enumerate(self.shown_trades) if (t.env_id, t.trade_id) == self.selected]
-        indices = rows[:1]
-        if list(self.trade_source.selected.indices) != indices:
+    def _row_of(self, key: tuple[int, int] | None, hint: int | None) -> int | None:
+        """The source row that shows trade ``key``: its row among the newest; else a row below them (an older trade)
+        that still holds it, ``hint`` first (the row clicked, or the one it was shown in); else none."""
+        if key is None:
+            return None
+        row = next((r for r, t in zip(self.table_rows, self.shown_trades) if _key(t) == key), None)
+        if row is not None:
+            return row
+        below = self.table_rows[-1] + 1 if self.table_rows else 0
+        rows = [r for r in range(below, TRADE_SLOTS) if (t := self.row_trades[r]) is not None and _key(t) == key]
+        return hint if hint in rows else (rows[0] if rows else None)
+
+    def _show(self, row: int | None, patches: dict[str, list[tuple[int, Any]]] | None = None, redraw: bool = False) -> None:
+        """The table shows its newest rows, and ``row``, the selected trade's, below them when it is older: a selection
+        never leaves the view (BokehJS keeps a selected row its view hides and selects it again when the row is shown,
+        by then perhaps another trade's). The selection is ``row``: set when it differs; a ``redraw`` sets it only
+        when the trade's row changed (a click may be on its way), and clears it first, before ``patches`` rewrite
+        rows; a click clears it first when the view drops a selected row."""
+        moved, self.selected_row = row != self.selected_row, row
+        view = self.table_rows + ([row] if row is not None and row not in self.table_rows else [])
+        indices = [row] if row is not None else []
+        current = list(self.trade_source.selected.indices)
+        send = current != indices and (moved or not redraw)
+        if send and current and (redraw or any(i not in view for i in current)):
+            self.trade_source.selected.indices = []
+        if patches:
+            self.trade_source.patch(patches)
+        if list(self.trade_filter.indices) != view:
+            self.trade_filter.indices = view
+        if send and list(self.trade_source.selected.indices) != indices:
             self.trade_source.selected.indices = indices
+
+
+def _key(trade: Trade) -> tuple[int, int]:
+    return trade.env_id, trade.trade_id
 
 
 def _column(values: list) -> list | np.ndarray:

@@ -138,7 +138,7 @@ def test_a_finished_backtest_shows_its_price_and_a_click_on_a_mark_shows_that_tr
             time.sleep(1.0)  # the chart's ranges settle once the data is in (nothing streams into a finished run)
             click_mark(driver, index)
             wait_for(lambda: "entry step 300" in (model_value(driver, "chain", "m.text") or ""), "the chain of the clicked mark's trade", 60)
-            assert model_value(driver, "trades", "Array.from(m.source.selected.indices)") == [1]  # trade 1's row, selected
+            assert model_value(driver, "trades", "Bokeh.index.find_one(m).grid.getSelectedRows()") == [1]  # trade 1's line, selected
             driver.save_screenshot(str(tmp_path / "finished.png"))
         finally:
             driver.quit()
@@ -163,7 +163,7 @@ def test_the_page_follows_a_live_run_and_a_closed_browser_costs_the_runtime_noth
                 points = model_value(driver, "price_source", "m.get_length()")
                 wait_for(lambda: model_value(driver, "price_source", "m.get_length()") > points, "new price points", 180)
                 # One real click on the newest trade's row shows the decisions behind it, while the run goes on.
-                wait_for(lambda: (model_value(driver, "trades", "m.source.get_length()") or 0) >= 2, "two closed trades", 120)
+                wait_for(lambda: (model_value(driver, "trades", "m.view.filter.indices.length") or 0) >= 2, "two closed trades", 120)
                 started = time.monotonic()
                 click_row(driver, "trades", 0)
                 try:
