@@ -104,11 +104,17 @@ def test_clicking_a_mark_on_the_chart_selects_its_trade_and_shows_its_chain():
     assert "trade 1 " in view.chain.text and "step 10: RL BUY" in view.chain.text and "step 12: RL SELL" in view.chain.text
 
 
-def test_the_selection_stays_with_its_trade_and_an_unchanged_table_is_not_sent_again():
+
+def page_showing_trade_1() -> tuple[DashboardState, DashboardView]:
+    """A page that redraws at once (no refresh bound), with one closed trade on its table."""
     state = DashboardState()
     view = DashboardView(state, trades_refresh_secs=0.0)
     closed_trade(state, 1, 10)
     view.update()
+    return state, view
+
+def test_the_selection_stays_with_its_trade_and_an_unchanged_table_is_not_sent_again():
+    state, view = page_showing_trade_1()
     click_line(view, 0)  # a click on trade 1
     sent = view.trade_source.data
     view.update()
@@ -121,10 +127,7 @@ def test_the_selection_stays_with_its_trade_and_an_unchanged_table_is_not_sent_a
 
 
 def test_a_click_means_the_row_the_table_showed_even_when_a_new_trade_arrived_since():
-    state = DashboardState()
-    view = DashboardView(state, trades_refresh_secs=0.0)
-    closed_trade(state, 1, 10)
-    view.update()
+    state, view = page_showing_trade_1()
     closed_trade(state, 2, 20)  # in the state, not yet on the page
 
     click_line(view, 0)
@@ -133,10 +136,7 @@ def test_a_click_means_the_row_the_table_showed_even_when_a_new_trade_arrived_si
 
 
 def test_a_click_the_browser_sent_before_a_redraw_that_added_trades_still_selects_the_trade_it_showed():
-    state = DashboardState()
-    view = DashboardView(state, trades_refresh_secs=0.0)
-    closed_trade(state, 1, 10)
-    view.update()
+    state, view = page_showing_trade_1()
     clicked = rows_shown(view)[0]  # the browser shows trade 1 on its first line, and the user clicks it
     closed_trade(state, 2, 20)
     closed_trade(state, 3, 30)
@@ -229,10 +229,7 @@ def test_the_trades_table_is_redrawn_at_most_every_trades_refresh_secs_while_tra
 
 
 def test_the_selected_trade_stays_below_the_newest_when_newer_trades_push_it_out():
-    state = DashboardState()
-    view = DashboardView(state, trades_refresh_secs=0.0)
-    closed_trade(state, 1, 10)
-    view.update()
+    state, view = page_showing_trade_1()
     click_line(view, 0)
     for trade_id in range(2, 43):
         closed_trade(state, trade_id, 10 * trade_id)
