@@ -174,10 +174,30 @@ class LoraTrainer:
         import torch
 
         encoded = [encode_example(self.tokenizer, e.messages, e.target, self.config.max_seq_tokens) for e in experiences]
-        _, cache, input_ids, labels, attention = self._split_batch(encoded)
-        loss = self.model(input_ids=input_ids, attention_mask=attention, labels=labels, past_key_values=cache,
-                          use_cache=cache is not None).loss
+        shared, cache, input_ids, labels, attention = self._split_batch(encoded)
+        out = self.model(input_ids=input_ids, attention_mask=attention, labels=labels, past_key_values=cache,
+                         use_cache=cache is not None)
+        loss = out.loss
+        if self.config.action_loss_weight > 0:
+            first = [n_prompt - shared - 1 for _, n_prompt in encoded]  # the position whose logits choose the action
+            loss = loss + self.config.action_loss_weight * self._action_loss(out.logits, first, experiences)
         return loss, sum(len(ids) for ids, _ in encoded)  # example tokens: the same unit with or without the cache
+
+    def _action_loss(self, logits, first_positions: Sequence[int], experiences: Sequence[Experience]):
+        """Mean cross-entropy of each target action among its prompt's allowed actions, over their first tokens:
+        the choice the decide grammar makes greedily (names with a shared first token would need the later ones;
+        the action names have none)."""
+        import torch
+
+        terms = []
+        for row, (position, e) in enumerate(zip(first_positions, experiences)):
+            allowed = [a for a in allowed_actions(e.mask)] or [0]
+            if e.action not in allowed:
+                continue  # a target the mask forbids teaches no choice
+            tokens = torch.tensor([self._action_tokens[a][0] for a in allowed], device=logits.device)
+            choice = logits[row, position, tokens].float().unsqueeze(0)
+            terms.append(torch.nn.functional.cross_entropy(choice, torch.tensor([allowed.index(e.action)], device=logits.device)))
+        return torch.stack(terms).mean() if terms else logits.sum() * 0.0
 
     def _split_batch(self, encoded: Sequence[tuple[list[int], int]]):
         """(shared, cache, ids, labels, attention) of (ids, n_prompt) rows: with ``cache_shared_prefix`` the first

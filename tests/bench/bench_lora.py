@@ -58,6 +58,8 @@ def main() -> None:
     parser.add_argument("--held-out", type=int, default=300, help="--market: held-out-day prompts (fewer only to try it out)")
     parser.add_argument("--rounds", type=int, default=4, help="--market: training rounds (of --steps each)")
     parser.add_argument("--lr", type=float, default=1e-3, help="--market: learning rate")
+    parser.add_argument("--action-loss", type=float, default=None, metavar="W",
+                        help="--market: lora.action_loss_weight (default: the config's)")
     parser.add_argument("--four-step", type=int, default=0, metavar="K",
                         help="--market: also ask the first K held-out prompts as four-step thoughts (the reasoner's Thinker, "
                              "llama.cpp, base model and adapter) beside single shot on the same K prompts (~4x slower each)")
@@ -129,6 +131,8 @@ def market_bench(args: argparse.Namespace) -> None:
     lora = msgspec.structs.replace(config.lora, max_eval_examples=held, steps_per_round=args.steps, batch_size=args.batch,
                                    rank=args.rank, alpha=2.0 * args.rank, learning_rate=args.lr, torch_threads=args.threads,
                                    device=args.device)
+    if args.action_loss is not None:
+        lora = msgspec.structs.replace(lora, action_loss_weight=args.action_loss)
     with tempfile.TemporaryDirectory() as run_dir:
         core = LoraCore(lora, config.reasoner, run_dir)
         core.add_experiences(experiences)

@@ -1,3 +1,5 @@
+import dataclasses
+
 import msgspec
 import numpy as np
 import pytest
@@ -110,3 +112,25 @@ def test_the_dequantised_base_is_kept_on_disk_and_reads_back_the_same_tokenizer(
     assert prompt_ids(from_gguf, experience.messages) == prompt_ids(tokenizer, experience.messages)
     assert dequantised_folder(str(gguf), str(tmp_path)).parent == tmp_path  # lora.base_cache_dir moves it
     assert dequantised_folder(str(gguf)) == folder  # the key is stable
+
+
+@pytest.mark.slow
+def test_the_action_loss_adds_the_cross_entropy_of_the_target_among_the_allowed_actions_first_tokens():
+    import torch
+
+    experiences = planted_experiences(3, seed=5)
+    experiences[2] = dataclasses.replace(experiences[2], mask=(True, False, True, False, False, False))  # BUY not allowed
+    trainer = LoraTrainer(msgspec.structs.replace(TINY, action_loss_weight=0.0), default_model_path())
+
+    def loss(weight: float) -> float:
+        trainer.config = msgspec.structs.replace(trainer.config, action_loss_weight=weight)
+        with torch.no_grad():
+            return float(trainer._loss(experiences)[0])
+
+    expected = []
+    for e in experiences[:2]:  # the third's target (BUY) is not among its allowed actions: it teaches no choice
+        with torch.no_grad():
+            logits = trainer.model(input_ids=torch.tensor([prompt_ids(trainer.tokenizer, e.messages)])).logits[0, -1]
+        firsts = [trainer._action_tokens[a][0] for a in (0, 1, 2)]  # HOLD, BUY, SELL are allowed
+        expected.append(-float(torch.log_softmax(logits[firsts], dim=0)[e.action]))
+    assert loss(2.0) - loss(0.0) == pytest.approx(2.0 * np.mean(expected), rel=1e-3)
