@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from actors import ENV, FUSION, POLICY, RISK
-from actors.common.figures import brief_of, labelled
+from actors.common.figures import brief_of
 from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobError, configure, format_table
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN, Lockstep, Preset, Thoughts, preset_settings
@@ -202,7 +202,7 @@ def checkpoint_for_seed(args: argparse.Namespace, root: Path, seed: int) -> tupl
     # Train with the neural fusion on, so its network learns from the same outcomes as the policy.
     settings = {**MAIN_TRAINING, **train_settings(args), "fusion.method": "network", "run.seed": seed}
     train = run_training(configure(args, settings, [TRAIN]), args, root / f"train-seed{seed}")
-    print(format_table(labelled(training_summary(train)), f"training summary (seed {seed})"))
+    print(format_table(training_summary(train), f"training summary (seed {seed})"))
     return policy_checkpoint(train.run_dir.path), train.run_dir.path
 
 

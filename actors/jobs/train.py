@@ -57,6 +57,7 @@ def run_training(config: Config, args: argparse.Namespace, run_dir: Path | None 
 
 
 def training_summary(result: JobResult) -> list[tuple[str, Any]]:
+    """(label, value) rows of a training run's figures, labelled from the figures registry, then where it is."""
     figures: dict[str, float] = {}
     if POLICY in result.last_progress:
         figures.update(result.last_progress[POLICY].figures)
@@ -66,7 +67,7 @@ def training_summary(result: JobResult) -> list[tuple[str, Any]]:
         figures.update({k: env[k] for k in ENV_FIGURES if k in env})
     if not figures.get("episodes"):  # no episode ended in this run: a mean return of 0 would be made up
         figures.pop("mean_episode_return", None)
-    rows: list[tuple[str, Any]] = [(k, figures[k]) for k in SUMMARY_KEYS if k in figures]
+    rows: list[tuple[str, Any]] = labelled((k, figures[k]) for k in SUMMARY_KEYS if k in figures)
     rows += [("elapsed_secs", result.elapsed_secs), ("run_dir", str(result.run_dir.path))]
     checkpoint = latest_checkpoint(result.run_dir.path)
     if checkpoint is not None:
@@ -77,5 +78,5 @@ def training_summary(result: JobResult) -> list[tuple[str, Any]]:
 def mode_train(args: argparse.Namespace) -> int:
     config = configure(args, train_settings(args), [TRAIN])
     result = run_training(config, args, args.run_dir)
-    print(format_table(labelled(training_summary(result)), "training summary"))
+    print(format_table(training_summary(result), "training summary"))
     return EXIT_OK

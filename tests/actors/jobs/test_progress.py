@@ -39,4 +39,5 @@ def test_a_training_summary_without_a_finished_episode_shows_no_mean_return(tmp_
 
     rows = dict(training_summary(result))
 
-    assert "mean_episode_return" not in rows and rows["episodes"] == 0.0 and rows["updates"] == 11.0
+    assert "Mean episode return (reward units)" not in rows and rows["Episodes"] == 0.0 and rows["PPO updates"] == 11.0
+    assert not any(key in rows for key in ("episodes", "updates", "num_timesteps"))  # labels, never raw keys
