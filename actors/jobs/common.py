@@ -144,11 +144,18 @@ def run_job(
     return result
 
 
+def _cell(value: Any) -> str:
+    """A whole float as the count it is (51,220, not 5.122e+04); others to 4 significant digits."""
+    if isinstance(value, float):
+        return f"{int(value):,}" if value.is_integer() and abs(value) < 1e15 else f"{value:,.4g}"
+    return str(value)
+
+
 def format_table(rows: list[tuple[str, Any]], title: str = "") -> str:
     """A plain two-column table for the terminal."""
     width = max((len(k) for k, _ in rows), default=0)
     lines = [title, "-" * max(len(title), width + 20)] if title else []
     for key, value in rows:
-        text = f"{value:,.4g}" if isinstance(value, float) else str(value)
+        text = _cell(value)
         lines.append(f"{key:<{width}}  {text}")
     return "\n".join(lines)

@@ -41,3 +41,13 @@ def test_a_training_summary_without_a_finished_episode_shows_no_mean_return(tmp_
 
     assert "Mean episode return (reward units)" not in rows and rows["Episodes"] == 0.0 and rows["PPO updates"] == 11.0
     assert not any(key in rows for key in ("episodes", "updates", "num_timesteps"))  # labels, never raw keys
+
+
+def test_a_summary_table_writes_whole_floats_as_counts_and_others_to_four_digits():
+    from actors.jobs.common import format_table
+
+    table = format_table([("Policy timesteps", 51220.0), ("PPO approximate KL", 0.0251345), ("Net P&L ($)", 1234567.891),
+                          ("trades", 12), ("run_dir", "/tmp/x")])
+
+    assert "51,220" in table and "e+04" not in table
+    assert "0.02513" in table and "1.235e+06" in table and "| 12" not in table and "/tmp/x" in table
