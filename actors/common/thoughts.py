@@ -17,3 +17,9 @@ class ThoughtHeader(msgspec.Struct, frozen=True):
     query_id: str
     action: int
     confidence: float
+
+    def bare(self) -> "ThoughtHeader":
+        """The header alone, without a subclass's reasoning text (what a long-lived record keeps)."""
+        if type(self) is ThoughtHeader:
+            return self
+        return ThoughtHeader(self.env_id, self.episode_id, self.step_seen, self.query_id, self.action, self.confidence)

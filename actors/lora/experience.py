@@ -97,5 +97,5 @@ def thought_record(book: PromptBook, mode: str, header: ThoughtHeader, *, contex
                    earlier_answers: Mapping[str, str] | None = None, adapter_version: int = 0) -> ThoughtRecord:
     """What the trainer keeps of a thought: the conversation its decide step answered, rebuilt from its context,
     and the market reason its target will give."""
-    return ThoughtRecord(header, decide_messages(book, mode, context, mask, earlier_answers),
+    return ThoughtRecord(header.bare(), decide_messages(book, mode, context, mask, earlier_answers),
                          tuple(bool(m) for m in mask), adapter_version, market_reason(context))

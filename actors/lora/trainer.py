@@ -191,7 +191,7 @@ class LoraTrainer:
 
         terms = []
         for row, (position, e) in enumerate(zip(first_positions, experiences)):
-            allowed = [a for a in allowed_actions(e.mask)] or [0]
+            allowed = list(allowed_actions(e.mask)) or [0]
             if e.action not in allowed:
                 continue  # a target the mask forbids teaches no choice
             tokens = torch.tensor([self._action_tokens[a][0] for a in allowed], device=logits.device)

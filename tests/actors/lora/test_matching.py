@@ -142,3 +142,18 @@ def test_market_reason_reads_trend_vwap_and_momentum_in_the_examples_words():
     assert market_reason({"trend": "sideways", "vwap_distance_pct": 0.01, "momentum": 0.0}) == "sideways, near VWAP, momentum flat"
     assert market_reason({"trend": "down", "vwap_distance_pct": -0.5, "momentum": -2}) == "downtrend, below VWAP, momentum negative"
     assert market_reason({}) == "no clear trend, near VWAP, momentum flat"  # a context without the fields still reads
+
+
+def test_a_thought_record_keeps_the_header_alone_not_the_thoughts_reasoning_text():
+    from actors.common.llm.prompts import SAMPLE_CONTEXT, PromptBook
+    from actors.lora.experience import thought_record
+    from bus.messages import LlmThought
+    from tests.actors.lora.planted import PLANTED_REASONER
+
+    thought = LlmThought(env_id=2, episode_id=3, step_seen=40, query_id="q-40", action=1, confidence=0.7, mode="four_step",
+                         analysis="a long analysis " * 50, options="...", risks="...", decision="BUY | 0.70 | up")
+
+    record = thought_record(PromptBook(PLANTED_REASONER), "single_shot", thought, context=SAMPLE_CONTEXT, mask=FLAT_MASK)
+
+    assert type(record.header) is ThoughtHeader  # 20,000 kept thoughts hold no reasoning text
+    assert record.header == ThoughtHeader(env_id=2, episode_id=3, step_seen=40, query_id="q-40", action=1, confidence=0.7)
