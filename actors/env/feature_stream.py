@@ -33,6 +33,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from actors.env.features import CLIP, N_BAR, PATTERNS, STATIC_FEATURES, _RTH_OPEN_MINUTE, _SESSION_ROLL_HOURS
+from actors.env.regime_filter import RegimeFilter
 
 _NAN = math.nan
 _ET = ZoneInfo("America/New_York")
@@ -278,6 +279,7 @@ class FeatureStream:
         self._recent_high_lag, self._recent_low_lag = _Lag(10), _Lag(10)
         self._support_before = self._resistance_before = _NAN
         self._session = None
+        self._regime = RegimeFilter()
         self._session_volume = self._session_pv = self._session_first = 0.0
         self._session_bars = 0
         self._range_sum = 0.0
@@ -317,6 +319,7 @@ class FeatureStream:
         adx14 = self._adx.push(_fill(dx, 0.0))
 
         # Session running values.
+        belief = self._regime.push(change, atr, session != self._session)
         if session != self._session:
             self._session, self._session_volume, self._session_pv, self._session_bars = session, 0.0, 0.0, 0
             self._session_first = close
@@ -379,7 +382,7 @@ class FeatureStream:
             _div(abs(change20), _positive_or_nan(path_length)),
             _div(high - low, atr_safe) - 1.0,
             _div(close - self._session_first, atr_safe) / math.sqrt(self._session_bars),
-            trend if adx14 > 25 else 0,
+            belief,
             _div(sma50 - sma50_before, atr_safe),
             _div(sma200 - sma200_before, atr_safe),
             rsi15 / 50.0 - 1.0,

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from actors.common.actions import OBS_BAR_FEATURES, OBS_WINDOW_BARS
+from actors.env.regime_filter import regime_belief
 
 WINDOW = 20
 CLIP = 10.0
@@ -387,7 +388,7 @@ def _compute(frame: pd.DataFrame) -> FeatureSet:
         np.abs(_diff(close, 20)) / _positive_or_nan(path_length),  # efficiency ratio
         (high - low) / atr_safe - 1.0,
         (close - sessions.first(close)) / atr_safe / np.sqrt(sessions.position()),
-        np.where(adx14 > 25, trend, 0),  # market regime
+        regime_belief(change, atr, session),  # market regime: P(trend up) - P(trend down), actors/env/regime_filter.py
         _diff(sma50, 5) / atr_safe,
         _diff(sma200, 5) / atr_safe,
         rsi_from_changes(_diff(close, 15), 14 * 15, min_periods=30) / 50.0 - 1.0,

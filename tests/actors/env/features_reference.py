@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from actors.env.features import _ET, _RTH_OPEN_MINUTE, CLIP, PATTERNS, FeatureSet, _session_ids
+from actors.env.regime_filter import regime_belief
 
 
 def wilder(series: pd.Series, period: int) -> pd.Series:
@@ -93,7 +94,7 @@ def reference_features(frame: pd.DataFrame) -> FeatureSet:
     bars_into_session = session_series.groupby(session_series).cumcount() + 1
     trend_strength = (sma20 - sma50) / atr_safe
     trend = np.where(trend_strength > 0.25, 1, np.where(trend_strength < -0.25, -1, 0))
-    market_regime = np.where(adx14 > 25, trend, 0)
+    market_regime = regime_belief(close.diff().to_numpy(), atr.to_numpy(), np.asarray(session))  # a recursion: the one definition
 
     # Multi-timeframe.
     rsi15 = rsi_from_changes(close.diff(15), 14 * 15, min_periods=30)
