@@ -33,7 +33,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from actors.env.features import CLIP, N_BAR, PATTERNS, STATIC_FEATURES, _RTH_OPEN_MINUTE, _SESSION_ROLL_HOURS
-from actors.env.regime_filter import RegimeFilter
+from actors.env.regime_filter import RegimeFilter, trend_of
 
 _NAN = math.nan
 _ET = ZoneInfo("America/New_York")
@@ -331,8 +331,6 @@ class FeatureStream:
         volatility_regime = _div(atr, self._atr_mean.mean())
         self._path.push(abs(change))
         path_length = self._path.sum()
-        trend_strength = _div(sma20 - sma50, atr_safe)
-        trend = 1 if trend_strength > 0.25 else (-1 if trend_strength < -0.25 else 0)
 
         # Levels and patterns.
         self._lows60.push(low)
@@ -412,7 +410,7 @@ class FeatureStream:
             support=_fill(support, self._lowest),
             resistance=_fill(resistance, self._highest),
             volatility_regime=_fill(volatility_regime, 1.0),
-            trend_code=trend + 1,
+            trend_code=trend_of(belief) + 1,
             volume_trend_code=2 if volume_ratio > 1.15 else (0 if volume_ratio < 0.85 else 1),
             pattern_code=_pattern_code(flags),
             session_id=int(session),

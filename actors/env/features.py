@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from actors.common.actions import OBS_BAR_FEATURES, OBS_WINDOW_BARS
-from actors.env.regime_filter import regime_belief
+from actors.env.regime_filter import regime_belief, trends_of
 
 WINDOW = 20
 CLIP = 10.0
@@ -98,7 +98,7 @@ class FeatureSet:
     resistance: np.ndarray
     volatility_regime: np.ndarray
     trend_code: np.ndarray
-    """int8 [T]: index into TRENDS."""
+    """int8 [T]: index into TRENDS, the regime filter's belief read as a word (actors/env/regime_filter.py)."""
     volume_trend_code: np.ndarray
     pattern_code: np.ndarray
     """int8 [T]: index into PATTERNS."""
@@ -357,8 +357,7 @@ def _compute(frame: pd.DataFrame) -> FeatureSet:
     vwap = _fill(sessions.cumsum((high + low + close) / 3.0 * volume) / _positive_or_nan(cumulative_volume), close)
     volatility_regime = atr / _rolling(atr, 100, 20, "mean")
     path_length = _rolling(np.abs(change), 20, None, "sum")
-    trend_strength = (sma20 - sma50) / atr_safe
-    trend = np.where(trend_strength > 0.25, 1, np.where(trend_strength < -0.25, -1, 0))
+    belief = regime_belief(change, atr, session)
 
     # Multi-timeframe.
     support = _rolling(low, 60, 20, "min")
@@ -388,7 +387,7 @@ def _compute(frame: pd.DataFrame) -> FeatureSet:
         np.abs(_diff(close, 20)) / _positive_or_nan(path_length),  # efficiency ratio
         (high - low) / atr_safe - 1.0,
         (close - sessions.first(close)) / atr_safe / np.sqrt(sessions.position()),
-        regime_belief(change, atr, session),  # market regime: P(trend up) - P(trend down), actors/env/regime_filter.py
+        belief,  # market regime: P(trend up) - P(trend down), actors/env/regime_filter.py
         _diff(sma50, 5) / atr_safe,
         _diff(sma200, 5) / atr_safe,
         rsi_from_changes(_diff(close, 15), 14 * 15, min_periods=30) / 50.0 - 1.0,
@@ -415,7 +414,7 @@ def _compute(frame: pd.DataFrame) -> FeatureSet:
         support=_fill(support, np.fmin.accumulate(low)),
         resistance=_fill(resistance, np.fmax.accumulate(high)),
         volatility_regime=_fill(volatility_regime, 1.0),
-        trend_code=(trend + 1).astype(np.int8),
+        trend_code=(trends_of(belief) + 1).astype(np.int8),
         volume_trend_code=np.where(volume_ratio > 1.15, 2, np.where(volume_ratio < 0.85, 0, 1)).astype(np.int8),
         pattern_code=_pattern_codes(flags).astype(np.int8),
         session_id=session.astype(np.int64),

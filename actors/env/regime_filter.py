@@ -20,6 +20,8 @@ the rule "long above +0.2, short below -0.2" took 0.38-0.40 of the oracle's net 
 the risk stage and costs, where the best momentum rule took 0.31 (300 days, the test split; the
 experiment is in docs/experiments/README.md).
 
+The same belief names the context's ``trend`` (``BELIEF_FOR_A_TREND``), the word the LLM's prompt shows.
+
 The parameters are deliberately not the generator's (drift 0.2 sigma a bar, regimes of 165 bars on
 average, volatile 2.2x, quiet 35 %): a filter is robust to them being off by 1.5-2x either way (0.42-0.57
 of the oracle without the env in that experiment), and a real market's are unknown.
@@ -44,6 +46,12 @@ MAX_SURPRISE = 25.0
 """A change counts toward the scale as at most 5 standard deviations (jumps would inflate it for hours)."""
 MAX_EVIDENCE = 4.0
 """A standardised change is clipped to +-4 before it is weighed: one jump is not a trend."""
+
+BELIEF_FOR_A_TREND = 0.5
+"""The context's ``trend`` word (what the LLM's prompt says) is "up" above this belief, "down" below its negative.
+
+On 120 synthetic days (seed 7) the word then names the hidden regime on 70 % of bars, the wrong way round on 1.3 %
+and a trend where there is none on 11 %; the SMA20-SMA50 word it replaced: 42 %, 7 % and 48 %."""
 
 _STAY = 1.0 - HAZARD
 _ENTER = HAZARD / 4.0
@@ -79,6 +87,16 @@ class RegimeFilter:
         total = up + down + quiet + volatile
         self._up, self._down, self._quiet, self._volatile = up / total, down / total, quiet / total, volatile / total
         return self._up - self._down
+
+
+def trend_of(belief: float) -> int:
+    """+1 up, -1 down, 0 sideways: the context's trend (``BELIEF_FOR_A_TREND``)."""
+    return 1 if belief > BELIEF_FOR_A_TREND else (-1 if belief < -BELIEF_FOR_A_TREND else 0)
+
+
+def trends_of(belief: np.ndarray) -> np.ndarray:
+    """``trend_of`` for every bar."""
+    return np.where(belief > BELIEF_FOR_A_TREND, 1, np.where(belief < -BELIEF_FOR_A_TREND, -1, 0))
 
 
 def regime_belief(change: np.ndarray, atr: np.ndarray, session: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from actors.env.features import _ET, _RTH_OPEN_MINUTE, CLIP, PATTERNS, FeatureSet, _session_ids
-from actors.env.regime_filter import regime_belief
+from actors.env.regime_filter import regime_belief, trends_of
 
 
 def wilder(series: pd.Series, period: int) -> pd.Series:
@@ -92,8 +92,6 @@ def reference_features(frame: pd.DataFrame) -> FeatureSet:
     efficiency = (close - close.shift(20)).abs() / path_length.where(path_length > 0)
     session_open = close.groupby(session_series).transform("first")
     bars_into_session = session_series.groupby(session_series).cumcount() + 1
-    trend_strength = (sma20 - sma50) / atr_safe
-    trend = np.where(trend_strength > 0.25, 1, np.where(trend_strength < -0.25, -1, 0))
     market_regime = regime_belief(close.diff().to_numpy(), atr.to_numpy(), np.asarray(session))  # a recursion: the one definition
 
     # Multi-timeframe.
@@ -162,7 +160,7 @@ def reference_features(frame: pd.DataFrame) -> FeatureSet:
         support=raw(support.fillna(low.cummin()), 0.0),
         resistance=raw(resistance.fillna(high.cummax()), 0.0),
         volatility_regime=raw(volatility_regime, 1.0),
-        trend_code=(trend + 1).astype(np.int8),
+        trend_code=(trends_of(market_regime) + 1).astype(np.int8),
         volume_trend_code=volume_trend.astype(np.int8),
         pattern_code=pattern.astype(np.int8),
         session_id=session.astype(np.int64),

@@ -8,7 +8,7 @@ import pytest
 
 from actors.common.synthetic import TREND_DOWN, TREND_UP, generate_market
 from actors.env.features import STATIC_FEATURES, compute_features
-from actors.env.regime_filter import MAX_EVIDENCE, RegimeFilter, regime_belief
+from actors.env.regime_filter import BELIEF_FOR_A_TREND, MAX_EVIDENCE, RegimeFilter, regime_belief, trends_of
 
 REGIME_COLUMN = STATIC_FEATURES.index("market_regime")
 
@@ -65,3 +65,13 @@ def test_bars_without_an_atr_or_a_previous_close_carry_no_evidence_and_the_belie
     belief = regime_belief(change, np.full(5_000, 2.0), np.zeros(5_000, dtype=np.int64))
     assert np.all(np.abs(belief) <= 1.0)
     assert belief[-1] > 0.5  # a steady drift up of a sixth of the spread is read as a trend up
+
+
+def test_the_context_s_trend_word_is_the_belief_read_against_its_threshold():
+    synthetic = generate_market(20, seed=4)
+    features = compute_features(synthetic.bars)
+    belief = features.static[:, REGIME_COLUMN].astype(np.float64)
+    word = features.trend_code.astype(np.int64) - 1
+    confident = np.abs(np.abs(belief) - BELIEF_FOR_A_TREND) > 1e-6  # clear of the float32 rounding at the threshold
+    assert np.array_equal(word[confident], trends_of(belief)[confident])
+    assert {-1, 0, 1} <= set(word.tolist())
