@@ -259,7 +259,7 @@ def console_summary(summary: dict) -> str:
         rows.append(f"  ensemble      ${_num(e['pnl_per_day'], ',.0f')} a day {_interval(e['pnl_per_day_interval'], ',.0f')} "
                     f"({e['seeds']} seeds' mean distribution), minus {summary['best_momentum']} "
                     f"${_num(e['vs_best_momentum']['pnl_per_day_difference'], ',.0f')} {_interval(e['vs_best_momentum']['interval'], ',.0f')}")
-    for name in ("oracle", summary["best_momentum"], "buy_and_hold", "random", "flat"):
+    for name in ("oracle", "regime_rule", summary["best_momentum"], "buy_and_hold", "random", "flat"):
         if name in summary["variants"]:
             v = summary["variants"][name]
             rows.append(f"  {name:<13} ${_num(v['pnl_per_day'], ',.0f')} a day, Sharpe {_num(v['sharpe'])}, halted bars {_num(v['halted_share'])}")

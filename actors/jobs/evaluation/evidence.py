@@ -22,6 +22,8 @@ from actors.jobs.evaluation.walkforward import WalkForward, annualised_sharpe, e
 
 MOMENTUM = ("momentum_30", "momentum_60", "momentum_120")
 FLOORS = ("flat", "random", "buy_and_hold")
+REGIME_RULE = "regime_rule"
+"""A threshold on the policy's own market-regime feature: compared, not a floor the verdict needs."""
 DSR_TARGET = 0.95
 ORACLE_SHARE_TARGET = 0.30
 
@@ -118,7 +120,7 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
     returns = policy / capital
     best_momentum = max(MOMENTUM, key=lambda name: series[name].sum())
     comparisons = {}
-    for floor in (*FLOORS, best_momentum):
+    for floor in (*FLOORS, best_momentum, *(name for name in (REGIME_RULE,) if name in series)):
         diff = policy - series[floor]
         low, high = bootstrap_mean_interval(diff)
         rc = reality_check(policy[:, None], series[floor]) if n_days >= 10 else {"p_value_rc": float("nan"), "p_value_spa": float("nan")}
@@ -278,11 +280,13 @@ def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[
     best = max(MOMENTUM, key=lambda name: nets[name])
     policy_net_pnl = float(metrics.get("net_pnl_usd", 0.0))
     rows = [("policy net P&L ($)", f"{policy_net_pnl:,.0f}")]
-    rows += [(f"{name} net P&L ($)", f"{nets[name]:,.0f}") for name in ("oracle", best, "buy_and_hold", "random", "flat") if name in nets]
+    rows += [(f"{name} net P&L ($)", f"{nets[name]:,.0f}") for name in ("oracle", REGIME_RULE, best, "buy_and_hold", "random", "flat") if name in nets]
     oracle = nets.get("oracle", 0.0)
     share = f"{policy_net_pnl / oracle:.3f}" if oracle > 0 else "n/a (no oracle on this data)"
     rows.append((f"oracle share (target >= {ORACLE_SHARE_TARGET:.2f})", share))
     rows.append(("beats the best momentum rule", "yes" if policy_net_pnl > nets[best] else "no"))
+    if REGIME_RULE in nets:
+        rows.append(("beats the regime rule (a threshold on its market-regime feature)", "yes" if policy_net_pnl > nets[REGIME_RULE] else "no"))
     days = np.asarray(session_pnl, dtype=np.float64)
     psr = probabilistic_sharpe(days) if len(days) >= 3 else float("nan")
     rows.append((f"deflated-Sharpe probability, 1 trial (target >= {DSR_TARGET})",

@@ -9,7 +9,8 @@ from actors.common.actions import BUY, HOLD, SELL
 from actors.env.factory import build_dataset
 from actors.env.env import FuturesTradingEnv
 from actors.common.instruments import resolve_instrument
-from actors.env.references import MOMENTUM_LOOKBACKS, reference_policies, toward
+from actors.env.features import STATIC_FEATURES
+from actors.env.references import MOMENTUM_LOOKBACKS, REGIME_RULE_BELIEF, reference_policies, toward
 from config.loader import load_config
 
 
@@ -63,5 +64,24 @@ def test_toward_takes_one_step_at_a_time(setting):
 
 def test_every_floor_is_there_and_files_have_no_oracle(setting):
     _, dataset = setting
-    assert set(reference_policies(None)) == {"flat", "random", "buy_and_hold", *(f"momentum_{n}" for n in MOMENTUM_LOOKBACKS)}
+    assert set(reference_policies(None)) == {"flat", "random", "buy_and_hold", "regime_rule", *(f"momentum_{n}" for n in MOMENTUM_LOOKBACKS)}
     assert "oracle" in reference_policies(dataset.hidden_regime)
+
+
+def test_the_regime_rule_goes_the_way_of_a_confident_belief_and_stays_flat_in_doubt(setting):
+    config, dataset = setting
+    env = make_env(config, dataset)
+    rule = reference_policies(None)["regime_rule"]
+    column = STATIC_FEATURES.index("market_regime")
+    seen = set()
+    for _ in range(2_000):
+        belief = float(dataset.features.static[env.bar, column])
+        action = rule(env)
+        if env.position is None and env.action_masks()[BUY] and env.action_masks()[SELL]:
+            expected = BUY if belief > REGIME_RULE_BELIEF else SELL if belief < -REGIME_RULE_BELIEF else HOLD
+            assert action == expected
+            seen.add(expected)
+        _, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            env.reset(seed=1)
+    assert seen == {BUY, SELL, HOLD}
