@@ -260,7 +260,14 @@ def headline(summary: dict) -> str:
     else:
         edge = f"evidence of an edge (deflated-Sharpe probability {dsr:.2f} >= {DSR_TARGET})"
     beats = "beats" if momentum["beats"] else "does not beat"
-    return f"{summary['market']}: {edge}; the policy {beats} the best momentum rule ({summary['best_momentum']}) out of sample"
+    sentence = f"{summary['market']}: {edge}; the policy {beats} the best momentum rule ({summary['best_momentum']}) out of sample"
+    ensemble = summary.get("ensemble")
+    if ensemble:
+        versus = ensemble["vs_best_momentum"]
+        low, high = versus["interval"]
+        sentence += (f"; the ensemble of its {ensemble['seeds']} seeds {'beats' if versus['beats'] else 'does not beat'} it "
+                     f"({versus['pnl_per_day_difference']:+,.0f} $ a day [{low:+,.0f}, {high:+,.0f}])")
+    return sentence
 
 
 def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[float]) -> list[tuple[str, str]]:

@@ -120,3 +120,14 @@ def test_the_help_states_the_presets_that_evaluate_and_main_really_use():
     assert f"default {FULL['days']}, --quick {QUICK['days']}" in helps["days"]
     assert f"{LONG_TRAINING['policy.total_timesteps']:,} steps on {LONG_DATA['data.synthetic_days']}" in helps["long"]
     assert f"{MAIN_TRAINING['policy.total_timesteps']:,} on {MAIN_DATA['data.synthetic_days']}" in helps["long"]
+
+
+def test_the_headline_says_whether_the_seeds_ensemble_beats_the_momentum_rule():
+    from actors.jobs.evaluation.evidence import headline
+
+    summary = {"market": "regimes", "dsr": 0.99, "best_momentum": "momentum_60",
+               "comparisons": {"momentum_60": {"beats": False}}}
+    assert headline(summary) == ("regimes: evidence of an edge (deflated-Sharpe probability 0.99 >= 0.95); "
+                                 "the policy does not beat the best momentum rule (momentum_60) out of sample")
+    summary["ensemble"] = {"seeds": 3, "vs_best_momentum": {"pnl_per_day_difference": 115.2, "interval": [37.0, 186.4], "beats": True}}
+    assert headline(summary).endswith("; the ensemble of its 3 seeds beats it (+115 $ a day [+37, +186])")
