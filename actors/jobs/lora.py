@@ -92,7 +92,7 @@ def market_history_bars(config: Config, count: int, held_out: int | None = None,
     sides = {False: [], True: []}
     for bar in bars:
         if not bar.validation:
-            sides[bool(bar.held_out)].append((str(bar.context.get("tape", "")), bar.label.action))
+            sides[bool(bar.held_out)].append((str(bar.context.get("tape", "")), bar.label.action, str(bar.context.get("trend", ""))))
     return bars, experiences, learnability_ceiling(sides[False], sides[True])
 
 

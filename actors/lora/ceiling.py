@@ -1,7 +1,8 @@
 """The learnability ceiling: how well the hindsight label can be read from the prompt's numbers at all.
 
 A multinomial logistic regression on the tape's numbers (actors/common/llm/tape.py, read back
-from the very text the LLM is shown), fitted on the training days' prompts and scored on the
+from the very text the LLM is shown) and, where the caller gives it, the prompt's trend word (up,
+down or sideways: the regime filter's belief, actors/env/regime_filter.py), fitted on the training days' prompts and scored on the
 later, held-out days'. The LLM's held-out match rate is stated beside it: an LLM near the
 ceiling has learnt what there is to learn; on the ``null`` market the ceiling is chance (the
 held-out days' commonest label), and so should the LLM be. Plain numpy, no scikit-learn.
@@ -21,6 +22,8 @@ from actors.common.llm.tape import tape_numbers
 
 Z_95 = 1.959963984540054
 CLASSES = 3
+TREND_COLUMNS = ("up", "down")
+"""The trend words the classifier reads as 0/1 columns (sideways: both 0)."""
 """HOLD, BUY, SELL: the hindsight label's actions (their ids are 0, 1, 2)."""
 
 
@@ -50,7 +53,7 @@ class Rate:
 @dataclass(frozen=True, slots=True)
 class Ceiling:
     classifier: Rate
-    """Held-out accuracy of the logistic regression on the tape's numbers."""
+    """Held-out accuracy of the logistic regression on the tape's numbers (and the trend word, where given)."""
     chance: Rate
     """The best one answer given everywhere can do on the held-out prompts: their commonest label's share (the
     training days' commonest label is no fair floor: on a random walk the held-out days drift their own way)."""
@@ -76,9 +79,8 @@ def features(tapes: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.array(full, dtype=np.float64).reshape(len(full), _width(parsed)), keep
 
 
-def learnability_ceiling(train: Sequence[tuple[str, int]], held_out: Sequence[tuple[str, int]],
-                         l2: float = 1e-2) -> Ceiling:
-    """Fit on ``train`` (tape text, label) pairs, score on ``held_out``; rows without a full tape are left out."""
+def learnability_ceiling(train: Sequence[tuple], held_out: Sequence[tuple], l2: float = 1e-2) -> Ceiling:
+    """Fit on ``train`` (tape text, label[, trend word]) rows, score on ``held_out``; rows without a full tape are left out."""
     x_train, y_train = _rows(train)
     x_test, y_test = _rows(held_out)
     if not len(y_train) or not len(y_test):
@@ -115,9 +117,13 @@ class SoftmaxRegression:
         return np.hstack([np.ones((len(x), 1)), (x - self.mean) / self.scale])
 
 
-def _rows(pairs: Sequence[tuple[str, int]]) -> tuple[np.ndarray, np.ndarray]:
-    x, keep = features([tape for tape, _ in pairs])
-    y = np.array([label for _, label in pairs], dtype=np.int64)[keep] if len(pairs) else np.zeros(0, dtype=np.int64)
+def _rows(pairs: Sequence[tuple]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of (tape, label) or (tape, label, trend word): the word adds an "up" and a "down" column."""
+    x, keep = features([pair[0] for pair in pairs])
+    y = np.array([pair[1] for pair in pairs], dtype=np.int64)[keep] if len(pairs) else np.zeros(0, dtype=np.int64)
+    if len(pairs) and len(pairs[0]) > 2:
+        words = np.array([[float(pair[2] == word) for word in TREND_COLUMNS] for pair in pairs]).reshape(len(pairs), 2)
+        x = np.hstack([x, words[keep]])
     return x, y
 
 

@@ -60,3 +60,16 @@ def test_the_classifier_finds_a_planted_rule_in_tape_lines_and_refuses_lines_wit
     assert isinstance(SoftmaxRegression().fit(np.zeros((3, 2)), np.array([0, 1, 2])).predict(np.zeros((1, 2))), np.ndarray)
     with pytest.raises(ValueError, match="full tape"):
         learnability_ceiling([("no tape", 1)], rows[300:])
+
+
+def test_a_trend_word_given_beside_the_tape_is_read_as_two_columns():
+    rng = np.random.default_rng(1)
+    flat_tape = f"moves {' '.join(['0'] * 12)} | 20 bars +0.0 ATR | 60 bars +0.0 ATR | range 50% | ATR 20 ticks | VWAP +0.0 ATR | 100 min to flat"
+    words = rng.choice(["up", "down"], 400)
+    rows = [(flat_tape, 1 if word == "up" else 2, str(word)) for word in words]  # the label lives in the word alone
+
+    with_word = learnability_ceiling(rows[:300], rows[300:])
+    tape_only = learnability_ceiling([row[:2] for row in rows[:300]], [row[:2] for row in rows[300:]])
+
+    assert with_word.classifier.value == 1.0
+    assert tape_only.classifier.value < 0.7
