@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -18,7 +19,10 @@ def test_a_tiny_walk_forward_writes_the_success_table_and_a_verdict(tmp_path, ma
     assert code == 0
     metrics = json.loads((run_dir / "evaluate" / "metrics.json").read_text())
     figures = [row["figure"] for row in metrics["success_table"]]
-    assert len(figures) == 7 and any("oracle share" in f for f in figures) and any("deflated" in f for f in figures)
+    share = metrics["ensemble"]["oracle_share"]  # null in the JSON where the oracle has no edge
+    ensemble_row = share is not None and math.isfinite(share)
+    assert len(figures) == 7 + ensemble_row and any("oracle share" in f for f in figures) and any("deflated" in f for f in figures)
+    assert any(f.startswith("oracle share, ensemble of the 2 seeds") for f in figures) == ensemble_row
     assert all(row["verdict"] in ("met", "not met", "not evidence") for row in metrics["success_table"])
     assert {"flat", "random", "buy_and_hold", "momentum_60", "oracle"} <= set(metrics["variants"])
     assert metrics["variants"]["flat"]["net_pnl"] == 0
@@ -131,3 +135,13 @@ def test_the_headline_says_whether_the_seeds_ensemble_beats_the_momentum_rule():
                                  "the policy does not beat the best momentum rule (momentum_60) out of sample")
     summary["ensemble"] = {"seeds": 3, "vs_best_momentum": {"pnl_per_day_difference": 115.2, "interval": [37.0, 186.4], "beats": True}}
     assert headline(summary).endswith("; the ensemble of its 3 seeds beats it (+115 $ a day [+37, +186])")
+
+
+def test_the_success_table_gives_the_ensemble_s_oracle_share_its_own_row_where_there_is_an_ensemble():
+    from actors.jobs.evaluation.evidence import _ensemble_rows
+
+    ensemble = {"seeds": 3, "oracle_share": 0.353, "oracle_share_interval": [0.31, 0.40]}
+    (row,) = _ensemble_rows(ensemble)
+    assert (row.figure, row.value, row.low, row.high, row.verdict) == ("oracle share, ensemble of the 3 seeds", 0.353, 0.31, 0.40, "met")
+    assert _ensemble_rows({**ensemble, "oracle_share_interval": [0.22, 0.40]})[0].verdict == "not evidence"
+    assert _ensemble_rows(None) == [] and _ensemble_rows({**ensemble, "oracle_share": float("nan")}) == []
