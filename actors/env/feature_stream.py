@@ -319,8 +319,9 @@ class FeatureStream:
         adx14 = self._adx.push(_fill(dx, 0.0))
 
         # Session running values.
-        belief = self._regime.push(change, atr, session != self._session)
-        if session != self._session:
+        new_session = session != self._session
+        belief = self._regime.push(change, atr, new_session)
+        if new_session:
             self._session, self._session_volume, self._session_pv, self._session_bars = session, 0.0, 0.0, 0
             self._session_first = close
         self._session_volume += volume

@@ -57,6 +57,7 @@ and a trend where there is none on 11 %; the SMA20-SMA50 word it replaced: 42 %,
 _STAY = 1.0 - HAZARD
 _ENTER = HAZARD / 4.0
 _INVERSE_VOLATILE = 1.0 / VOLATILE_SCALE
+_TREND_PENALTY = 0.5 * TREND_DRIFT * TREND_DRIFT
 
 
 class RegimeFilter:
@@ -81,9 +82,8 @@ class RegimeFilter:
             self._mean_square += SCALE_ALPHA * (min(normalised * normalised, MAX_SURPRISE * self._mean_square) - self._mean_square)
             z = min(max(z, -MAX_EVIDENCE), MAX_EVIDENCE)
             # Likelihoods up to a common factor exp(-z^2 / 2), which cancels in the normalisation below.
-            shift = TREND_DRIFT * z - 0.5 * TREND_DRIFT * TREND_DRIFT
-            up *= math.exp(shift)
-            down *= math.exp(-TREND_DRIFT * z - 0.5 * TREND_DRIFT * TREND_DRIFT)
+            up *= math.exp(TREND_DRIFT * z - _TREND_PENALTY)
+            down *= math.exp(-TREND_DRIFT * z - _TREND_PENALTY)
             volatile *= _INVERSE_VOLATILE * math.exp(0.5 * z * z * (1.0 - _INVERSE_VOLATILE * _INVERSE_VOLATILE))
         total = up + down + quiet + volatile
         self._up, self._down, self._quiet, self._volatile = up / total, down / total, quiet / total, volatile / total

@@ -23,7 +23,7 @@ import numpy as np
 from actors.env.factory import build_dataset
 from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
-from actors.jobs.evaluation.evidence import summarise
+from actors.jobs.evaluation.evidence import REGIME_RULE, summarise
 from actors.jobs.evaluation.folds import purge_days_for
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
 from actors.jobs.evaluation.walkforward import run_walk_forward
@@ -259,7 +259,7 @@ def console_summary(summary: dict) -> str:
         rows.append(f"  ensemble      ${_num(e['pnl_per_day'], ',.0f')} a day {_interval(e['pnl_per_day_interval'], ',.0f')} "
                     f"({e['seeds']} seeds' mean distribution), minus {summary['best_momentum']} "
                     f"${_num(e['vs_best_momentum']['pnl_per_day_difference'], ',.0f')} {_interval(e['vs_best_momentum']['interval'], ',.0f')}")
-    for name in ("oracle", "regime_rule", summary["best_momentum"], "buy_and_hold", "random", "flat"):
+    for name in ("oracle", REGIME_RULE, summary["best_momentum"], "buy_and_hold", "random", "flat"):
         if name in summary["variants"]:
             v = summary["variants"][name]
             rows.append(f"  {name:<13} ${_num(v['pnl_per_day'], ',.0f')} a day, Sharpe {_num(v['sharpe'])}, halted bars {_num(v['halted_share'])}")

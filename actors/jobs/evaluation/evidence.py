@@ -120,7 +120,7 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
     returns = policy / capital
     best_momentum = max(MOMENTUM, key=lambda name: series[name].sum())
     comparisons = {}
-    for floor in (*FLOORS, best_momentum, *(name for name in (REGIME_RULE,) if name in series)):
+    for floor in (*FLOORS, best_momentum, *([REGIME_RULE] if REGIME_RULE in series else [])):
         diff = policy - series[floor]
         low, high = bootstrap_mean_interval(diff)
         rc = reality_check(policy[:, None], series[floor]) if n_days >= 10 else {"p_value_rc": float("nan"), "p_value_spa": float("nan")}
