@@ -1,6 +1,6 @@
 """The 261 observation features of DESIGN.md section 6, computed vectorised once per dataset.
 
-Layout of one observation (offsets are module constants, names in ``FEATURE_NAMES``):
+Layout of one observation (offsets are module constants; the names live in actors/common/observation.py):
 
 - [0, 220)   a 20-bar window (oldest first) of 11 per-bar features ``BAR_FEATURES``
 - [220, 225) 5 position features ``POSITION_FEATURES`` (filled by the env per step)
@@ -34,24 +34,14 @@ import numpy as np
 import pandas as pd
 
 from actors.common.actions import OBS_BAR_FEATURES, OBS_WINDOW_BARS
+from actors.common.observation import (  # the layout's names are the shared vocabulary (the policy reads them too)
+    BAR_FEATURES, FEATURE_NAMES, MARKET_FEATURES, PATTERN_FEATURES, POSITION_FEATURES, RISK_FEATURES,
+    STATIC_FEATURES, TIMEFRAME_FEATURES, VALIDITY_FEATURES,
+)
 from actors.env.regime_filter import regime_belief, trends_of
 
 WINDOW = 20
 CLIP = 10.0
-BAR_FEATURES = ("close_change", "volume", "sma5", "sma20", "rsi", "macd", "momentum", "atr", "time_sin", "time_cos", "session_progress")
-POSITION_FEATURES = ("position", "entry_price_ratio", "sl_distance_atr", "tp_distance_atr", "time_in_position")
-VALIDITY_FEATURES = ("can_enter", "can_move_sl_to_be", "trail_on")
-MARKET_FEATURES = (
-    "adx_slope", "vwap_distance", "volatility_regime", "volume_regime", "momentum_20m",
-    "momentum_60m", "efficiency_ratio", "spread_ratio", "session_trend", "market_regime",
-)
-TIMEFRAME_FEATURES = ("sma50_slope", "sma200_slope", "rsi_15m", "rsi_60m", "volume_ratio_5", "volume_ratio_20", "price_change_60m", "sr_distance")
-PATTERN_FEATURES = (
-    "higher_highs", "higher_lows", "lower_highs", "lower_lows", "double_top",
-    "double_bottom", "support_distance", "resistance_distance", "breakout", "breakdown",
-)
-RISK_FEATURES = ("unrealized_pnl", "drawdown", "consecutive_losses", "win_rate_10", "mae_mfe_ratio")
-STATIC_FEATURES = MARKET_FEATURES + TIMEFRAME_FEATURES + PATTERN_FEATURES  # 28 per-bar extended features
 
 N_BAR = len(BAR_FEATURES)
 WINDOW_END = WINDOW * N_BAR  # 220
@@ -60,13 +50,6 @@ VALIDITY_START, VALIDITY_END = POSITION_END, POSITION_END + len(VALIDITY_FEATURE
 STATIC_START, STATIC_END = VALIDITY_END, VALIDITY_END + len(STATIC_FEATURES)  # 228, 256
 RISK_START, RISK_END = STATIC_END, STATIC_END + len(RISK_FEATURES)  # 256, 261
 
-FEATURE_NAMES: tuple[str, ...] = (
-    tuple(f"{name}[t-{lag}]" for lag in range(WINDOW - 1, -1, -1) for name in BAR_FEATURES)
-    + POSITION_FEATURES
-    + VALIDITY_FEATURES
-    + STATIC_FEATURES
-    + RISK_FEATURES
-)
 assert len(FEATURE_NAMES) == RISK_END == 261
 assert (WINDOW, N_BAR) == (OBS_WINDOW_BARS, OBS_BAR_FEATURES), "the shared vocabulary's window shape must match the layout"
 

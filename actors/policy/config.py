@@ -6,6 +6,7 @@ from typing import Annotated
 
 import msgspec
 
+from actors.common.observation import observation_columns
 from config.checks import ConfigSection, Count, Fraction, NonNegative, Positive, PositiveCount, PositiveSecs
 from config.checks import require as _require
 
@@ -34,6 +35,11 @@ class PolicyConfig(ConfigSection, kw_only=True):
     window_bars_seen: Annotated[int, msgspec.Meta(ge=1, le=20)] = 20
     """How many of the observation window's newest bars the network sees (1-20); the older bars' columns are fed as 0.
     The other 41 features (position, market, timeframes, patterns, risk) are always seen."""
+    features_seen: tuple[str, ...] = ()
+    """Observation features the network sees; the rest are fed as 0. Empty = all 261. Entries are groups (window,
+    position, validity, market, timeframe, pattern, risk), column names, or a bar feature (all its window lags), as
+    actors/common/observation.py names them; an unknown name stops start-up. For ablations of what the policy reads
+    (issue 18): ["position", "validity", "market_regime"] is the regime filter's belief and the position alone."""
 
     # ------------------------------------------------------------------ PPO (SB3 names)
     n_steps: AtLeastTwo = 2048
@@ -87,3 +93,7 @@ class PolicyConfig(ConfigSection, kw_only=True):
         _require(self.learn_from in LEARN_FROM, "policy.learn_from", f"must be one of {LEARN_FROM}, got {self.learn_from!r}")
         super().__post_init__()
         _require(len(self.net_arch) >= 1 and all(n >= 1 for n in self.net_arch), "policy.net_arch", "needs positive layer sizes")
+        try:
+            observation_columns(self.features_seen)
+        except ValueError as error:
+            _require(False, "policy.features_seen", str(error))

@@ -48,6 +48,7 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from actors.common.actions import HOLD, N_ACTIONS, OBS_BAR_FEATURES, OBS_DIM, OBS_WINDOW_BARS
+from actors.common.observation import observation_columns
 from actors.policy.checkpoint import Checkpoint, read_checkpoint, write_checkpoint
 from actors.policy.config import PolicyConfig
 from actors.policy.masking import masked_log_softmax
@@ -74,6 +75,15 @@ class SpacesOnlyEnv(gym.Env):
 
     def step(self, action):
         raise RuntimeError("SpacesOnlyEnv is never stepped: observations arrive on the bus")
+
+
+def _hidden_columns(features_seen: tuple[str, ...], obs_dim: int) -> np.ndarray | None:
+    """The observation columns policy.features_seen leaves out; None when it names none (all seen) or the
+    observation is not the env's 261 columns (plain use with another width)."""
+    if not features_seen or obs_dim != OBS_DIM:
+        return None
+    hidden = np.setdiff1d(np.arange(obs_dim), observation_columns(features_seen))
+    return hidden if len(hidden) else None
 
 
 def spaces_only_vec_env(obs_dim: int, n_actions: int, n_envs: int) -> DummyVecEnv:
@@ -134,6 +144,8 @@ class OnlineMaskablePPO:
         self.deterministic = (not config.learn) and config.deterministic_when_frozen
         self._hidden_window_end = (OBS_WINDOW_BARS - config.window_bars_seen) * OBS_BAR_FEATURES
         """Observation columns [0, this) are the window's older bars that policy.window_bars_seen hides."""
+        self._hidden_columns = _hidden_columns(config.features_seen, obs_dim)
+        """Columns policy.features_seen leaves out (None: all seen)."""
         self.counters: Counter[str] = Counter()
         self.latest_figures: Figures = {}
         self._on_figures = on_figures
@@ -264,6 +276,8 @@ class OnlineMaskablePPO:
             obs = np.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)
         if self._hidden_window_end:
             obs[:, : self._hidden_window_end] = 0.0  # older window bars the network is not shown (constant: normalised to 0)
+        if self._hidden_columns is not None:
+            obs[:, self._hidden_columns] = 0.0
         return obs
 
     def _sanitize_masks(self, masks: np.ndarray) -> np.ndarray:

@@ -8,9 +8,11 @@ import torch
 
 from actors.policy.config import PolicyConfig
 from actors.common.actions import OBS_DIM
+from actors.common.observation import FEATURE_NAMES, observation_columns
 from actors.policy.learner import OnlineMaskablePPO, policy_logits_and_values
 
 N_ENVS = 2
+POSITION_START = FEATURE_NAMES.index("position")
 
 
 def small_config(**overrides) -> PolicyConfig:
@@ -57,6 +59,37 @@ def test_window_bars_seen_hides_the_older_window_bars_from_the_network():
     assert not np.allclose(probs(sees_one, obs), probs(sees_one, newest))
     sees_all = OnlineMaskablePPO(small_config(learn=False), N_ENVS)
     assert not np.allclose(probs(sees_all, obs), probs(sees_all, older))
+
+
+def test_features_seen_shows_the_network_only_the_named_features():
+    rng = np.random.default_rng(4)
+    masks = np.ones((N_ENVS, 6), bool)
+    obs = random_obs(rng)
+    regime = FEATURE_NAMES.index("market_regime")
+    others_changed = rng.normal(size=obs.shape).astype(np.float32)
+    others_changed[:, regime] = obs[:, regime]
+    others_changed[:, POSITION_START:POSITION_START + 5] = obs[:, POSITION_START:POSITION_START + 5]
+    regime_changed = obs.copy()
+    regime_changed[:, regime] += 3.0
+
+    def probs(learner, rows):
+        return learner.propose(rows, masks, 0).probs
+
+    sees_belief = OnlineMaskablePPO(small_config(features_seen=("position", "market_regime"), learn=False), N_ENVS)
+    np.testing.assert_array_equal(probs(sees_belief, obs), probs(sees_belief, others_changed))
+    assert not np.allclose(probs(sees_belief, obs), probs(sees_belief, regime_changed))
+
+
+def test_an_unknown_feature_in_features_seen_is_an_error_naming_the_key():
+    with pytest.raises(ValueError, match=r"policy.features_seen.*'market_regim'"):
+        small_config(features_seen=("position", "market_regim"))
+
+
+def test_observation_columns_expand_groups_and_bar_features_over_the_window():
+    assert len(observation_columns(["window"])) == 220
+    assert len(observation_columns(["close_change"])) == 20
+    assert observation_columns(["position"]).tolist() == list(range(POSITION_START, POSITION_START + 5))
+    assert observation_columns(["market_regime", "market_regime"]).tolist() == [FEATURE_NAMES.index("market_regime")]
 
 
 def test_a_single_allowed_action_is_proposed_with_confidence_one():
