@@ -288,7 +288,10 @@ def draw_learning_curve(summary: dict, path: Path) -> None:
             if name in summary["variants"]:
                 level = summary["variants"][name][key]
                 ax.axhline(level if math.isfinite(level) else 0.0, color=colour, ls="--", label=name)
-        ax.set_xscale("log")
+        if any(math.isfinite(value) for value in values):
+            ax.set_xscale("log")  # a policy that never traded has no Sharpe: no point to place, so no log axis either
+        else:
+            ax.text(0.5, 0.5, "no finite value (no trades?)", transform=ax.transAxes, ha="center", color="tab:blue")
         ax.set_xlabel("training env steps")
         ax.set_title(label)
         ax.grid(alpha=0.3)

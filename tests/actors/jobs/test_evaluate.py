@@ -145,3 +145,19 @@ def test_the_success_table_gives_the_ensemble_s_oracle_share_its_own_row_where_t
     assert (row.figure, row.value, row.low, row.high, row.verdict) == ("oracle share, ensemble of the 3 seeds", 0.353, 0.31, 0.40, "met")
     assert _ensemble_rows({**ensemble, "oracle_share_interval": [0.22, 0.40]})[0].verdict == "not evidence"
     assert _ensemble_rows(None) == [] and _ensemble_rows({**ensemble, "oracle_share": float("nan")}) == []
+
+
+def test_the_learning_curve_is_drawn_for_a_policy_that_never_traded(tmp_path):
+    """A policy with no trades has no Sharpe (NaN): the chart says so instead of failing the whole evaluation."""
+    from actors.jobs.evaluate import draw_learning_curve
+
+    nan = float("nan")
+    summary = {
+        "market": "regimes", "best_momentum": "momentum_30",
+        "learning_curve": [{"timesteps": 100_000, "pnl_per_day": 0.0, "pnl_per_day_interval": [0.0, 0.0],
+                            "sharpe": nan, "sharpe_interval": [nan, nan]}],
+        "variants": {"oracle": {"pnl_per_day": 1172.0, "sharpe": 22.3}, "momentum_30": {"pnl_per_day": 319.0, "sharpe": 5.8},
+                     "flat": {"pnl_per_day": 0.0, "sharpe": nan}},
+    }
+    draw_learning_curve(summary, tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").stat().st_size > 1000
