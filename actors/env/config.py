@@ -95,8 +95,10 @@ class EnvConfig(ConfigSection, kw_only=True):
     """Reward = change in equity (dollars) / this; see actors/env/rewards.py."""
     drawdown_penalty: NonNegative = 10.0
     """Subtracted from the reward on the step the trailing drawdown is breached."""
-    entry_penalty_usd: NonNegative = 30.0
-    """Training-only turnover charge subtracted from the reward (not the account) on each entry; see actors/env/rewards.py."""
+    entry_penalty_usd: NonNegative = 0.0
+    """Training-only turnover charge subtracted from the reward (not the account) on each entry; see actors/env/rewards.py.
+    0 with the policy's default features_seen (a $30 charge taught that policy never to trade: $0 a day out of
+    sample, $10 gave +$101, none +$513); with all 261 features, $30 held back churn (issue 18)."""
     verdict_deadline_ms: Positive = 5_000.0
     """Without a risk.verdict for the current step by then, every env holds (counted, timed_out)."""
     max_steps: Count = 0

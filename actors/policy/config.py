@@ -12,6 +12,7 @@ from config.checks import require as _require
 
 AtLeastTwo = Annotated[int, msgspec.Meta(ge=2)]
 LEARN_FROM = ("proposed", "executed")
+DEFAULT_FEATURES_SEEN = ("position", "validity", "market_regime")
 
 
 class PolicyConfig(ConfigSection, kw_only=True):
@@ -35,11 +36,17 @@ class PolicyConfig(ConfigSection, kw_only=True):
     window_bars_seen: Annotated[int, msgspec.Meta(ge=1, le=20)] = 20
     """How many of the observation window's newest bars the network sees (1-20); the older bars' columns are fed as 0.
     The other 41 features (position, market, timeframes, patterns, risk) are always seen."""
-    features_seen: tuple[str, ...] = ()
+    features_seen: tuple[str, ...] = DEFAULT_FEATURES_SEEN
     """Observation features the network sees; the rest are fed as 0. Empty = all 261. Entries are groups (window,
     position, validity, market, timeframe, pattern, risk), column names, or a bar feature (all its window lags), as
-    actors/common/observation.py names them; an unknown name stops start-up. For ablations of what the policy reads
-    (issue 18): ["position", "validity", "market_regime"] is the regime filter's belief and the position alone."""
+    actors/common/observation.py names them; an unknown name stops start-up.
+    The default is the regime filter's belief (market_regime) with the position and the action validity. Issue 18,
+    out of sample (docs/experiments): on 500 training days at 100k steps (one seed, 138 test days) +$513 a day with
+    these (and no entry charge) against +$198 with all 261, the regime rule's +$344 and momentum's +$319; on 2,000
+    training days at 200k steps (3 seeds, 638 test days) +$585 [521, 649] against +$305 with all 261, and ahead of
+    the regime rule by +$73 [27, 118]. At these budgets PPO fits noise in the other inputs: the five risk features
+    added took it to +$302, the ten market features +$188. On real data, where the belief may not be the best
+    reader, [] (all 261, with env.entry_penalty_usd = 30) is one setting away."""
 
     # ------------------------------------------------------------------ PPO (SB3 names)
     n_steps: AtLeastTwo = 2048

@@ -77,13 +77,16 @@ class SpacesOnlyEnv(gym.Env):
         raise RuntimeError("SpacesOnlyEnv is never stepped: observations arrive on the bus")
 
 
-def _hidden_columns(features_seen: tuple[str, ...], obs_dim: int) -> np.ndarray | None:
-    """The observation columns policy.features_seen leaves out; None when it names none (all seen) or the
-    observation is not the env's 261 columns (plain use with another width)."""
-    if not features_seen or obs_dim != OBS_DIM:
+def _hidden_columns(config: PolicyConfig, obs_dim: int) -> np.ndarray | None:
+    """The observation columns the config hides: the window's bars older than policy.window_bars_seen, and what
+    policy.features_seen leaves out. None when all are seen or the observation is not the env's 261 columns
+    (plain use with another width)."""
+    if obs_dim != OBS_DIM:
         return None
-    hidden = np.setdiff1d(np.arange(obs_dim), observation_columns(features_seen))
-    return hidden if len(hidden) else None
+    hidden = np.arange((OBS_WINDOW_BARS - config.window_bars_seen) * OBS_BAR_FEATURES)
+    if config.features_seen:
+        hidden = np.union1d(hidden, np.setdiff1d(np.arange(obs_dim), observation_columns(config.features_seen)))
+    return hidden.astype(np.intp) if len(hidden) else None
 
 
 def spaces_only_vec_env(obs_dim: int, n_actions: int, n_envs: int) -> DummyVecEnv:
@@ -142,10 +145,9 @@ class OnlineMaskablePPO:
         self.learning = config.learn
         self.seed = max(config.seed, 0)  # the actor resolves -1 to run.seed; plain use gets 0
         self.deterministic = (not config.learn) and config.deterministic_when_frozen
-        self._hidden_window_end = (OBS_WINDOW_BARS - config.window_bars_seen) * OBS_BAR_FEATURES
-        """Observation columns [0, this) are the window's older bars that policy.window_bars_seen hides."""
-        self._hidden_columns = _hidden_columns(config.features_seen, obs_dim)
-        """Columns policy.features_seen leaves out (None: all seen)."""
+        self._hidden_columns = _hidden_columns(config, obs_dim)
+        """Columns the network is not shown (fed as 0), from policy.window_bars_seen and features_seen; None: all seen.
+        A checkpoint keeps the columns its network was trained without, and they win over the config (below)."""
         self.counters: Counter[str] = Counter()
         self.latest_figures: Figures = {}
         self._on_figures = on_figures
@@ -168,6 +170,7 @@ class OnlineMaskablePPO:
         self.learned_steps = 0
         if checkpoint:
             self.normalizer.load_bytes(checkpoint.normalizer_bytes)
+            self._hidden_columns = self._columns_trained_without(checkpoint)
             self.n_updates = int(checkpoint.meta.get("n_updates", 0))
             self.learned_steps = int(checkpoint.meta.get("learned_steps", 0))
 
@@ -191,6 +194,18 @@ class OnlineMaskablePPO:
         return cls(config, n_envs, checkpoint=read_checkpoint(Path(path)), **kwargs)
 
     # ------------------------------------------------------------------ construction
+
+    def _columns_trained_without(self, checkpoint: Checkpoint) -> np.ndarray | None:
+        """The columns a checkpoint's network never saw. Its weights for them are untrained and its normaliser has
+        no spread for them, so showing them now would feed it noise: the checkpoint's choice wins over the config's
+        (counted as ``features_seen_from_checkpoint`` when they differ). A checkpoint from before this was saved
+        saw every column."""
+        saved = checkpoint.meta.get("hidden_columns")
+        trained_without = None if not saved else np.asarray(saved, dtype=np.intp)
+        configured = [] if self._hidden_columns is None else self._hidden_columns.tolist()
+        if (saved or []) != configured:
+            self.counters["features_seen_from_checkpoint"] += 1
+        return trained_without
 
     def _new_model(self, venv: DummyVecEnv) -> MaskablePPO:
         return MaskablePPO("MlpPolicy", venv, **maskable_ppo_kwargs(self.config, self.seed))
@@ -274,10 +289,8 @@ class OnlineMaskablePPO:
             # One NaN would poison the running mean forever; count it and feed zeros instead.
             self.counters["non_finite_obs"] += 1
             obs = np.nan_to_num(obs, nan=0.0, posinf=0.0, neginf=0.0)
-        if self._hidden_window_end:
-            obs[:, : self._hidden_window_end] = 0.0  # older window bars the network is not shown (constant: normalised to 0)
         if self._hidden_columns is not None:
-            obs[:, self._hidden_columns] = 0.0
+            obs[:, self._hidden_columns] = 0.0  # constant, so normalised to 0: the network gets nothing from them
         return obs
 
     def _sanitize_masks(self, masks: np.ndarray) -> np.ndarray:
@@ -401,7 +414,8 @@ class OnlineMaskablePPO:
         return Checkpoint(
             model_bytes=model_file.getvalue(),
             normalizer_bytes=self.normalizer.to_bytes(),
-            meta={"n_updates": self.n_updates, "learned_steps": self.learned_steps, "n_envs": self.n_envs},
+            meta={"n_updates": self.n_updates, "learned_steps": self.learned_steps, "n_envs": self.n_envs,
+                  "hidden_columns": [] if self._hidden_columns is None else self._hidden_columns.tolist()},
         )
 
     def save_checkpoint(self, directory: Path) -> Path:

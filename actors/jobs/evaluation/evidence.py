@@ -266,7 +266,9 @@ def headline(summary: dict) -> str:
     """One sentence a user reads first: is there evidence of an edge, and does it beat the momentum rule?"""
     momentum = summary["comparisons"][summary["best_momentum"]]
     dsr = summary["dsr"]
-    if not (math.isfinite(dsr) and dsr >= DSR_TARGET):
+    if summary.get("policy", {}).get("trades", 1) == 0:
+        edge = "no evidence of an edge (the policy never traded: it found nothing worth a trade's costs)"
+    elif not (math.isfinite(dsr) and dsr >= DSR_TARGET):
         edge = f"no evidence of an edge (deflated-Sharpe probability {dsr:.2f} < {DSR_TARGET})"
     else:
         edge = f"evidence of an edge (deflated-Sharpe probability {dsr:.2f} >= {DSR_TARGET})"

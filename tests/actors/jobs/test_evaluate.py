@@ -133,6 +133,8 @@ def test_the_headline_says_whether_the_seeds_ensemble_beats_the_momentum_rule():
                "comparisons": {"momentum_60": {"beats": False}}}
     assert headline(summary) == ("regimes: evidence of an edge (deflated-Sharpe probability 0.99 >= 0.95); "
                                  "the policy does not beat the best momentum rule (momentum_60) out of sample")
+    never_traded = {**summary, "dsr": float("nan"), "policy": {"trades": 0}}
+    assert headline(never_traded).startswith("regimes: no evidence of an edge (the policy never traded: ")
     summary["ensemble"] = {"seeds": 3, "vs_best_momentum": {"pnl_per_day_difference": 115.2, "interval": [37.0, 186.4], "beats": True}}
     assert headline(summary).endswith("; the ensemble of its 3 seeds beats it (+115 $ a day [+37, +186])")
 

@@ -31,6 +31,23 @@ def trained_learner(steps: int = 40) -> OnlineMaskablePPO:
     return learner
 
 
+def test_a_checkpoint_keeps_the_columns_its_network_never_saw_whatever_the_config_says(tmp_path):
+    """Weights and normaliser have learnt nothing for hidden columns, so a loaded network must not be shown them."""
+    learner = trained_learner()  # the default features_seen: the regime belief and the position
+    path = learner.save_checkpoint(tmp_path)
+    assert read_checkpoint(path).meta["hidden_columns"] == learner._hidden_columns.tolist()
+
+    shows_all = OnlineMaskablePPO.from_checkpoint_file(path, PolicyConfig(learn=False, features_seen=()), N_ENVS)
+    obs = np.random.default_rng(6).normal(size=(N_ENVS, 261)).astype(np.float32)
+    others_changed = np.random.default_rng(7).normal(size=obs.shape).astype(np.float32)
+    seen = np.setdiff1d(np.arange(261), learner._hidden_columns)
+    others_changed[:, seen] = obs[:, seen]
+    masks = np.ones((N_ENVS, 6), bool)
+    np.testing.assert_array_equal(shows_all.propose(obs, masks, 0).probs, shows_all.propose(others_changed, masks, 0).probs)
+    assert shows_all.counters["features_seen_from_checkpoint"] == 1
+    assert OnlineMaskablePPO.from_checkpoint_file(path, PolicyConfig(learn=False), N_ENVS).counters["features_seen_from_checkpoint"] == 0
+
+
 def test_a_checkpoint_restores_weights_normaliser_and_step_count(tmp_path):
     learner = trained_learner()
     path = learner.save_checkpoint(checkpoint_dir(tmp_path))
