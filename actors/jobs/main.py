@@ -141,7 +141,8 @@ def mode_main(args: argparse.Namespace) -> int:
     print()
     print_backtest(result, metrics, backtest_config)
     print()
-    print(format_table(backtest_evidence_rows(backtest_config, metrics, backtest_session_pnl(result, backtest_config)),
+    print(format_table(backtest_evidence_rows(backtest_config, metrics, backtest_session_pnl(result, backtest_config),
+                                              policy_before_lockstep=latest_checkpoint(train.run_dir.path)),
                        "evidence: the same test bars played by the floors and the oracle (same env, costs, risk rules)"))
 
     lockstep_backtest(args, {**data, **backtest_settings(checkpoint, args.data), **fusion, **lora}, root / "4-lockstep-backtest",

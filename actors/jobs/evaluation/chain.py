@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 
 import msgspec
@@ -220,3 +221,9 @@ def frozen_copy(learner: OnlineMaskablePPO, config: Config) -> OnlineMaskablePPO
 
 
 
+
+
+def frozen_checkpoint_decide(path: Path, config: Config) -> Decide:
+    """A checkpoint file as a frozen, deterministic ``Decide`` for one env (what a backtest of it would serve)."""
+    frozen_config = msgspec.structs.replace(config.policy, learn=False, deterministic_when_frozen=True)
+    return learner_decide(OnlineMaskablePPO.from_checkpoint_file(path, frozen_config, 1))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -283,16 +284,19 @@ def headline(summary: dict) -> str:
     return sentence
 
 
-def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[float]) -> list[tuple[str, str]]:
+def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[float],
+                           policy_before_lockstep: Path | None = None) -> list[tuple[str, str]]:
     """The full-speed backtest beside the floors and the oracle on the same bars, and its verdicts (the main job's evidence).
 
     ``metrics``: the backtest's figures (net_pnl_usd, win rate and Sharpe with their intervals); ``session_pnl``: its
     P&L per session, in time order (the report's ``session_pnl``). One backtest is one variant, so its deflated Sharpe
     is the probabilistic Sharpe against zero (one trial); the walk-forward of ``bin/run evaluate`` counts them all.
+    ``policy_before_lockstep``: phase 1's checkpoint, played frozen on the same bars, so that what the lockstep
+    phase's updates (the ones with the LLM in them) changed is one row away.
     """
     from actors.env.factory import load_dataset
     from actors.env.references import reference_policies
-    from actors.jobs.evaluation.chain import play_window
+    from actors.jobs.evaluation.chain import frozen_checkpoint_decide, play_window
 
     dataset = load_dataset(config)
     split = dataset.split(config.env.split)
@@ -300,6 +304,9 @@ def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[
     best = max(MOMENTUM, key=lambda name: nets[name])
     policy_net_pnl = float(metrics.get("net_pnl_usd", 0.0))
     rows = [("policy net P&L ($)", f"{policy_net_pnl:,.0f}")]
+    if policy_before_lockstep is not None:
+        rows.append(("the same policy before the lockstep phase's updates, net P&L ($)",
+                     f"{play_window(config, split, frozen_checkpoint_decide(policy_before_lockstep, config)).net_pnl:,.0f}"))
     rows += [(f"{name} net P&L ($)", f"{nets[name]:,.0f}") for name in ("oracle", REGIME_RULE, best, "buy_and_hold", "random", "flat") if name in nets]
     oracle = nets.get("oracle", 0.0)
     share = f"{policy_net_pnl / oracle:.3f}" if oracle > 0 else "n/a (no oracle on this data)"

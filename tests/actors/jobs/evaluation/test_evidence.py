@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from actors.jobs.evaluation.evidence import backtest_evidence_rows, verdict_at_least, verdict_between
@@ -53,3 +55,15 @@ def test_a_share_of_the_oracle_is_given_only_where_the_oracle_earns():
     assert oracle_has_an_edge(earning) and 0.3 < _oracle_share(policy, earning) < 0.45
     assert not oracle_has_an_edge(noise) and np.isnan(_oracle_share(policy, noise))
     assert not oracle_has_an_edge(None) and not oracle_has_an_edge(np.array([5.0]))
+
+
+def test_the_policy_before_the_lockstep_phase_is_played_on_the_same_bars(tmp_path):
+    """Phase 1's checkpoint beside the backtest: what the lockstep phase's updates changed is one row away."""
+    from actors.policy.config import PolicyConfig
+    from actors.policy.learner import OnlineMaskablePPO
+
+    checkpoint = OnlineMaskablePPO(PolicyConfig(n_steps=8, batch_size=8, net_arch=(8,)), 1).save_checkpoint(tmp_path)
+    rows = dict(backtest_evidence_rows(small_test_split(), {"net_pnl_usd": 0.0}, [5.0], policy_before_lockstep=checkpoint))
+    before = rows["the same policy before the lockstep phase's updates, net P&L ($)"]
+    assert math.isfinite(float(before.replace(",", "")))  # a number, played through the env and the risk rules
+    assert list(rows)[:2] == ["policy net P&L ($)", "the same policy before the lockstep phase's updates, net P&L ($)"]
