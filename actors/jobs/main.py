@@ -5,7 +5,9 @@
    every step of every environment while the loop handles the previous one, so it takes part in
    every decision and in the PPO updates (seed 001's fix), for a few hundred steps.
 3. ``3-backtest``: the trained policy on the held-out test days at full speed (no thoughts arrive in
-   time at that pace: the report says so through its query rate).
+   time at that pace: the report says so through its query rate). Of phase 1's and phase 2's policies it is
+   the one that nets more on the validation days (``choose_policy``): phase 2's lockstep updates can undo
+   what phase 1 learnt (issue 18).
 4. ``4-lockstep-backtest``: a slice of the test days in lockstep, where every decision has a thought.
 
 In phase 2 the LoRA trainer actor runs beside the loop (``--no-lora`` leaves it out): it stores each
@@ -29,7 +31,7 @@ from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest
 from actors.jobs.common import JobResult, configure, format_table
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
-from actors.jobs.evaluation.evidence import backtest_evidence_rows
+from actors.jobs.evaluation.evidence import backtest_evidence_rows, choose_on_validation
 from actors.jobs.lockstep import lockstep_backtest
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
 from actors.policy import checkpoint_steps, latest_checkpoint
@@ -112,6 +114,24 @@ def hybrid_settings(args: argparse.Namespace, phase1_run: Path, n_envs: int = HY
     return settings
 
 
+PHASE1_POLICY, PHASE2_POLICY = "phase 1 policy", "phase 2 policy (after the lockstep updates)"
+
+
+def choose_policy(args: argparse.Namespace, data: dict[str, Any], candidates: dict[str, Path | None]) -> tuple[Path, tuple[str, Path] | None]:
+    """The checkpoint the backtests play: of phase 1's and phase 2's policies, the one that nets more on the
+    validation days (the test days stay unseen), and the other as (label, path) for the evidence table. With
+    --data (the whole file is the test) or a missing checkpoint there is nothing to choose: phase 2's."""
+    present = {name: path for name, path in candidates.items() if path is not None}
+    if args.data is not None or len(present) < 2:
+        return present.get(PHASE2_POLICY) or next(iter(present.values())), None
+    config = configure(args, {**data, **backtest_settings(present[PHASE2_POLICY], None)}, [BACKTEST])
+    chosen, rows = choose_on_validation(config, present)
+    print()
+    print(format_table(rows, "the policy the backtests play: the better on the validation days (the test days stay unseen)"))
+    other = next(name for name in present if name != chosen)
+    return present[chosen], (other, present[other])
+
+
 def mode_main(args: argparse.Namespace) -> int:
     data = data_settings(args)
     base = configure(args, data)
@@ -134,15 +154,15 @@ def mode_main(args: argparse.Namespace) -> int:
                              + (", the LoRA trainer beside it" if learn else "")))
 
     lora = published_adapter_settings(hybrid_config, hybrid.run_dir.path) if learn else {}
-    checkpoint = policy_checkpoint(hybrid.run_dir.path)
+    checkpoint, other_policy = choose_policy(args, data, {
+        PHASE1_POLICY: latest_checkpoint(train.run_dir.path), PHASE2_POLICY: policy_checkpoint(hybrid.run_dir.path)})
     fusion = trained_fusion_settings(hybrid.run_dir.path)
     backtest_config = configure(args, {**data, **backtest_settings(checkpoint, args.data), **fusion}, [BACKTEST])
     result, metrics = run_backtest(backtest_config, args, root / "3-backtest")
     print()
     print_backtest(result, metrics, backtest_config)
     print()
-    print(format_table(backtest_evidence_rows(backtest_config, metrics, backtest_session_pnl(result, backtest_config),
-                                              policy_before_lockstep=latest_checkpoint(train.run_dir.path)),
+    print(format_table(backtest_evidence_rows(backtest_config, metrics, backtest_session_pnl(result, backtest_config), other_policy),
                        "evidence: the same test bars played by the floors and the oracle (same env, costs, risk rules)"))
 
     lockstep_backtest(args, {**data, **backtest_settings(checkpoint, args.data), **fusion, **lora}, root / "4-lockstep-backtest",

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from actors.jobs.evaluation.evidence import backtest_evidence_rows, verdict_at_least, verdict_between
+from actors.jobs.evaluation.evidence import backtest_evidence_rows, choose_on_validation, verdict_at_least, verdict_between
 from config.loader import load_config
 
 
@@ -57,13 +57,26 @@ def test_a_share_of_the_oracle_is_given_only_where_the_oracle_earns():
     assert not oracle_has_an_edge(None) and not oracle_has_an_edge(np.array([5.0]))
 
 
-def test_the_policy_before_the_lockstep_phase_is_played_on_the_same_bars(tmp_path):
-    """Phase 1's checkpoint beside the backtest: what the lockstep phase's updates changed is one row away."""
+def test_the_candidate_not_chosen_is_played_on_the_same_bars(tmp_path):
+    """Phase 1's checkpoint beside the backtest of phase 2's: what the choice was worth is one row away."""
+    checkpoint = tiny_checkpoint(tmp_path, seed=0)
+    rows = dict(backtest_evidence_rows(small_test_split(), {"net_pnl_usd": 0.0}, [5.0], other_policy=("phase 1 policy", checkpoint)))
+    assert list(rows)[:2] == ["policy net P&L ($)", "phase 1 policy (not chosen) net P&L ($)"]
+    assert math.isfinite(float(rows["phase 1 policy (not chosen) net P&L ($)"].replace(",", "")))  # played through env and risk
+
+
+def test_the_validation_days_choose_the_checkpoint_that_nets_more_there(tmp_path):
+    config = load_config(None, {"data.synthetic_days": 12})
+    candidates = {"a": tiny_checkpoint(tmp_path / "a", seed=0), "b": tiny_checkpoint(tmp_path / "b", seed=1)}
+    chosen, rows = choose_on_validation(config, candidates)
+    nets = {label.split(":")[0]: float(value.split()[0].replace(",", "")) for label, value in rows}
+    assert set(nets) == {"a", "b"} and chosen == max(nets, key=nets.get)
+    assert [value.endswith("<- backtested") for _, value in rows] == [name == chosen for name in nets]
+    assert all("on 2 validation days" in label for label, _ in rows)  # 15 % of 12 days
+
+
+def tiny_checkpoint(directory, seed: int):
     from actors.policy.config import PolicyConfig
     from actors.policy.learner import OnlineMaskablePPO
 
-    checkpoint = OnlineMaskablePPO(PolicyConfig(n_steps=8, batch_size=8, net_arch=(8,)), 1).save_checkpoint(tmp_path)
-    rows = dict(backtest_evidence_rows(small_test_split(), {"net_pnl_usd": 0.0}, [5.0], policy_before_lockstep=checkpoint))
-    before = rows["the same policy before the lockstep phase's updates, net P&L ($)"]
-    assert math.isfinite(float(before.replace(",", "")))  # a number, played through the env and the risk rules
-    assert list(rows)[:2] == ["policy net P&L ($)", "the same policy before the lockstep phase's updates, net P&L ($)"]
+    return OnlineMaskablePPO(PolicyConfig(n_steps=8, batch_size=8, net_arch=(8,), seed=seed), 1).save_checkpoint(directory)
