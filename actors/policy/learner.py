@@ -200,12 +200,14 @@ class OnlineMaskablePPO:
         no spread for them, so showing them now would feed it noise: the checkpoint's choice wins over the config's
         (counted as ``features_seen_from_checkpoint`` when they differ). A checkpoint from before this was saved
         saw every column."""
-        saved = checkpoint.meta.get("hidden_columns")
-        trained_without = None if not saved else np.asarray(saved, dtype=np.intp)
-        configured = [] if self._hidden_columns is None else self._hidden_columns.tolist()
-        if (saved or []) != configured:
+        saved = checkpoint.meta.get("hidden_columns") or []
+        trained_without = np.asarray(saved, dtype=np.intp) if saved else None
+        if saved != self._hidden_column_list():
             self.counters["features_seen_from_checkpoint"] += 1
         return trained_without
+
+    def _hidden_column_list(self) -> list[int]:
+        return [] if self._hidden_columns is None else self._hidden_columns.tolist()
 
     def _new_model(self, venv: DummyVecEnv) -> MaskablePPO:
         return MaskablePPO("MlpPolicy", venv, **maskable_ppo_kwargs(self.config, self.seed))
@@ -415,7 +417,7 @@ class OnlineMaskablePPO:
             model_bytes=model_file.getvalue(),
             normalizer_bytes=self.normalizer.to_bytes(),
             meta={"n_updates": self.n_updates, "learned_steps": self.learned_steps, "n_envs": self.n_envs,
-                  "hidden_columns": [] if self._hidden_columns is None else self._hidden_columns.tolist()},
+                  "hidden_columns": self._hidden_column_list()},
         )
 
     def save_checkpoint(self, directory: Path) -> Path:

@@ -28,6 +28,7 @@ from actors.env.env import FuturesTradingEnv
 from actors.common.instruments import resolve_instrument
 from actors.env.statistics import session_of
 from actors.env.trading import Trade
+from actors.policy.config import PolicyConfig
 from actors.policy.learner import OnlineMaskablePPO
 from actors.risk.actor import account_limits
 from actors.risk.halts import Halts
@@ -213,17 +214,16 @@ class InProcessTrainer:
         return learner
 
 
+def frozen_policy_config(config: Config) -> PolicyConfig:
+    """The run's policy settings for a frozen, deterministic policy (what backtests serve)."""
+    return msgspec.structs.replace(config.policy, learn=False, deterministic_when_frozen=True)
+
+
 def frozen_copy(learner: OnlineMaskablePPO, config: Config) -> OnlineMaskablePPO:
     """The trained learner as a frozen, deterministic policy for one env (what backtests serve)."""
-    frozen_config = msgspec.structs.replace(config.policy, learn=False, deterministic_when_frozen=True)
-    return OnlineMaskablePPO(frozen_config, 1, checkpoint=learner.checkpoint())
-
-
-
-
+    return OnlineMaskablePPO(frozen_policy_config(config), 1, checkpoint=learner.checkpoint())
 
 
 def frozen_checkpoint_decide(path: Path, config: Config) -> Decide:
     """A checkpoint file as a frozen, deterministic ``Decide`` for one env (what a backtest of it would serve)."""
-    frozen_config = msgspec.structs.replace(config.policy, learn=False, deterministic_when_frozen=True)
-    return learner_decide(OnlineMaskablePPO.from_checkpoint_file(path, frozen_config, 1))
+    return learner_decide(OnlineMaskablePPO.from_checkpoint_file(path, frozen_policy_config(config), 1))
