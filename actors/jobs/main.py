@@ -6,8 +6,8 @@
    every decision and in the PPO updates (seed 001's fix), for a few hundred steps.
 3. ``3-backtest``: the trained policy on the held-out test days at full speed (no thoughts arrive in
    time at that pace: the report says so through its query rate). Of phase 1's and phase 2's policies it is
-   the one that nets more on the validation days (``choose_policy``): phase 2's lockstep updates can undo
-   what phase 1 learnt (issue 18).
+   the one whose decisions net more on the validation days (``choose_policy``), and its evidence table adds
+   the decisions alone (no risk stage) against the best momentum rule, with an interval (issue 18).
 4. ``4-lockstep-backtest``: a slice of the test days in lockstep, where every decision has a thought.
 
 In phase 2 the LoRA trainer actor runs beside the loop (``--no-lora`` leaves it out): it stores each
@@ -118,8 +118,8 @@ PHASE1_POLICY, PHASE2_POLICY = "phase 1 policy", "phase 2 policy (after the lock
 
 
 def choose_policy(args: argparse.Namespace, data: dict[str, Any], candidates: dict[str, Path | None]) -> tuple[Path, tuple[str, Path] | None]:
-    """The checkpoint the backtests play: of phase 1's and phase 2's policies, the one that nets more on the
-    validation days (the test days stay unseen), and the other as (label, path) for the evidence table. With
+    """The checkpoint the backtests play: of phase 1's and phase 2's policies, the one whose decisions net more on
+    the validation days without the risk stage (the test days stay unseen), and the other as (label, path) for the evidence table. With
     --data (the whole file is the test) or a missing checkpoint there is nothing to choose: phase 2's."""
     present = {name: path for name, path in candidates.items() if path is not None}
     if args.data is not None or len(present) < 2:
@@ -162,7 +162,8 @@ def mode_main(args: argparse.Namespace) -> int:
     print()
     print_backtest(result, metrics, backtest_config)
     print()
-    print(format_table(backtest_evidence_rows(backtest_config, metrics, backtest_session_pnl(result, backtest_config), other_policy),
+    print(format_table(backtest_evidence_rows(backtest_config, metrics, backtest_session_pnl(result, backtest_config), other_policy,
+                                              policy_checkpoint=checkpoint),
                        "evidence: the same test bars played by the floors and the oracle (same env, costs, risk rules)"))
 
     lockstep_backtest(args, {**data, **backtest_settings(checkpoint, args.data), **fusion, **lora}, root / "4-lockstep-backtest",

@@ -285,32 +285,38 @@ def headline(summary: dict) -> str:
 
 
 def choose_on_validation(config, candidates: dict[str, Path]) -> tuple[str, list[tuple[str, str]]]:
-    """The candidate checkpoint that nets most on the validation days (frozen, through the env and the risk rules),
-    and a row per candidate. The test days stay unseen: the backtest then plays only the chosen one.
+    """The candidate checkpoint whose decisions net most on the validation days, and a row per candidate. The test
+    days stay unseen: the backtest then plays only the chosen one.
 
-    The main job's candidates are phase 1's policy and phase 2's, after its lockstep updates: those updates learn
-    from an environment where fusion often executes the LLM's action instead of the policy's, which no backtest
-    has, and one of them on 32 transitions took a policy from $18,850 to $5,886 on the test days (issue 18)."""
+    The candidates are played frozen through the env and its costs without the risk stage. With it, a few flipped
+    decisions change which later bars the win-rate and drawdown rules halt: in the main job of 2026-11-27 20:42
+    phase 2's one update flipped 50 of 17,549 test decisions, and the two policies netted $8,484 and $13,356 with the
+    risk rules but $13,055 and $13,223 without them (issue 18). Chosen on that walk, the choice follows the halts'
+    luck, not the decisions."""
     from actors.env.factory import load_dataset
     from actors.jobs.evaluation.chain import frozen_checkpoint_decide, play_window
 
     split = load_dataset(config).split("validation")
-    nets = {name: play_window(config, split, frozen_checkpoint_decide(path, config)).net_pnl for name, path in candidates.items()}
+    nets = {name: play_window(config, split, frozen_checkpoint_decide(path, config), risk=False).net_pnl
+            for name, path in candidates.items()}
     chosen = max(nets, key=lambda name: nets[name])
-    rows = [(f"{name}: net P&L on {len(split.session_open_bars())} validation days ($)", f"{net:,.0f}" + ("  <- backtested" if name == chosen else ""))
+    days = len(split.session_open_bars())
+    rows = [(f"{name}: net P&L on {days} validation days, decisions alone ($)", f"{net:,.0f}" + ("  <- backtested" if name == chosen else ""))
             for name, net in nets.items()]
     return chosen, rows
 
 
 def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[float],
-                           other_policy: tuple[str, Path] | None = None) -> list[tuple[str, str]]:
+                           other_policy: tuple[str, Path] | None = None,
+                           policy_checkpoint: Path | None = None) -> list[tuple[str, str]]:
     """The full-speed backtest beside the floors and the oracle on the same bars, and its verdicts (the main job's evidence).
 
     ``metrics``: the backtest's figures (net_pnl_usd, win rate and Sharpe with their intervals); ``session_pnl``: its
     P&L per session, in time order (the report's ``session_pnl``). One backtest is one variant, so its deflated Sharpe
     is the probabilistic Sharpe against zero (one trial); the walk-forward of ``bin/run evaluate`` counts them all.
     ``other_policy``: (label, checkpoint) of the candidate the validation days did not choose, played frozen on the
-    same bars, so that what the choice was worth is one row away.
+    same bars, so that what the choice was worth is one row away. ``policy_checkpoint``: the backtested policy, played
+    again without the risk stage beside the best momentum rule (``decisions_alone_rows``).
     """
     from actors.env.factory import load_dataset
     from actors.env.references import reference_policies
@@ -339,8 +345,47 @@ def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[
     rows.append((f"win rate {_interval_text(metrics, 'win_rate')} (target 0.58-0.62)",
                  verdict_between(*_figure(metrics, "win_rate"), 0.58, 0.62)))
     rows.append((f"daily Sharpe {_interval_text(metrics, 'sharpe')} (target >= 3)", verdict_at_least(*_figure(metrics, "sharpe"), 3.0)))
+    if policy_checkpoint is not None:
+        rows += decisions_alone_rows(config, split, frozen_checkpoint_decide(policy_checkpoint, config), best)
     rows.append(("intervals over folds and seeds, PBO, SPA", "bin/run evaluate (walk-forward; one backtest is one sample)"))
     return rows
+
+
+def decisions_alone_rows(config, split, decide, rule: str) -> list[tuple[str, str]]:
+    """The policy's and ``rule``'s decisions on the same bars without the risk stage (one account, costs paid), and
+    their difference a day with its bootstrap interval.
+
+    The backtest's own figure walks prop-firm accounts whose halts depend on the path: a few different trades early
+    change which later bars the win-rate and drawdown rules halt, so one 45-day walk can move by half between two
+    policies that differ on 0.3 % of their decisions (issue 18). Without the risk stage the comparison is of the
+    decisions, day by day, and its interval says whether one backtest can tell them apart."""
+    from actors.env.references import reference_policies
+    from actors.jobs.evaluation.chain import play_window
+
+    policy = play_window(config, split, decide, risk=False)
+    reference = play_window(config, split, reference_policies(None)[rule], risk=False)
+    difference = paired_daily_difference(policy, reference)
+    low, high = bootstrap_mean_interval(difference)
+    mean = float(difference.mean()) if len(difference) else float("nan")
+    if low > 0:
+        beats = "yes (the whole interval is above 0)"
+    elif high < 0:
+        beats = "no (the whole interval is below 0)"
+    else:
+        beats = "not evidence (the interval holds 0)"
+    interval = f"{mean:+,.0f} [{low:+,.0f}, {high:+,.0f}]" if math.isfinite(low) else "n/a (fewer than 2 days)"
+    return [
+        ("decisions alone (no risk stage): policy net P&L ($)", f"{policy.net_pnl:,.0f}"),
+        (f"decisions alone: {rule} net P&L ($)", f"{reference.net_pnl:,.0f}"),
+        (f"decisions alone: policy - {rule}, $ a day [95 %]", interval),
+        (f"decisions alone: beats {rule}", beats),
+    ]
+
+
+def paired_daily_difference(a, b) -> np.ndarray:
+    """``a``'s daily P&L minus ``b``'s on the days both traded (WindowResults of the same window)."""
+    b_by_day = dict(zip(b.session.tolist(), b.daily_pnl.tolist()))
+    return np.array([pnl - b_by_day[day] for day, pnl in zip(a.session.tolist(), a.daily_pnl.tolist()) if day in b_by_day])
 
 
 def _figure(metrics: dict[str, float], key: str) -> tuple[float, float, float]:

@@ -6,7 +6,9 @@ import math
 
 import numpy as np
 
-from actors.jobs.evaluation.evidence import backtest_evidence_rows, choose_on_validation, verdict_at_least, verdict_between
+from actors.jobs.evaluation.evidence import (
+    backtest_evidence_rows, choose_on_validation, decisions_alone_rows, verdict_at_least, verdict_between,
+)
 from config.loader import load_config
 
 
@@ -73,6 +75,48 @@ def test_the_validation_days_choose_the_checkpoint_that_nets_more_there(tmp_path
     assert set(nets) == {"a", "b"} and chosen == max(nets, key=nets.get)
     assert [value.endswith("<- backtested") for _, value in rows] == [name == chosen for name in nets]
     assert all("on 2 validation days" in label for label, _ in rows)  # 15 % of 12 days
+
+
+def test_the_validation_choice_plays_the_decisions_without_the_risk_stage(tmp_path):
+    """The risk rules' halts depend on the path, so the choice is made on the decisions alone (issue 18)."""
+    from actors.env.factory import load_dataset
+    from actors.jobs.evaluation.chain import frozen_checkpoint_decide, play_window
+
+    config = load_config(None, {"data.synthetic_days": 12})
+    path = tiny_checkpoint(tmp_path, seed=0)
+    _, rows = choose_on_validation(config, {"a": path})
+    split = load_dataset(config).split("validation")
+    without_risk = play_window(config, split, frozen_checkpoint_decide(path, config), risk=False).net_pnl
+    assert rows[0][0].endswith("decisions alone ($)") and rows[0][1].split()[0] == f"{without_risk:,.0f}"
+
+
+def test_decisions_alone_say_yes_only_when_the_whole_daily_interval_is_above_the_rule():
+    from actors.env.factory import load_dataset
+    from actors.env.references import reference_policies
+
+    config = small_test_split()
+    dataset = load_dataset(config)
+    split = dataset.split("test")
+    references = reference_policies(dataset.hidden_regime)
+
+    oracle = dict(decisions_alone_rows(config, split, references["oracle"], "flat"))
+    assert oracle["decisions alone: beats flat"].startswith("yes")
+    assert float(oracle["decisions alone: flat net P&L ($)"]) == 0.0
+    assert float(oracle["decisions alone (no risk stage): policy net P&L ($)"].replace(",", "")) > 0
+
+    itself = dict(decisions_alone_rows(config, split, references["momentum_60"], "momentum_60"))
+    assert itself["decisions alone: policy - momentum_60, $ a day [95 %]"] == "+0 [+0, +0]"
+    assert itself["decisions alone: beats momentum_60"].startswith("not evidence")
+
+    flat = dict(decisions_alone_rows(config, split, references["flat"], "flat"))
+    assert flat["decisions alone: beats flat"].startswith("not evidence")
+
+
+def test_the_backtested_checkpoint_adds_the_decisions_alone_rows(tmp_path):
+    rows = dict(backtest_evidence_rows(small_test_split(), {"net_pnl_usd": 0.0}, [5.0], policy_checkpoint=tiny_checkpoint(tmp_path, 0)))
+    assert "decisions alone (no risk stage): policy net P&L ($)" in rows
+    assert any(label.startswith("decisions alone: beats momentum_") for label in rows)
+    assert "decisions alone (no risk stage): policy net P&L ($)" not in dict(backtest_evidence_rows(small_test_split(), {"net_pnl_usd": 0.0}, [5.0]))
 
 
 def tiny_checkpoint(directory, seed: int):
