@@ -127,7 +127,7 @@ def choose_policy(args: argparse.Namespace, data: dict[str, Any], candidates: di
     config = configure(args, {**data, **backtest_settings(present[PHASE2_POLICY], None)}, [BACKTEST])
     chosen, rows = choose_on_validation(config, present)
     print()
-    print(format_table(rows, "the policy the backtests play: the better on the validation days (the test days stay unseen)"))
+    print(format_table(rows, "the policy the backtests play: the one whose decisions net more on the validation days (no risk stage; the test days stay unseen)"))
     other = next(name for name in present if name != chosen)
     return present[chosen], (other, present[other])
 
