@@ -87,3 +87,17 @@ def test_the_hybrid_phase_runs_the_lora_trainer_unless_told_not_to(tmp_path):
     book.record(book.next_version(), adapter, {"match_rate_after": 0.5}, published=True)
     settings = published_adapter_settings(config, tmp_path / "run")
     assert settings["reasoner.lora_version"] == 1 and settings["reasoner.lora_path"].endswith("adapter.gguf")
+
+
+def test_with_the_users_own_data_or_one_checkpoint_there_is_nothing_to_choose(tmp_path, capsys):
+    """--data FILE: the whole file is the test, with no validation days to choose on; a phase that left no
+    checkpoint leaves one candidate. Either way phase 2's (or the only) checkpoint is played, with no other row."""
+    from actors.jobs.main import PHASE1_POLICY, PHASE2_POLICY, choose_policy
+
+    phase1, phase2 = tmp_path / "p1.zip", tmp_path / "p2.zip"
+    own_data = build_parser().parse_args(["main", "--data", str(tmp_path / "bars.csv")])
+    assert choose_policy(own_data, {}, {PHASE1_POLICY: phase1, PHASE2_POLICY: phase2}) == (phase2, None)
+
+    default = build_parser().parse_args(["main"])
+    assert choose_policy(default, {}, {PHASE1_POLICY: phase1, PHASE2_POLICY: None}) == (phase1, None)
+    assert capsys.readouterr().out == ""  # nothing was played, so no choice table
