@@ -73,6 +73,15 @@ def verdict_between(value: float, low: float, high: float, lower: float, upper: 
     return "not evidence"
 
 
+def band_side(low: float, high: float, lower: float, upper: float) -> str:
+    """Which side of the band [lower, upper] a whole interval lies on ("above the band", "below the band"), else ""."""
+    if low > upper:
+        return "above the band"
+    if high < lower:
+        return "below the band"
+    return ""
+
+
 def _bootstrap_days(daily: np.ndarray, statistic, seed: int = 0, resamples: int = 2000) -> tuple[float, float]:
     if len(daily) < 2:
         return float("nan"), float("nan")
@@ -240,7 +249,8 @@ def success_rows(summary: dict, result: WalkForward, lockstep: FusionEvidence | 
                        Row("LLM accuracy before -> after", nan, nan, nan, "0.60 -> 0.75", "not evidence", not_here),
                        Row("RL/LLM agreement", nan, nan, nan, "0.65-0.75", "not evidence", not_here)]
     return [
-        Row("win rate (RL + risk, OOS trades)", win, win_low, win_high, "0.58-0.62", verdict_between(win, win_low, win_high, 0.58, 0.62)),
+        Row("win rate (RL + risk, OOS trades)", win, win_low, win_high, "0.58-0.62", verdict_between(win, win_low, win_high, 0.58, 0.62),
+            band_side(win_low, win_high, 0.58, 0.62)),
         Row("daily Sharpe (annualised, OOS)", policy["sharpe"], sharpe_low, sharpe_high, ">= 3",
             verdict_at_least(policy["sharpe"], sharpe_low, sharpe_high, 3.0)),
         Row("oracle share (net P&L / oracle's)", summary["oracle_share"], share_low, share_high, f">= {ORACLE_SHARE_TARGET:.2f}",
@@ -342,8 +352,10 @@ def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[
     psr = probabilistic_sharpe(days) if len(days) >= 3 else float("nan")
     rows.append((f"deflated-Sharpe probability, 1 trial (target >= {DSR_TARGET})",
                  f"{psr:.3f}: {'met' if psr >= DSR_TARGET else 'not met'}" if math.isfinite(psr) else "n/a (fewer than 3 sessions or no variation)"))
+    win_rate = _figure(metrics, "win_rate")
+    side = band_side(win_rate[1], win_rate[2], 0.58, 0.62)
     rows.append((f"win rate {_interval_text(metrics, 'win_rate')} (target 0.58-0.62)",
-                 verdict_between(*_figure(metrics, "win_rate"), 0.58, 0.62)))
+                 verdict_between(*win_rate, 0.58, 0.62) + (f" ({side})" if side else "")))
     rows.append((f"daily Sharpe {_interval_text(metrics, 'sharpe')} (target >= 3)", verdict_at_least(*_figure(metrics, "sharpe"), 3.0)))
     if policy_checkpoint is not None:
         rows += decisions_alone_rows(config, split, frozen_checkpoint_decide(policy_checkpoint, config), best)

@@ -45,6 +45,18 @@ def test_verdicts_need_the_whole_interval_on_one_side():
     assert verdict_between(0.6, 0.5, 0.7, 0.58, 0.62) == "not evidence"
 
 
+def test_a_win_rate_outside_the_band_says_on_which_side():
+    """0.66 [0.63, 0.69] misses the seeds' 0.58-0.62 from above: a reader should not take it for a losing policy."""
+    from actors.jobs.evaluation.evidence import band_side
+
+    assert band_side(0.63, 0.69, 0.58, 0.62) == "above the band"
+    assert band_side(0.40, 0.50, 0.58, 0.62) == "below the band"
+    assert band_side(0.55, 0.61, 0.58, 0.62) == ""
+    high = {"net_pnl_usd": 900.0, "win_rate": 0.66, "win_rate_ci_low": 0.63, "win_rate_ci_high": 0.69}
+    rows = dict(backtest_evidence_rows(small_test_split(), high, [5.0]))
+    assert rows["win rate 0.66 [0.63, 0.69] (target 0.58-0.62)"] == "not met (above the band)"
+
+
 def test_a_share_of_the_oracle_is_given_only_where_the_oracle_earns():
     import numpy as np
 
