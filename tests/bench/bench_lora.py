@@ -152,6 +152,7 @@ def market_bench(args: argparse.Namespace) -> None:
                 shutil.copyfile(adapter_path, args.save_adapter)
             # printed before the slower llama.cpp half, which a time limit may cut
             print(_match_line("peft", args.market, labels, peft_base, peft_adapter, lora.collapse_share), flush=True)
+            print(_by_trend_line("peft", args.market, held_out, contexts, peft_adapter), flush=True)
         engine = _running_engine(core.model_path, args.llama_threads)
         asked = held_out[: args.four_step]
         try:
@@ -167,6 +168,7 @@ def market_bench(args: argparse.Namespace) -> None:
             engine.close()
         core.close()
     print(_match_line("llama.cpp", args.market, labels, llama_base, llama_adapter, lora.collapse_share))
+    print(_by_trend_line("llama.cpp", args.market, held_out, contexts, llama_adapter))
     if asked:
         _print_four_step(args.market, labels[: len(asked)], llama_base[: len(asked)], four_base, "base")
         _print_four_step(args.market, labels[: len(asked)], llama_adapter[: len(asked)], four_adapter, "adapter")
@@ -203,6 +205,23 @@ def _match_line(path: str, market: str, labels, base, adapter, collapse_share: f
     mix = " ".join(f"{name}={adapter.count(a) / len(adapter):.2f}" for a, name in ((1, "BUY"), (2, "SELL"), (0, "HOLD")))
     return (f"{path} {market} match {sum(hits_base) / len(labels):.3f} -> {sum(hits_adapter) / len(labels):.3f} "
             f"gain {gain:+.3f} [{low:+.3f}, {high:+.3f}] n={len(labels)} answers {mix} collapse={collapsed}")
+
+
+def _by_trend_line(path: str, market: str, held_out, contexts, answers) -> str:
+    """The adapter's BUY share and the labels' BUY share per trend word of the prompt (up / sideways / down): an adapter
+    that reads the word answers BUY more often where it says up; one that only took a side answers alike everywhere."""
+    groups: dict[str, list[tuple[int, int]]] = {}
+    for experience, answer in zip(held_out, answers):
+        word = str(contexts.get(experience.id, {}).get("trend", "?"))
+        groups.setdefault(word, []).append((answer, experience.action))
+    parts = []
+    for word in sorted(groups, key=lambda w: ("up", "sideways", "down").index(w) if w in ("up", "sideways", "down") else 3):
+        pairs = groups[word]
+        answered = sum(1 for answer, _ in pairs if answer == 1) / len(pairs)
+        labelled = sum(1 for _, label in pairs if label == 1) / len(pairs)
+        hits = sum(1 for answer, label in pairs if answer == label) / len(pairs)
+        parts.append(f"{word} n={len(pairs)} answers BUY={answered:.2f} labels BUY={labelled:.2f} match={hits:.2f}")
+    return f"{path} {market} by trend word: " + " | ".join(parts)
 
 
 def _four_step_answers(engine, reasoner, experiences, contexts) -> list[int]:

@@ -126,6 +126,9 @@ class SourceScores:
     label_mix: dict[str, int] = field(default_factory=dict)
     fused_vs_rl: PairedDifference = PairedDifference()
     """Fused accuracy minus RL accuracy on the same decisions: what fusion with the LLM adds over RL alone."""
+    in_position: int = 0
+    """Decisions with a thought and a label taken in a position: not scored (there the policy's advice is to hold or
+    close, not a side), and counted so that a table of none scored says why."""
 
     @property
     def better_single_source(self) -> str:
@@ -139,6 +142,7 @@ class SourceScores:
         low, high = AGREEMENT_TARGET
         return [
             ("decisions scored (flat, with a thought and a hindsight label)", str(self.decisions)),
+            ("decisions in a position (not scored: the policy's advice there is hold or close, not a side)", str(self.in_position)),
             ("hindsight labels among them", ", ".join(f"{name} {count}" for name, count in self.label_mix.items()) or "none"),
             (f"fusion accuracy: chose the source that was right (target {lower:.2f}-{upper:.2f})",
              f"{self.chose_right_source.text()}: {verdict_between(self.chose_right_source.value, *self.chose_right_source.interval, lower, upper)}"),
@@ -159,7 +163,8 @@ class SourceScores:
 
         paired = self.fused_vs_rl
         low, high = paired.interval
-        return {"decisions": self.decisions, "label_mix": dict(self.label_mix), "better_single_source": self.better_single_source,
+        return {"decisions": self.decisions, "in_position": self.in_position, "label_mix": dict(self.label_mix),
+                "better_single_source": self.better_single_source,
                 **{name: share(getattr(self, name)) for name in ("rl", "llm", "fused", "chose_right_source", "agreement")},
                 "fused_vs_rl": {"value": _finite(paired.value), "low": _finite(low), "high": _finite(high),
                                 "gained": paired.gained, "lost": paired.lost, "n": paired.n}}
@@ -206,8 +211,8 @@ class SourceBook:
 
 def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tuple[int, int], int],
                   flat: dict[tuple[int, int], bool]) -> SourceScores:
-    scored = [(d, labels[key]) for key, d in sorted(decisions.items())
-              if key in labels and flat.get(key, False) and d.llm != NO_ACTION]
+    thought_and_label = [key for key, d in sorted(decisions.items()) if key in labels and d.llm != NO_ACTION]
+    scored = [(decisions[key], labels[key]) for key in thought_and_label if flat.get(key, False)]
     contested = [(d, label) for d, label in scored if d.rl != d.llm and label in (d.rl, d.llm)]
     mix = np.bincount([label for _, label in scored], minlength=3) if scored else np.zeros(3, dtype=int)
     return SourceScores(
@@ -220,6 +225,7 @@ def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tupl
         label_mix={"HOLD": int(mix[0]), "BUY": int(mix[1]), "SELL": int(mix[2])},
         fused_vs_rl=PairedDifference(sum(d.fused == label != d.rl for d, label in scored),
                                      sum(d.rl == label != d.fused for d, label in scored), len(scored)),
+        in_position=len(thought_and_label) - len(scored),
     )
 
 
@@ -236,4 +242,4 @@ def pooled(scores: list[SourceScores]) -> SourceScores:
                               sum(s.fused_vs_rl.n for s in scores))
     return SourceScores(decisions=sum(s.decisions for s in scores), rl=share("rl"), llm=share("llm"), fused=share("fused"),
                         chose_right_source=share("chose_right_source"), agreement=share("agreement"), label_mix=mix,
-                        fused_vs_rl=paired)
+                        fused_vs_rl=paired, in_position=sum(s.in_position for s in scores))

@@ -60,6 +60,8 @@ def test_the_book_joins_decisions_flat_flags_and_labels_that_arrive_as_bus_messa
     scores = book.scores()
 
     assert N_ACTIONS == 6 and scores.decisions == 1  # env 1 was in a position
+    assert scores.in_position == 1 and scores.to_json()["in_position"] == 1
+    assert dict(scores.rows())["decisions in a position (not scored: the policy's advice there is hold or close, not a side)"] == "1"
     assert (scores.chose_right_source.hits, scores.chose_right_source.n) == (1, 1)
     assert scores.better_single_source == "RL"
 
