@@ -68,13 +68,14 @@ def verdict_between(value: float, low: float, high: float, lower: float, upper: 
         return "not evidence"
     if low >= lower and high <= upper:
         return "met"
-    if high < lower or low > upper:
+    if band_side(low, high, lower, upper):
         return "not met"
     return "not evidence"
 
 
 def band_side(low: float, high: float, lower: float, upper: float) -> str:
-    """Which side of the band [lower, upper] a whole interval lies on ("above the band", "below the band"), else ""."""
+    """Which side of the band [lower, upper] a whole interval lies on ("above the band", "below the band"), else ""
+    (the interval touches the band; NaN bounds lie on no side)."""
     if low > upper:
         return "above the band"
     if high < lower:
