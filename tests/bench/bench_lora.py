@@ -31,6 +31,7 @@ import time
 
 import msgspec
 
+from actors.common.actions import ACTION_NAMES
 from actors.common.llm.grammar import decision_grammar
 from actors.lora.config import LoraConfig
 from actors.lora.core import LoraCore
@@ -203,8 +204,13 @@ def _match_line(path: str, market: str, labels, base, adapter, collapse_share: f
     gain, low, high = paired_gain(hits_base, hits_adapter, Z_95)
     collapsed, _, _ = is_collapsed(adapter, labels, collapse_share)
     mix = " ".join(f"{name}={adapter.count(a) / len(adapter):.2f}" for a, name in ((1, "BUY"), (2, "SELL"), (0, "HOLD")))
+    # The floor that matters: one answer everywhere, the held-out labels' commonest (chosen in hindsight, so a
+    # generous floor), on the same prompts: an adapter that only took a side scores +0 here whatever its gain.
+    majority = max(set(labels), key=labels.count)
+    over, over_low, over_high = paired_gain([y == majority for y in labels], hits_adapter, Z_95)
     return (f"{path} {market} match {sum(hits_base) / len(labels):.3f} -> {sum(hits_adapter) / len(labels):.3f} "
-            f"gain {gain:+.3f} [{low:+.3f}, {high:+.3f}] n={len(labels)} answers {mix} collapse={collapsed}")
+            f"gain {gain:+.3f} [{low:+.3f}, {high:+.3f}] n={len(labels)} answers {mix} collapse={collapsed} "
+            f"vs one answer ({ACTION_NAMES[majority]}) {over:+.3f} [{over_low:+.3f}, {over_high:+.3f}]")
 
 
 def _by_trend_line(path: str, market: str, held_out, contexts, answers) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 
 from actors.common.actions import ACTION_NAMES, BUY, HOLD, SELL
 from actors.lora.experience import Experience
-from actors.lora.store import ExperienceStore, balanced_by_action, is_held_out
+from actors.lora.store import ExperienceStore, balanced_by_action, is_held_out, systematic_draws
 
 
 def experience(n, pnl=0.0, action=0):
@@ -89,6 +89,29 @@ def test_a_rare_action_keeps_its_own_share_of_the_draws_and_the_common_ones_spli
     mass = {action: weights[actions == action].sum() / weights.sum() for action in (HOLD, BUY, SELL)}
 
     assert np.isclose(mass[HOLD], 0.01) and np.isclose(mass[BUY], 0.495) and np.isclose(mass[SELL], 0.495)
+
+
+def test_every_balanced_batch_holds_the_two_sides_in_equal_numbers_where_independent_draws_do_not(tmp_path):
+    # market history: BUY 55 %, SELL 44 %, HOLD 1 %; batches of 4 as the trainer draws them
+    s = store(tmp_path / "m.sqlite", max_experiences=1000, held_out=0.01, balance_actions=True)
+    s.add([experience(n, action=HOLD if n < 2 else BUY if n < 112 else SELL) for n in range(200)])
+    rng = np.random.default_rng(3)
+
+    batches = [Counter(e.action for e in s.sample(4, rng)) for _ in range(500)]
+
+    assert all(b[BUY] == b[SELL] == 2 or (b[HOLD] == 1 and {b[BUY], b[SELL]} == {1, 2}) for b in batches), batches
+    lopsided = sum(abs(b[BUY] - b[SELL]) >= 2 for b in
+                   (Counter(int(a) for a in rng.choice([BUY, SELL], size=4)) for _ in range(500)))
+    assert lopsided > 150  # independent draws: 3-1 or 4-0 in 5 of 8 batches
+
+
+def test_systematic_draws_keep_each_rows_expected_count():
+    weights, actions = np.array([1.0, 3.0, 2.0, 2.0]), np.array([SELL, BUY, SELL, BUY])
+    rng = np.random.default_rng(4)
+
+    counts = np.bincount(np.concatenate([systematic_draws(weights, actions, 4, rng) for _ in range(4000)]), minlength=4)
+
+    assert np.allclose(counts / counts.sum(), weights / weights.sum(), atol=0.01), counts
 
 
 def test_nothing_acknowledged_is_lost_when_the_writer_is_killed(tmp_path):
