@@ -80,6 +80,16 @@ def market_history(config: Config, count: int, held_out: int | None = None, vali
     return experiences, ceiling
 
 
+def history_market(config: Config) -> Config:
+    """``config`` with the synthetic market ``bin/run lora --market-history`` draws from: lora.market_history_days
+    days of the same seed and scenario (its own market, so the trainer learns from many regimes; the main job's
+    --market-history keeps the run's data instead, whose test days must stay unseen)."""
+    days = config.lora.market_history_days
+    if config.data.source != "synthetic" or days == 0:
+        return config
+    return msgspec.structs.replace(config, data=msgspec.structs.replace(config.data, synthetic_days=days))
+
+
 def market_history_bars(config: Config, count: int, held_out: int | None = None, validation: int = 0):
     """market_history's (experiences, ceiling) after the HistoryBars they come from (their market contexts: what
     a four-step thought is asked from)."""
@@ -273,11 +283,11 @@ def run_offline(args: argparse.Namespace) -> int:
         # Every held-out prompt is evaluated; the draws are balanced between BUY and SELL (the labels of the market's
         # days lean one way), the rare HOLD (~1 %) keeps its own share (store.py RARE_ACTION_SHARE).
         early_stop = config.lora.early_stop_patience > 0
-        experiences, ceiling = market_history(config, args.market_history,
+        experiences, ceiling = market_history(history_market(config), args.market_history,
                                               validation=config.lora.early_stop_prompts if early_stop else 0)
         validation = [e for e in experiences if e.meta.get("validation")]
         experiences = [e for e in experiences if not e.meta.get("validation")]
-        source = f"market history ({config.data.scenario}, training days; later days held out)"
+        source = f"market history ({config.data.scenario}, {history_market(config).data.synthetic_days} days: training days; later days held out)"
         if early_stop:
             source += f"; {len(validation)} validation prompts of the last training days for early stopping"
         held_out = sum(1 for e in experiences if e.meta.get("held_out"))

@@ -120,6 +120,12 @@ class LoraConfig(ConfigSection, kw_only=True):
     days (the last training days; never the held-out test days), --rounds being the most; 0 = exactly --rounds."""
     early_stop_prompts: PositiveCount = 120
     """Validation-day prompts that early stopping measures the match rate on (not trained on)."""
+    market_history_days: Annotated[int, msgspec.Meta(ge=0)] = 600
+    """bin/run lora --market-history (and bin/bench lora --market) on a synthetic market: its prompts come from a market
+    of this many days (the run's seed and scenario; 0 = data.synthetic_days). The default 60 days hold 34 training and
+    8 held-out days: on 400 prompts the "down" trend word was labelled SELL 48 % of the time, so nothing taught the
+    model to sell, and 300 held-out prompts from 8 days are far fewer independent cases than 300. With 600 days:
+    232 training and 80 held-out days, "up" BUY 72 % and "down" SELL 72 % (seed 0)."""
     versions_dir: str = ""
     """Where every adapter version is kept (vNNNN/adapter.gguf + metrics.json); "" = <run dir>/lora/versions."""
 

@@ -116,7 +116,7 @@ def main() -> None:
 def market_bench(args: argparse.Namespace) -> None:
     from actors.jobs.cli import build_parser
     from actors.jobs.common import configure
-    from actors.jobs.lora import market_history_bars
+    from actors.jobs.lora import history_market, market_history_bars
     from actors.lora.llama_match import llama_answers
 
     config = configure(build_parser().parse_args(["lora"]), {"data.scenario": args.market, "reasoner.mode": "single_shot"})
@@ -125,7 +125,7 @@ def market_bench(args: argparse.Namespace) -> None:
     def say(text: str) -> None:  # progress on stderr: a 300-prompt run takes the better part of an hour on 2 cores
         print(f"bench lora [{time.perf_counter() - started:5.0f} s] {text}", file=sys.stderr, flush=True)
 
-    bars, experiences, ceiling = market_history_bars(config, args.history, args.held_out)
+    bars, experiences, ceiling = market_history_bars(history_market(config), args.history, args.held_out)
     contexts = {f"hindsight:history:{bar.key}": bar.context for bar in bars}
     held = sum(1 for e in experiences if e.meta.get("held_out"))
     say(f"{len(experiences) - held} training prompts, {held} held out; ceiling {ceiling.classifier}")

@@ -5,7 +5,7 @@ import pytest
 
 from actors.jobs.cli import build_parser
 from actors.jobs.common import configure
-from actors.jobs.lora import history_bars
+from actors.jobs.lora import history_bars, history_market
 from actors.lora.ceiling import SoftmaxRegression, learnability_ceiling
 
 
@@ -31,6 +31,29 @@ def test_validation_days_for_early_stopping_are_the_last_training_days_and_never
     held_days = {b.day for b in bars if b.held_out}
     assert len([b for b in bars if b.validation]) == 60 and not any(b.held_out for b in bars if b.validation)
     assert max(train_days) < min(validation_days) and max(validation_days) < min(held_days)
+
+
+def test_the_history_market_spreads_prompts_over_many_days_so_each_trend_word_is_labelled_its_way_in_training():
+    # 60 days (data.synthetic_days) left 34 training days: on 400 prompts "down" was labelled SELL 48 % of the time
+    config = history_config("regimes")
+    market = history_market(config)
+    bars = history_bars(market, 400, held_out=300)
+
+    train = [b for b in bars if not b.held_out]
+    assert market.data.synthetic_days == config.lora.market_history_days == 600 and config.data.synthetic_days == 60
+    assert len({b.day for b in train}) > 150 and len({b.day for b in bars if b.held_out}) > 50
+
+    def sell_share(word):
+        labels = [b.label.action for b in train if b.context["trend"] == word and b.label.action != 0]
+        return sum(label == 2 for label in labels) / len(labels)
+    assert sell_share("down") > 0.6 > 0.4 > sell_share("up")
+
+
+def test_the_history_market_is_the_runs_data_for_a_bars_file_or_when_set_to_0():
+    file_config = configure(build_parser().parse_args(["lora"]), {"data.source": "file", "data.path": "bars.csv"})
+    own = configure(build_parser().parse_args(["lora"]), {"lora.market_history_days": 0})
+
+    assert history_market(file_config) is file_config and history_market(own) is own
 
 
 @pytest.mark.parametrize("scenario", ["regimes", "null"])
