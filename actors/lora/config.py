@@ -61,6 +61,10 @@ class LoraConfig(ConfigSection, kw_only=True):
     ``--rounds 2 --steps 40`` (lr 1e-3), where W = 0 published an adapter at 0.477 (BUY 0.59 / SELL 0.41), W = 1 collapsed
     in both rounds (BUY on 100 % and 84 %) and published nothing. It moves the choice off the base model's prior sooner,
     straight onto the training labels' majority: off by default."""
+    text_loss_weight: NonNegative = 1.0
+    """Weight of the answer-text loss (cross-entropy of every answer token: action, confidence, reason). 0 with
+    action_loss_weight > 0 teaches the choice alone: the reason is then the base model's, guided by the system
+    prompt's examples."""
     max_seq_tokens: PositiveCount = 1024
     """Longer prompts keep their end (the decide turn) and lose their start."""
     cache_shared_prefix: bool = True
@@ -134,5 +138,7 @@ class LoraConfig(ConfigSection, kw_only=True):
         _require(self.device in DEVICES, "device", f"must be one of {DEVICES}, got {self.device!r}")
         _require(self.labels in LABEL_SOURCES, "labels", f"must be one of {LABEL_SOURCES}, got {self.labels!r}")
         _require(self.eval_method in EVAL_METHODS, "eval_method", f"must be one of {EVAL_METHODS}")
+        _require(self.text_loss_weight > 0 or self.action_loss_weight > 0, "text_loss_weight",
+                 "and action_loss_weight cannot both be 0 (nothing to learn from)")
         _require(bool(self.target_modules) and set(self.target_modules) <= set(LLAMA_MODULES), "target_modules",
                  f"must be a non-empty subset of {LLAMA_MODULES}")

@@ -177,7 +177,7 @@ class LoraTrainer:
         shared, cache, input_ids, labels, attention = self._split_batch(encoded)
         out = self.model(input_ids=input_ids, attention_mask=attention, labels=labels, past_key_values=cache,
                          use_cache=cache is not None)
-        loss = out.loss
+        loss = self.config.text_loss_weight * out.loss
         if self.config.action_loss_weight > 0:
             first = [n_prompt - shared - 1 for _, n_prompt in encoded]  # the position whose logits choose the action
             loss = loss + self.config.action_loss_weight * self._action_loss(out.logits, first, experiences)

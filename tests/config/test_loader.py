@@ -115,6 +115,7 @@ def test_a_bus_reachable_from_other_hosts_is_refused_without_keys():
         ("reasoner.max_tokens_per_step=0", "reasoner.max_tokens_per_step"),
         ("data.train_fraction=2.0", "data.train_fraction"),
         ("lora.held_out_fraction=1.5", "lora.held_out_fraction"),
+        ("lora.text_loss_weight=0", "lora.text_loss_weight"),  # with action_loss_weight 0: nothing to learn from
     ],
 )
 def test_an_out_of_bounds_value_is_an_error_naming_the_key(override, key):

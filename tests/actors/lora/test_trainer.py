@@ -122,8 +122,8 @@ def test_the_action_loss_adds_the_cross_entropy_of_the_target_among_the_allowed_
     experiences[2] = dataclasses.replace(experiences[2], mask=(True, False, True, False, False, False))  # BUY not allowed
     trainer = LoraTrainer(msgspec.structs.replace(TINY, action_loss_weight=0.0), default_model_path())
 
-    def loss(weight: float) -> float:
-        trainer.config = msgspec.structs.replace(trainer.config, action_loss_weight=weight)
+    def loss(weight: float, text_weight: float = 1.0) -> float:
+        trainer.config = msgspec.structs.replace(trainer.config, action_loss_weight=weight, text_loss_weight=text_weight)
         with torch.no_grad():
             return float(trainer._loss(experiences)[0])
 
@@ -134,3 +134,5 @@ def test_the_action_loss_adds_the_cross_entropy_of_the_target_among_the_allowed_
         firsts = [trainer._action_tokens[a][0] for a in (0, 1, 2)]  # HOLD, BUY, SELL are allowed
         expected.append(-float(torch.log_softmax(logits[firsts], dim=0)[e.action]))
     assert loss(2.0) - loss(0.0) == pytest.approx(2.0 * np.mean(expected), rel=1e-3)
+    assert loss(2.0, text_weight=0.0) == pytest.approx(2.0 * np.mean(expected), rel=1e-3)  # the choice alone
+    assert loss(0.0, text_weight=0.5) == pytest.approx(0.5 * loss(0.0), rel=1e-5)
