@@ -58,9 +58,11 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=1200, help="--market: training-day prompts")
     parser.add_argument("--held-out", type=int, default=300, help="--market: held-out-day prompts (fewer only to try it out)")
     parser.add_argument("--rounds", type=int, default=4, help="--market: training rounds (of --steps each)")
-    parser.add_argument("--lr", type=float, default=1e-3, help="--market: learning rate")
+    parser.add_argument("--lr", type=float, default=None, help="--market: learning rate (default: the config's)")
     parser.add_argument("--action-loss", type=float, default=None, metavar="W",
                         help="--market: lora.action_loss_weight (default: the config's)")
+    parser.add_argument("--text-loss", type=float, default=None, metavar="W",
+                        help="--market: lora.text_loss_weight (default: the config's; 0 with --action-loss 1 teaches the choice alone)")
     parser.add_argument("--four-step", type=int, default=0, metavar="K",
                         help="--market: also ask the first K held-out prompts as four-step thoughts (the reasoner's Thinker, "
                              "llama.cpp, base model and adapter) beside single shot on the same K prompts (~4x slower each)")
@@ -130,10 +132,13 @@ def market_bench(args: argparse.Namespace) -> None:
     held = sum(1 for e in experiences if e.meta.get("held_out"))
     say(f"{len(experiences) - held} training prompts, {held} held out; ceiling {ceiling.classifier}")
     lora = msgspec.structs.replace(config.lora, max_eval_examples=held, steps_per_round=args.steps, batch_size=args.batch,
-                                   rank=args.rank, alpha=2.0 * args.rank, learning_rate=args.lr, torch_threads=args.threads,
+                                   rank=args.rank, alpha=2.0 * args.rank, learning_rate=args.lr or config.lora.learning_rate,
+                                   torch_threads=args.threads,
                                    device=args.device)
     if args.action_loss is not None:
         lora = msgspec.structs.replace(lora, action_loss_weight=args.action_loss)
+    if args.text_loss is not None:
+        lora = msgspec.structs.replace(lora, text_loss_weight=args.text_loss)
     with tempfile.TemporaryDirectory() as run_dir:
         core = LoraCore(lora, config.reasoner, run_dir)
         core.add_experiences(experiences)

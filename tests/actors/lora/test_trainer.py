@@ -120,7 +120,7 @@ def test_the_action_loss_adds_the_cross_entropy_of_the_target_among_the_allowed_
 
     experiences = planted_experiences(3, seed=5)
     experiences[2] = dataclasses.replace(experiences[2], mask=(True, False, True, False, False, False))  # BUY not allowed
-    trainer = LoraTrainer(msgspec.structs.replace(TINY, action_loss_weight=0.0), default_model_path())
+    trainer = LoraTrainer(msgspec.structs.replace(TINY, action_loss_weight=0.0, text_loss_weight=1.0), default_model_path())
 
     def loss(weight: float, text_weight: float = 1.0) -> float:
         trainer.config = msgspec.structs.replace(trainer.config, action_loss_weight=weight, text_loss_weight=text_weight)
