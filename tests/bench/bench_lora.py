@@ -56,6 +56,9 @@ def main() -> None:
     parser.add_argument("--market", default="planted", choices=("planted", "regimes", "null"),
                         help="planted: time one round; regimes / null: match rates on held-out days of that market")
     parser.add_argument("--history", type=int, default=1200, help="--market: training-day prompts")
+    parser.add_argument("--market-days", type=int, default=None, metavar="D",
+                        help="--market: synthetic days the prompts are drawn from (default: lora.market_history_days; 60 = the "
+                             "run's default market)")
     parser.add_argument("--held-out", type=int, default=300, help="--market: held-out-day prompts (fewer only to try it out)")
     parser.add_argument("--rounds", type=int, default=4, help="--market: training rounds (of --steps each)")
     parser.add_argument("--lr", type=float, default=None, help="--market: learning rate (default: the config's)")
@@ -121,7 +124,10 @@ def market_bench(args: argparse.Namespace) -> None:
     from actors.jobs.lora import history_market, market_history_bars
     from actors.lora.llama_match import llama_answers
 
-    config = configure(build_parser().parse_args(["lora"]), {"data.scenario": args.market, "reasoner.mode": "single_shot"})
+    overrides = {"data.scenario": args.market, "reasoner.mode": "single_shot"}
+    if args.market_days is not None:
+        overrides["lora.market_history_days"] = args.market_days
+    config = configure(build_parser().parse_args(["lora"]), overrides)
     started = time.perf_counter()
 
     def say(text: str) -> None:  # progress on stderr: a 300-prompt run takes the better part of an hour on 2 cores
