@@ -115,7 +115,7 @@ def test_a_bus_reachable_from_other_hosts_is_refused_without_keys():
         ("reasoner.max_tokens_per_step=0", "reasoner.max_tokens_per_step"),
         ("data.train_fraction=2.0", "data.train_fraction"),
         ("lora.held_out_fraction=1.5", "lora.held_out_fraction"),
-        ("lora.text_loss_weight=0", "lora.text_loss_weight"),  # with action_loss_weight 0: nothing to learn from
+        ("lora.text_loss_weight=-1", "lora.text_loss_weight"),
     ],
 )
 def test_an_out_of_bounds_value_is_an_error_naming_the_key(override, key):
@@ -123,3 +123,10 @@ def test_an_out_of_bounds_value_is_an_error_naming_the_key(override, key):
         load_config(overrides=[override])
 
     assert info.value.key == key and "--set" in str(info.value)
+
+
+def test_a_lora_round_with_neither_loss_is_an_error_naming_the_key():
+    with pytest.raises(ConfigError) as info:
+        load_config(overrides=["lora.text_loss_weight=0", "lora.action_loss_weight=0"])
+
+    assert info.value.key == "lora.text_loss_weight" and "nothing to learn" in str(info.value)
