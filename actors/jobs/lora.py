@@ -283,11 +283,13 @@ def run_offline(args: argparse.Namespace) -> int:
         # Every held-out prompt is evaluated; the draws are balanced between BUY and SELL (the labels of the market's
         # days lean one way), the rare HOLD (~1 %) keeps its own share (store.py RARE_ACTION_SHARE).
         early_stop = config.lora.early_stop_patience > 0
-        experiences, ceiling = market_history(history_market(config), args.market_history,
+        market = history_market(config)
+        experiences, ceiling = market_history(market, args.market_history,
                                               validation=config.lora.early_stop_prompts if early_stop else 0)
         validation = [e for e in experiences if e.meta.get("validation")]
         experiences = [e for e in experiences if not e.meta.get("validation")]
-        source = f"market history ({config.data.scenario}, {history_market(config).data.synthetic_days} days: training days; later days held out)"
+        days = f", {market.data.synthetic_days} days" if market.data.source == "synthetic" else ""
+        source = f"market history ({config.data.scenario}{days}: training days; later days held out)"
         if early_stop:
             source += f"; {len(validation)} validation prompts of the last training days for early stopping"
         held_out = sum(1 for e in experiences if e.meta.get("held_out"))
