@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -33,8 +33,9 @@ class FinishedThought:
     query_id: str
 
 
-@dataclass(frozen=True, slots=True)
-class AdapterRequest:
+class AdapterRequest(NamedTuple):
+    """An announced adapter; the worker swaps it in between two thoughts."""
+
     path: str
     version: int
 
