@@ -17,6 +17,11 @@ def topic_bytes(sub: type[Message] | str) -> bytes:
     return (sub if isinstance(sub, str) else sub.TOPIC).encode()
 
 
+PEER_RECONNECT_IVL_MS = 10
+"""How soon a subscriber retries an actor's direct lane that is not bound yet, or again after its restart
+(libzmq's default is 100 ms: a restarted actor's first messages would be lost for that long)."""
+
+
 def _configure(sock: zmq.Socket, hwm: int, linger_ms: int, curve=None) -> None:
     sock.setsockopt(zmq.LINGER, linger_ms)
     sock.setsockopt(zmq.SNDHWM, hwm)
@@ -25,6 +30,14 @@ def _configure(sock: zmq.Socket, hwm: int, linger_ms: int, curve=None) -> None:
         from bus.auth import make_client
 
         make_client(sock, *curve)
+
+
+def _connect_subscriber(sub: zmq.Socket, addresses: BusAddresses) -> None:
+    """The broker's XPUB and every actor's direct lane (bus.direct)."""
+    if addresses.peers:
+        sub.setsockopt(zmq.RECONNECT_IVL, PEER_RECONNECT_IVL_MS)
+    for address in addresses.subscribe_addresses():
+        sub.connect(address)
 
 
 class Receiver:
@@ -58,17 +71,24 @@ class AsyncBus(Receiver):
     NOBLOCK (ZMQ_FD is edge-triggered, so reading stops only at EAGAIN).
     """
 
-    def __init__(self, addresses: BusAddresses, sender: str, *, hwm: int = 10000, max_frame_bytes: int = 64 << 20) -> None:
+    def __init__(self, addresses: BusAddresses, sender: str, *, name: str = "", hwm: int = 10000,
+                 max_frame_bytes: int = 64 << 20) -> None:
+        """``name``: the actor's short name; when ``addresses.peers`` lists it, its PUB binds that direct lane
+        instead of connecting to the broker."""
         super().__init__(max_frame_bytes)
         self.encoder = Encoder(sender)
         self.context = zmq.Context()
         curve = addresses.client_keys()  # None unless the broker runs CURVE (bus.json says so)
         self.pub = self.context.socket(zmq.PUB)
         _configure(self.pub, hwm, linger_ms=1000, curve=curve)  # let the last messages (done, stats) leave on close
-        self.pub.connect(addresses.xsub)
+        self.direct = name in addresses.peers
+        if self.direct:  # libzmq replaces a socket file left by a killed predecessor
+            self.pub.bind(addresses.peers[name])
+        else:
+            self.pub.connect(addresses.xsub)
         self.sub = self.context.socket(zmq.SUB)
         _configure(self.sub, hwm, linger_ms=0, curve=curve)
-        self.sub.connect(addresses.xpub)
+        _connect_subscriber(self.sub, addresses)
         self.sent = 0
         self.hop_timer = None
         """A runtime.hops.HopTimer when TT_PROFILE=hops: publish then times encoding and sending."""
@@ -131,7 +151,7 @@ class SyncBus(Receiver):
         self.pub.connect(addresses.xsub)
         self.sub = self.context.socket(zmq.SUB)
         _configure(self.sub, hwm, linger_ms=0, curve=curve)
-        self.sub.connect(addresses.xpub)
+        _connect_subscriber(self.sub, addresses)
         self.poller = zmq.Poller()
         self.poller.register(self.sub, zmq.POLLIN)
 

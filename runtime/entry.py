@@ -65,9 +65,10 @@ def run_broker(run_dir: Path) -> int:
         from bus.broker import BusAddresses
 
         previous = BusAddresses.read(rd.path)
-        addresses = BusAddresses(xsub=previous.xsub, xpub=previous.xpub)
+        addresses = BusAddresses(xsub=previous.xsub, xpub=previous.xpub, peers=previous.peers)
     else:
-        addresses = bind_addresses(config.bus.transport, config.bus.host, config.bus.xsub_port, config.bus.xpub_port, socket_dir)
+        direct = [actor_log_name(spec) for spec in config.runtime.actors] if config.bus.direct and socket_dir else []
+        addresses = bind_addresses(config.bus.transport, config.bus.host, config.bus.xsub_port, config.bus.xpub_port, socket_dir, direct)
     bus = config.bus
     curve = None
     if bus.curve:  # a missing or broken key file stops the broker here, naming the file, before any actor starts
@@ -116,7 +117,8 @@ def run_actor(run_dir: Path, name: str, standby: bool = False) -> int:
     addresses = BusAddresses.read(rd.path)  # after a standby: a restarted broker may have rewritten it
 
     async def main() -> int:
-        bus = AsyncBus(addresses, sender=f"{short}:{os.getpid()}", hwm=config.bus.send_hwm, max_frame_bytes=config.bus.max_message_bytes)
+        bus = AsyncBus(addresses, sender=f"{short}:{os.getpid()}", name=short, hwm=config.bus.send_hwm,
+                       max_frame_bytes=config.bus.max_message_bytes)
         actor = actor_cls(name=short, config=config, run_dir=rd.path, bus=bus, log=log)
         try:
             return await actor.run()

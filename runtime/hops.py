@@ -5,7 +5,7 @@ processes of a host) and the envelope's ``sent_ns``:
 
 - sender: ``encode`` (body and envelope to bytes), ``send`` (the PUB socket's send call);
 - receiver: ``transit`` (``sent_ns`` to the frame leaving the SUB socket: the envelope's encoding,
-  the send call, the broker, the receiver's wake-up, and any wait while it handled something else),
+  the send call, the broker when the sender has no direct lane, the receiver's wake-up, and any wait while it handled something else),
   ``decode`` (msgpack into the typed struct, which checks every field's type), ``validate`` (the
   finite-number checks), ``handler`` (``on_message``, less the time of the messages it publishes).
 

@@ -118,9 +118,7 @@ def join_addresses(target: str, server_key: str = "") -> BusAddresses:
 def _read_bus_json(path: Path) -> BusAddresses:
     file = path / ADDRESSES_FILE if path.is_dir() else path
     try:
-        data = json.loads(file.read_text())
-        return BusAddresses(xsub=data["xsub"], xpub=data["xpub"], server_key=data.get("server_key", ""),
-                            client_key_file=data.get("client_key_file", ""))
+        return BusAddresses.from_json(json.loads(file.read_text()))
     except FileNotFoundError:
         raise JoinTargetError(f"{path}: neither a bus.json, a run directory holding one, nor tcp://HOST:XSUB_PORT,XPUB_PORT") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:

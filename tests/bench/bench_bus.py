@@ -1,9 +1,11 @@
 """Bus benchmark (``bin/bench bus``): the project's bus beside raw pyzmq, measured in one run.
 
 1. Throughput of a ~300-byte message: project codec through the broker vs raw PUB/SUB bytes.
-2. Ping-pong round trip between two actors through the broker vs raw synchronous pyzmq
-   ping-pong through an XSUB/XPUB proxy between two processes.
-3. Round trip through 4 actor hops (A->B->C->D->A), the decision-loop shape.
+2. Ping-pong round trip between two actors, each way its baseline:
+   - direct lanes (``bus.direct``, the default) vs raw synchronous pyzmq ping-pong between two
+     processes whose PUB and SUB sockets connect to each other;
+   - through the broker (``bus.direct = false``) vs raw pyzmq ping-pong through an XSUB/XPUB proxy.
+3. Round trip through 4 actor hops (A->B->C->D->A), the decision-loop shape, both ways.
 """
 
 from __future__ import annotations
@@ -151,19 +153,8 @@ def _raw_ponger(addresses: BusAddresses, count: int) -> None:
     ctx.term()
 
 
-def pingpong_raw(count: int, warmup: int) -> list[int]:
-    addresses = BusAddresses(_ipc("pin"), _ipc("pout"))
-    ready, stop = mp.Event(), mp.Event()
-    broker = mp.Process(target=_serve_broker, args=(addresses, ready, stop))
-    broker.start()
-    ready.wait(10)
-    ponger = mp.Process(target=_raw_ponger, args=(addresses, count + warmup + 1000))
-    ponger.start()
-    ctx = zmq.Context()
-    pub, sub = ctx.socket(zmq.PUB), ctx.socket(zmq.SUB)
-    pub.connect(addresses.xsub)
-    sub.connect(addresses.xpub)
-    sub.setsockopt(zmq.SUBSCRIBE, b"pong")
+def _time_pingpong(pub: zmq.Socket, sub: zmq.Socket, count: int, warmup: int) -> list[int]:
+    """Round trips in ns after ``warmup``, once a first ping has come back (both subscriptions through)."""
     sub.setsockopt(zmq.RCVTIMEO, 200)
     body = b"x" * 300
     while True:  # wait until both subscriptions are through
@@ -186,6 +177,23 @@ def pingpong_raw(count: int, warmup: int) -> list[int]:
         sub.recv_multipart()
         if i >= warmup:
             rtts.append(time.monotonic_ns() - t0)
+    return rtts
+
+
+def pingpong_raw(count: int, warmup: int) -> list[int]:
+    addresses = BusAddresses(_ipc("pin"), _ipc("pout"))
+    ready, stop = mp.Event(), mp.Event()
+    broker = mp.Process(target=_serve_broker, args=(addresses, ready, stop))
+    broker.start()
+    ready.wait(10)
+    ponger = mp.Process(target=_raw_ponger, args=(addresses, count + warmup + 1000))
+    ponger.start()
+    ctx = zmq.Context()
+    pub, sub = ctx.socket(zmq.PUB), ctx.socket(zmq.SUB)
+    pub.connect(addresses.xsub)
+    sub.connect(addresses.xpub)
+    sub.setsockopt(zmq.SUBSCRIBE, b"pong")
+    rtts = _time_pingpong(pub, sub, count, warmup)
     ponger.terminate()
     pub.close(linger=0)
     sub.close(linger=0)
@@ -195,13 +203,45 @@ def pingpong_raw(count: int, warmup: int) -> list[int]:
     return rtts
 
 
-def ring_project(hops: int, count: int, warmup: int) -> list[int]:
+def _raw_direct_ponger(ping_address: str, pong_address: str, count: int) -> None:
+    ctx = zmq.Context()
+    pub, sub = ctx.socket(zmq.PUB), ctx.socket(zmq.SUB)
+    pub.bind(pong_address)
+    sub.connect(ping_address)
+    sub.setsockopt(zmq.SUBSCRIBE, b"ping")
+    for _ in range(count):
+        _topic, body = sub.recv_multipart()
+        pub.send_multipart([b"pong", body])
+    pub.close(linger=1000)
+    sub.close(linger=0)
+    ctx.term()
+
+
+def pingpong_raw_direct(count: int, warmup: int) -> list[int]:
+    """Raw pyzmq, no proxy: each process binds its PUB and connects its SUB to the other's (the direct lanes' shape)."""
+    ping_address, pong_address = _ipc("dping"), _ipc("dpong")
+    ctx = zmq.Context()
+    pub, sub = ctx.socket(zmq.PUB), ctx.socket(zmq.SUB)
+    pub.bind(ping_address)
+    ponger = mp.Process(target=_raw_direct_ponger, args=(ping_address, pong_address, count + warmup + 1000))
+    ponger.start()
+    sub.connect(pong_address)
+    sub.setsockopt(zmq.SUBSCRIBE, b"pong")
+    rtts = _time_pingpong(pub, sub, count, warmup)
+    ponger.terminate()
+    pub.close(linger=0)
+    sub.close(linger=0)
+    ctx.term()
+    return rtts
+
+
+def ring_project(hops: int, count: int, warmup: int, direct: bool = True) -> list[int]:
     from bus.messages import Done
     from runtime.testing import running_actors
 
     os.environ.update(TT_PROBE_COUNT=str(count), TT_PROBE_HOPS=str(hops), TT_PROBE_WARMUP=str(warmup))
     actors = ["runtime.probes:Pinger"] + [f"runtime.probes:Relay{k}" for k in range(1, hops)]
-    with running_actors(actors, {"runtime.stats_interval_secs": 60.0}) as rt:
+    with running_actors(actors, {"runtime.stats_interval_secs": 60.0, "bus.direct": direct}) as rt:
         rt.client.subscribe(Done, settle_secs=0)
         rt.client.recv(Done, timeout_secs=120)
         return json.loads((rt.run_dir / "probe.json").read_text())["rtts_ns"]
@@ -216,24 +256,22 @@ def main(argv: list[str] | None = None) -> None:
 
     raw_rate, raw_got = throughput_raw(args.messages)
     proj_rate, proj_got = throughput_project(args.messages)
-    raw_rtts = pingpong_raw(args.round_trips, warmup=200)
-    pp = ring_project(2, args.round_trips, warmup=200)
-    ring = ring_project(4, args.round_trips, warmup=200)
-    raw50, raw99 = percentiles_us(raw_rtts)
-    p50, p99 = percentiles_us(pp)
-    r50, r99 = percentiles_us(ring)
+    raw_direct = percentiles_us(pingpong_raw_direct(args.round_trips, warmup=200))
+    raw_proxy = percentiles_us(pingpong_raw(args.round_trips, warmup=200))
+    direct = percentiles_us(ring_project(2, args.round_trips, warmup=200, direct=True))
+    brokered = percentiles_us(ring_project(2, args.round_trips, warmup=200, direct=False))
+    ring_direct = percentiles_us(ring_project(4, args.round_trips, warmup=200, direct=True))
+    ring_brokered = percentiles_us(ring_project(4, args.round_trips, warmup=200, direct=False))
     size = len(Encoder("bench").encode(Probe(probe_id=1, hop=1, hops=2, sent_ns=0, payload=PAYLOAD))[1])
-    print_table(
-        f"bus benchmark ({size}-byte payload frames)",
-        [
-            (f"throughput msgs/s (received {proj_got}/{raw_got})", f"{proj_rate:,.0f}", f"{raw_rate:,.0f} raw PUB/SUB", f"{proj_rate / raw_rate:.2f}x", ">= 0.5x"),
-            ("ping-pong p50 us", f"{p50:.0f}", f"{raw50:.0f} raw via proxy", f"{p50 / raw50:.2f}x", "<= 1.3x"),
-            ("ping-pong p99 us", f"{p99:.0f}", f"{raw99:.0f} raw via proxy", f"{p99 / raw99:.2f}x", ""),
-            ("4-hop ring p50 us", f"{r50:.0f}", "-", "-", "<= 1000"),
-            ("4-hop ring p99 us", f"{r99:.0f}", "-", "-", ""),
-        ],
-    )
-
+    rows = [(f"throughput msgs/s (received {proj_got}/{raw_got})", f"{proj_rate:,.0f}", f"{raw_rate:,.0f} raw PUB/SUB",
+             f"{proj_rate / raw_rate:.2f}x", ">= 0.5x")]
+    for way, (p50, p99), (raw50, raw99), raw_name in (("direct lanes", direct, raw_direct, "raw direct"),
+                                                      ("via the broker", brokered, raw_proxy, "raw via proxy")):
+        rows += [(f"ping-pong p50 us, {way}", f"{p50:.0f}", f"{raw50:.0f} {raw_name}", f"{p50 / raw50:.2f}x", "<= 1.3x"),
+                 (f"ping-pong p99 us, {way}", f"{p99:.0f}", f"{raw99:.0f} {raw_name}", f"{p99 / raw99:.2f}x", "")]
+    for way, (r50, r99) in (("direct lanes", ring_direct), ("via the broker", ring_brokered)):
+        rows += [(f"4-hop ring p50 us, {way}", f"{r50:.0f}", "-", "-", "<= 1000"), (f"4-hop ring p99 us, {way}", f"{r99:.0f}", "-", "-", "")]
+    print_table(f"bus benchmark ({size}-byte payload frames)", rows)
 
 if __name__ == "__main__":
     main()

@@ -10,9 +10,10 @@ overhead of the process split.
 
 Per hop (``--hops``, on by default): a second run with ``TT_PROFILE=hops`` (runtime/hops.py), where
 every actor times its side of each message. The table gives, per message and receiver, the p50 µs of
-each stage: encode and send at the sender; broker + wake-up (the receiver's transit from the
-envelope's send time to the frame leaving its socket, less the sender's send call: the broker's
-forwarding, the receiver's wake-up, and any wait while it was busy with another message); decode
+each stage: encode and send at the sender; transit + wake-up (the receiver's transit from the
+envelope's send time to the frame leaving its socket, less the sender's send call: libzmq's I/O
+threads, the broker's forwarding when ``bus.direct`` is off, the receiver's wake-up, and any wait
+while it was busy with another message); decode
 (typed msgpack), validate (finite checks) and handler at the receiver. The critical path is
 env.obs -> policy -> fusion -> risk -> env; the other rows run beside it on the same 2 cores.
 
@@ -110,7 +111,7 @@ def hop_rows(profiles: dict, measured_p50_us: float, baseline_p50_us: float) -> 
 
 
 def print_hop_table(title: str, rows: list[tuple], notes: list[str]) -> None:
-    header = ("message sender->receiver", "encode", "send", "broker+wake", "decode", "validate", "handler", "sum", "msgs")
+    header = ("message sender->receiver", "encode", "send", "transit+wake", "decode", "validate", "handler", "sum", "msgs")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     print(f"\n{title}")
     print("  ".join(str(h).ljust(w) for h, w in zip(header, widths)))
