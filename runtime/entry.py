@@ -119,7 +119,7 @@ def run_actor(run_dir: Path, name: str, standby: bool = False) -> int:
     async def main() -> int:
         bus = AsyncBus(addresses, sender=f"{short}:{os.getpid()}", name=short, hwm=config.bus.send_hwm,
                        max_frame_bytes=config.bus.max_message_bytes)
-        actor = actor_cls(name=short, config=config, run_dir=rd.path, bus=bus, log=log)
+        actor = actor_cls(name=short, config=config, run_dir=rd.path, bus=bus, log=log, freeze_heap=True)
         try:
             return await actor.run()
         finally:

@@ -6,7 +6,7 @@
   report goes to <run_dir>/<env.report_dir> (actors/env/report/), and few trades are named in a sentence;
 - paper: bars from a feed instead of a data file (actors/env/paper_actor.py).
 
-The runtime builds an actor by calling ``ACTOR(name=..., config=..., run_dir=..., bus=..., log=...)``
+The runtime builds an actor by calling ``ACTOR(name=..., config=..., run_dir=..., bus=..., log=..., freeze_heap=...)``
 (runtime/entry.py); here that call picks the shell from ``env.mode``.
 """
 
