@@ -19,7 +19,7 @@ import gc
 import os
 import signal
 import time
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Awaitable, Callable, ClassVar, TypeVar
@@ -36,6 +36,8 @@ MAX_DRAIN_NS = 20_000_000
 """The longest the receive path handles a backlog before it lets the event loop's other tasks run. Without it
 an actor that handles frames slower than they arrive (the reniced reasoner beside a full-speed backtest) never
 returned to its loop, sent no heartbeat for five seconds and was restarted as silent."""
+MAX_READ_BATCH = 256
+"""Frames read (and decoded) before the first of them is handled; a batch is handled in send-time order."""
 
 
 class Actor:
@@ -71,6 +73,12 @@ class Actor:
         self.__busy = False  # a suspended handler is running: nothing else may be dispatched
         self.__paused = False  # the actor asked not to read the bus (pause_receiving)
         self.__reading = False  # the loop watches the SUB socket
+        self.__read: deque[Message] = deque()  # read and accepted, not yet handled (send-time order)
+        # Direct lanes (bus.direct): every sender has its own connection, and ZMQ reads them in turn, so a frame sent
+        # earlier on one lane can wait behind a later one of another. What a drain reads is handled in the order it
+        # was sent (one host, one monotonic clock), as through one broker: fusion sees the thought about the previous
+        # step before this step's proposal, the env fusion's decision before risk's verdict on it.
+        self.__send_time_order = bool(getattr(bus, "lanes", False))
         self.__hops = HopTimer() if hops_enabled() else None  # TT_PROFILE=hops: per-topic stage timings (runtime/hops.py)
         if self.__hops is not None:
             bus.hop_timer = self.__hops
@@ -159,8 +167,9 @@ class Actor:
 
     @property
     def handling(self) -> bool:
-        """A handler that suspended is still running (the in-process test harness waits for it)."""
-        return self.__busy
+        """A handler that suspended is still running, or read messages wait for it (the in-process test harness
+        waits for them)."""
+        return self.__busy or bool(self.__read)
 
     # ------------------------------------------------------------------ machinery
 
@@ -215,41 +224,57 @@ class Actor:
             self.__drain()
 
     def __drain(self) -> None:
-        bus = self.__bus
         yield_at_ns = time.monotonic_ns() + MAX_DRAIN_NS
+        timer = self.__hops
         while self.__reading:  # a handler may pause reading, or stop the actor
             if time.monotonic_ns() > yield_at_ns:
                 # A backlog longer than MAX_DRAIN_NS: let the loop's tasks (the heartbeat, stats) run, then go on.
                 # ZMQ_FD is edge-triggered and will not fire for frames already queued, so the loop calls back.
                 asyncio.get_running_loop().call_soon(self._on_readable)
                 return
-            frames = bus.poll_frames()
-            if frames is None:
+            if not self.__read and not self.__read_batch():
                 return  # drained: ZMQ_FD (edge-triggered) fires again on the next arrival
-            if self.__hops is not None:
-                self.__timed(frames, self.__hops)
+            if not self.__read:
+                continue  # the batch held only dropped or runtime frames
+            msg = self.__read.popleft()
+            if isinstance(msg, Shutdown):
+                self.log.info("shutdown_received", reason=msg.reason)
+                self.request_stop(msg.reason)
                 continue
-            msg = self.__accept(bus.decode(frames))
-            if msg is not None:
+            if timer is None:
                 self.__run_handler(msg)  # a handler that suspends turns reading off until it is done
-
-    def __timed(self, frames: list[bytes], timer: HopTimer) -> None:
-        """__drain's step for one frame, with its stages timed (runtime/hops.py)."""
-        bus = self.__bus
-        popped = time.monotonic_ns()
-        decoded = bus.decode(frames)
-        if decoded is not None:
-            topic = type(decoded.msg).TOPIC
-            validate = bus.decoder.last_validate_ns
-            timer.add(topic, "transit", popped - decoded.sent_ns)
-            timer.add(topic, "decode", time.monotonic_ns() - popped - validate)
-            timer.add(topic, "validate", validate)
-        msg = self.__accept(decoded)
-        if msg is not None:
+                continue
+            bus = self.__bus
             bus.publish_ns = 0
             started = time.monotonic_ns()
             self.__run_handler(msg)
-            timer.add(topic, "handler", time.monotonic_ns() - started - bus.publish_ns)
+            timer.add(type(msg).TOPIC, "handler", time.monotonic_ns() - started - bus.publish_ns)
+
+    def __read_batch(self) -> int:
+        """Read up to MAX_READ_BATCH queued frames into self.__read, in send-time order; the number of frames read."""
+        bus, timer = self.__bus, self.__hops
+        batch: list[tuple[int, Message]] = []
+        count = 0
+        while count < MAX_READ_BATCH:
+            frames = bus.poll_frames()
+            if frames is None:
+                break
+            count += 1
+            popped = time.monotonic_ns() if timer is not None else 0
+            decoded = bus.decode(frames)
+            if decoded is not None and timer is not None:
+                topic = type(decoded.msg).TOPIC
+                validate = bus.decoder.last_validate_ns
+                timer.add(topic, "transit", popped - decoded.sent_ns)
+                timer.add(topic, "decode", time.monotonic_ns() - popped - validate)
+                timer.add(topic, "validate", validate)
+            msg = self.__accept(decoded)
+            if msg is not None:
+                batch.append((decoded.sent_ns, msg))
+        if self.__send_time_order and len(batch) > 1:
+            batch.sort(key=lambda sent: sent[0])  # stable: one sender's frames keep their order
+        self.__read.extend(msg for _, msg in batch)
+        return count
 
     def __accept(self, decoded) -> Message | None:
         """Handle runtime messages of a decoded frame (None: dropped); the message for on_message, or None."""
@@ -261,9 +286,7 @@ class Actor:
             self.__peers_seen[msg.actor] = time.monotonic()
             self.__peer_beat.set()
         elif isinstance(msg, Shutdown):
-            self.log.info("shutdown_received", reason=msg.reason)
-            self.request_stop(msg.reason)
-            return None
+            return msg  # in its turn: what was sent before it is handled first
         return msg if isinstance(msg, self.__handled_types) else None
 
     def __run_handler(self, msg: Message) -> None:

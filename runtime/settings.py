@@ -37,9 +37,10 @@ class BusConfig(ConfigSection, kw_only=True):
     """tcp port subscribers connect to; 0 = pick a free one."""
     socket_dir: str = ""
     """Directory for ipc sockets; empty = a short one under /tmp (a socket path has at most 107 bytes)."""
-    direct: bool = True
+    direct: bool = False
     """ipc only: each actor publishes on its own socket and subscribers connect to every actor's (no broker hop in
-    the decision loop); the broker still carries outside publishers. false = everything through the broker."""
+    the decision loop); the broker still carries outside publishers. Off by default: across lanes a message sent
+    earlier can arrive later (lockstep's thought about the previous step, the report's fusion details)."""
     max_message_bytes: PositiveCount = 64 * 1024 * 1024
     """Frames larger than this are dropped unread (ZMQ_MAXMSGSIZE) and never unpacked."""
     send_hwm: Count = 10000

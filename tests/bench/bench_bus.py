@@ -2,9 +2,9 @@
 
 1. Throughput of a ~300-byte message: project codec through the broker vs raw PUB/SUB bytes.
 2. Ping-pong round trip between two actors, each way its baseline:
-   - direct lanes (``bus.direct``, the default) vs raw synchronous pyzmq ping-pong between two
+   - direct lanes (``bus.direct = true``) vs raw synchronous pyzmq ping-pong between two
      processes whose PUB and SUB sockets connect to each other;
-   - through the broker (``bus.direct = false``) vs raw pyzmq ping-pong through an XSUB/XPUB proxy.
+   - through the broker (``bus.direct = false``, the default) vs raw pyzmq ping-pong through an XSUB/XPUB proxy.
 3. Round trip through 4 actor hops (A->B->C->D->A), the decision-loop shape, both ways.
 """
 

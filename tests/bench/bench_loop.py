@@ -274,7 +274,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-hops", dest="hops", action="store_false", help="leave out the per-hop run (TT_PROFILE=hops)")
     parser.add_argument("--no-reasoner", dest="reasoner", action="store_false",
                         help="leave the reasoner out (on a loaded machine its nice-19 start can miss runtime.startup_grace_secs)")
+    parser.add_argument("--direct", action="store_true", help="with direct lanes (bus.direct = true): no broker in a hop")
     args = parser.parse_args(argv)
+    if args.direct:
+        EXTRA["bus.direct"] = True
     if args.dashboard:
         print_table("decision loop at full speed with a dashboard attached: env + policy + fusion + risk (frozen policy)",
                     dashboard_rows(args.n_envs, args.window_secs, args.repeats))
@@ -295,7 +298,8 @@ def main(argv: list[str] | None = None) -> None:
             (f"{n_envs} env(s): process-split overhead", f"{overhead:.0f} us/decision", "-", "-", "stated"),
             (f"{n_envs} env(s): thoughts during run", f"{proj['thoughts']:.0f}", "-", "-", ""),
         ]
-    print_table(f"decision loop: env + policy + fusion + risk, {'reasoner always on' if args.reasoner else 'no reasoner'} (frozen policy)", rows)
+    lanes = "direct lanes" if args.direct else "through the broker"
+    print_table(f"decision loop: env + policy + fusion + risk, {'reasoner always on' if args.reasoner else 'no reasoner'} (frozen policy), {lanes}", rows)
     for title, hop_table, notes in hop_tables:
         print_hop_table(title, hop_table, notes)
 

@@ -69,6 +69,9 @@ def main() -> None:
     parser.add_argument("--four-step", type=int, default=0, metavar="K",
                         help="--market: also ask the first K held-out prompts as four-step thoughts (the reasoner's Thinker, "
                              "llama.cpp, base model and adapter) beside single shot on the same K prompts (~4x slower each)")
+    parser.add_argument("--reasons", type=int, default=0, metavar="K",
+                        help="--market: also generate the whole answer to the first K held-out prompts through llama.cpp (base "
+                             "model and adapter) and count the reasons that contradict their action (BUY with 'downtrend', ...)")
     parser.add_argument("--llama-threads", type=int, default=1, help="--market: llama.cpp threads of the answering engine")
     parser.add_argument("--save-adapter", default="", metavar="PATH", help="--market: copy the last round's GGUF adapter here")
     parser.add_argument("--adapter", default="", metavar="PATH",
@@ -171,16 +174,21 @@ def market_bench(args: argparse.Namespace) -> None:
             say(f"llama.cpp: base model answers on {held} held-out prompts, then the adapter's ({args.llama_threads} threads)")
             llama_base = llama_answers(engine, held_out)
             four_base = _four_step_answers(engine, config.reasoner, asked, contexts)
-            llama_adapter, four_adapter = llama_base, four_base  # nothing published: the reasoner keeps the base model
+            reasons_base = _contradicting_reasons(engine, held_out[: args.reasons], config.reasoner.max_decide_tokens)
+            llama_adapter, four_adapter, reasons_adapter = llama_base, four_base, reasons_base  # nothing published: base model
             if adapter_path:
                 engine.load_adapter(adapter_path, published[-1].version.version if published else 1)
                 llama_adapter = llama_answers(engine, held_out)
                 four_adapter = _four_step_answers(engine, config.reasoner, asked, contexts)
+                reasons_adapter = _contradicting_reasons(engine, held_out[: args.reasons], config.reasoner.max_decide_tokens)
         finally:
             engine.close()
         core.close()
     print(_match_line("llama.cpp", args.market, labels, llama_base, llama_adapter, lora.collapse_share))
     print(_by_trend_line("llama.cpp", args.market, held_out, contexts, llama_adapter))
+    if args.reasons:
+        print(f"llama.cpp {args.market} reasons contradicting the action (whole answers, first {args.reasons} held-out prompts): "
+              f"base {reasons_base}, adapter {reasons_adapter}")
     if asked:
         _print_four_step(args.market, labels[: len(asked)], llama_base[: len(asked)], four_base, "base")
         _print_four_step(args.market, labels[: len(asked)], llama_adapter[: len(asked)], four_adapter, "adapter")
@@ -272,6 +280,18 @@ def _plain_peft_tokens_per_sec(trainer, core: LoraCore) -> float:
         trainer.config = config
         trainer._restore(saved)
     return stats.tokens_per_sec
+
+
+def _contradicting_reasons(engine, experiences, max_tokens: int) -> str:
+    """``n/K`` answers whose reason names the trend against their action (the parser's reason_contradicts_action)."""
+    from actors.common.llm.parser import DecisionParser
+    from actors.lora.llama_match import llama_answers
+
+    if not experiences:
+        return "0/0"
+    parser = DecisionParser()
+    llama_answers(engine, experiences, max_tokens=max_tokens, parser=parser)  # the reasoner's whole decide answer
+    return f"{parser.counts['reason_contradicts_action']}/{len(experiences)}"
 
 
 def _running_engine(model_path: str, n_threads: int = 1):

@@ -34,7 +34,8 @@ def test_the_peers_survive_bus_json_and_an_old_bus_json_reads_as_no_peers(tmp_pa
     assert BusAddresses.read(tmp_path).peers == {}
 
 
-@pytest.mark.parametrize(("overrides", "direct"), [({}, True), ({"bus.direct": False}, False), ({"bus.transport": "tcp"}, False)])
+@pytest.mark.parametrize(("overrides", "direct"), [({"bus.direct": True}, True), ({}, False),
+                                                   ({"bus.direct": True, "bus.transport": "tcp"}, False)])
 def test_the_runtime_lists_a_lane_per_actor_only_with_ipc_and_direct_on(overrides, direct):
     with running_actors(["runtime.probes:Relay1", "runtime.probes:Relay2"], overrides) as rt:
         assert set(BusAddresses.read(rt.run_dir).peers) == ({"relay1", "relay2"} if direct else set())
@@ -48,7 +49,7 @@ def test_actors_keep_talking_to_each_other_and_to_tools_while_the_broker_is_froz
     monkeypatch.setenv("TT_PROBE_HOPS", "3")
     monkeypatch.setenv("TT_PROBE_WARMUP", "10")
     actors = ["runtime.probes:Pinger", "runtime.probes:Relay1", "runtime.probes:Relay2"]
-    with running_actors(actors, {"runtime.heartbeat_liveness": 1000}) as rt:
+    with running_actors(actors, {"runtime.heartbeat_liveness": 1000, "bus.direct": True}) as rt:
         rt.client.subscribe(Done, Heartbeat, settle_secs=0)
         broker = rt.pid("broker")
         os.kill(broker, signal.SIGSTOP)
