@@ -139,11 +139,13 @@ def throughput_raw(count: int) -> tuple[float, int]:
 # ------------------------------------------------------------------ ping-pong
 
 
-def _raw_ponger(addresses: BusAddresses, count: int) -> None:
+def _raw_ponger(pub_address: str, sub_address: str, count: int, bind_pub: bool = False) -> None:
+    """Answers each ping with a pong: its PUB connects to the proxy's XSUB (or binds its own address, direct), its SUB
+    connects to ``sub_address``."""
     ctx = zmq.Context()
     pub, sub = ctx.socket(zmq.PUB), ctx.socket(zmq.SUB)
-    pub.connect(addresses.xsub)
-    sub.connect(addresses.xpub)
+    pub.bind(pub_address) if bind_pub else pub.connect(pub_address)
+    sub.connect(sub_address)
     sub.setsockopt(zmq.SUBSCRIBE, b"ping")
     for _ in range(count):
         _topic, body = sub.recv_multipart()
@@ -180,59 +182,40 @@ def _time_pingpong(pub: zmq.Socket, sub: zmq.Socket, count: int, warmup: int) ->
     return rtts
 
 
+def _pinger(pub_address: str, sub_address: str, count: int, warmup: int, *, direct: bool) -> list[int]:
+    """Raw round trips against a _raw_ponger: through a proxy (both connect to its XSUB / XPUB) or direct (each binds
+    its PUB and connects its SUB to the other's)."""
+    ctx = zmq.Context()
+    pub, sub = ctx.socket(zmq.PUB), ctx.socket(zmq.SUB)
+    pub.bind(pub_address) if direct else pub.connect(pub_address)
+    pong_pub, pong_sub = (sub_address, pub_address) if direct else (pub_address, sub_address)
+    ponger = mp.Process(target=_raw_ponger, args=(pong_pub, pong_sub, count + warmup + 1000, direct))
+    ponger.start()
+    sub.connect(sub_address)
+    sub.setsockopt(zmq.SUBSCRIBE, b"pong")
+    rtts = _time_pingpong(pub, sub, count, warmup)
+    ponger.terminate()
+    pub.close(linger=0)
+    sub.close(linger=0)
+    ctx.term()
+    return rtts
+
+
 def pingpong_raw(count: int, warmup: int) -> list[int]:
     addresses = BusAddresses(_ipc("pin"), _ipc("pout"))
     ready, stop = mp.Event(), mp.Event()
     broker = mp.Process(target=_serve_broker, args=(addresses, ready, stop))
     broker.start()
     ready.wait(10)
-    ponger = mp.Process(target=_raw_ponger, args=(addresses, count + warmup + 1000))
-    ponger.start()
-    ctx = zmq.Context()
-    pub, sub = ctx.socket(zmq.PUB), ctx.socket(zmq.SUB)
-    pub.connect(addresses.xsub)
-    sub.connect(addresses.xpub)
-    sub.setsockopt(zmq.SUBSCRIBE, b"pong")
-    rtts = _time_pingpong(pub, sub, count, warmup)
-    ponger.terminate()
-    pub.close(linger=0)
-    sub.close(linger=0)
-    ctx.term()
+    rtts = _pinger(addresses.xsub, addresses.xpub, count, warmup, direct=False)
     stop.set()
     broker.join(5)
     return rtts
 
 
-def _raw_direct_ponger(ping_address: str, pong_address: str, count: int) -> None:
-    ctx = zmq.Context()
-    pub, sub = ctx.socket(zmq.PUB), ctx.socket(zmq.SUB)
-    pub.bind(pong_address)
-    sub.connect(ping_address)
-    sub.setsockopt(zmq.SUBSCRIBE, b"ping")
-    for _ in range(count):
-        _topic, body = sub.recv_multipart()
-        pub.send_multipart([b"pong", body])
-    pub.close(linger=1000)
-    sub.close(linger=0)
-    ctx.term()
-
-
 def pingpong_raw_direct(count: int, warmup: int) -> list[int]:
-    """Raw pyzmq, no proxy: each process binds its PUB and connects its SUB to the other's (the direct lanes' shape)."""
-    ping_address, pong_address = _ipc("dping"), _ipc("dpong")
-    ctx = zmq.Context()
-    pub, sub = ctx.socket(zmq.PUB), ctx.socket(zmq.SUB)
-    pub.bind(ping_address)
-    ponger = mp.Process(target=_raw_direct_ponger, args=(ping_address, pong_address, count + warmup + 1000))
-    ponger.start()
-    sub.connect(pong_address)
-    sub.setsockopt(zmq.SUBSCRIBE, b"pong")
-    rtts = _time_pingpong(pub, sub, count, warmup)
-    ponger.terminate()
-    pub.close(linger=0)
-    sub.close(linger=0)
-    ctx.term()
-    return rtts
+    """Raw pyzmq, no proxy: the direct lanes' shape."""
+    return _pinger(_ipc("dping"), _ipc("dpong"), count, warmup, direct=True)
 
 
 def ring_project(hops: int, count: int, warmup: int, direct: bool = True) -> list[int]:
