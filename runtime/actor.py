@@ -76,8 +76,8 @@ class Actor:
         self.__read: deque[Message] = deque()  # read and accepted, not yet handled (send-time order)
         # Direct lanes (bus.direct): every sender has its own connection, and ZMQ reads them in turn, so a frame sent
         # earlier on one lane can wait behind a later one of another. What a drain reads is handled in the order it
-        # was sent (one host, one monotonic clock), as through one broker: fusion sees the thought about the previous
-        # step before this step's proposal, the env fusion's decision before risk's verdict on it.
+        # was sent (one host, one monotonic clock), as through one broker. That mends frames already queued, not one
+        # still on its way (README, "Direct lanes"), which is why bus.direct is off by default.
         self.__send_time_order = bool(getattr(bus, "lanes", False))
         self.__hops = HopTimer() if hops_enabled() else None  # TT_PROFILE=hops: per-topic stage timings (runtime/hops.py)
         if self.__hops is not None:
