@@ -81,10 +81,9 @@ class AsyncBus(Receiver):
         curve = addresses.client_keys()  # None unless the broker runs CURVE (bus.json says so)
         self.pub = self.context.socket(zmq.PUB)
         _configure(self.pub, hwm, linger_ms=1000, curve=curve)  # let the last messages (done, stats) leave on close
-        self.direct = name in addresses.peers
         self.lanes = bool(addresses.peers)
         """Frames come on several connections (direct lanes): the actor handles each batch it reads in send-time order."""
-        if self.direct:  # libzmq replaces a socket file left by a killed predecessor
+        if name in addresses.peers:  # libzmq replaces a socket file left by a killed predecessor
             self.pub.bind(addresses.peers[name])
         else:
             self.pub.connect(addresses.xsub)
