@@ -41,7 +41,7 @@ def permute_rope_rows(weight: np.ndarray, n_head: int) -> np.ndarray:
 def peft_pairs(state: dict, *, n_layers: int, n_head: int, n_kv_head: int, architecture: str = "llama") -> dict[str, LoraPair]:
     """GGUF weight name -> (A, B) from a PEFT LoRA state dict (``get_peft_model_state_dict`` or named parameters),
     for a base GGUF of ``architecture`` (its ``general.architecture``)."""
-    name_map = _name_map(architecture, n_layers)
+    name_map = gguf_name_map(architecture, n_layers)
     permute = architecture in ROPE_PERMUTED_ARCHITECTURES
     halves: dict[str, dict[str, np.ndarray]] = {}
     for key, tensor in state.items():
@@ -75,7 +75,7 @@ def export_peft_adapter(peft_model, base_gguf: str | Path, path: str | Path, *, 
                               base_shapes=base.weight_shapes, metadata=metadata)
 
 
-def _name_map(architecture: str, n_layers: int):
+def gguf_name_map(architecture: str, n_layers: int):
     """gguf's Hugging Face -> GGUF tensor name map of ``architecture``; a clear error for one gguf does not know."""
     import gguf
 

@@ -51,6 +51,8 @@ class BaseModelInfo:
     architecture: str
     weight_shapes: dict[str, tuple[int, int]]
     """Every 2-D weight: name -> (out_features, in_features)."""
+    weight_types: dict[str, str]
+    """Every 2-D weight: name -> its ggml type's name (Q4_1, Q8_0, F16, ...): what llama.cpp rounds its inputs to."""
 
 
 def base_model_info(model_path: str | Path) -> BaseModelInfo:
@@ -64,12 +66,10 @@ def _base_model_info(path: str, mtime_ns: int) -> BaseModelInfo:
     from gguf import GGUFReader
 
     reader = GGUFReader(path)
-    shapes = {
-        tensor.name: (int(tensor.shape[1]), int(tensor.shape[0]))
-        for tensor in reader.tensors
-        if len(tensor.shape) == 2
-    }
-    return BaseModelInfo(_string_field(reader, "general.architecture"), shapes)
+    weights = [tensor for tensor in reader.tensors if len(tensor.shape) == 2]
+    shapes = {tensor.name: (int(tensor.shape[1]), int(tensor.shape[0])) for tensor in weights}
+    types = {tensor.name: tensor.tensor_type.name for tensor in weights}
+    return BaseModelInfo(_string_field(reader, "general.architecture"), shapes, types)
 
 
 def write_lora_adapter(

@@ -29,6 +29,7 @@ from actors.lora.base_model import unwrapped_base
 from actors.lora.config import LoraConfig
 from actors.lora.experience import Experience
 from actors.lora.export import export_peft_adapter
+from actors.lora.llama_arithmetic import mirror_llama_arithmetic
 from actors.lora.publishing import Verdict, publish_verdict
 
 IGNORE_INDEX = -100
@@ -125,6 +126,8 @@ class LoraTrainer:
         peft_config = PeftLoraConfig(r=config.rank, lora_alpha=config.alpha, lora_dropout=config.dropout,
                                      target_modules=list(config.target_modules), bias="none", task_type="CAUSAL_LM")
         self.model = get_peft_model(base, peft_config)
+        # what the reasoner's llama.cpp computes, not the float32 model
+        self.mirrored_layers = mirror_llama_arithmetic(self.model, self.model_path) if config.mirror_llama_arithmetic else 0
         self._params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self._params, lr=config.learning_rate)
         self._kept = self._snapshot()
