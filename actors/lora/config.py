@@ -66,8 +66,10 @@ class LoraConfig(ConfigSection, kw_only=True):
     SELL on 10 of 29 phase-4 thoughts of a main job (``reason_contradicts_action``). At 0.3 (the same 400 / 300
     prompts, 1 x 40 steps) the choice held: 0.650, BUY on 92 % of "up" and 2 % of "down", +0.153 [+0.073, +0.233]
     over one answer everywhere; at 0.1 the answers were those of 0. Through llama.cpp (the Q4_1 engine, whole answers
-    on 60 prompts) 0.3 gave 0.570 with no reason against its action, 0.1 gave 0.610 with 14, 0 gave 0.630 (README,
-    "Through llama.cpp the text weight is a trade"). 0 (with action_loss_weight > 0) = the choice alone."""
+    on 60 prompts) 0.3 gave 0.570 with no reason against its action, 0.1 gave 0.610 with 14, 0 gave 0.630; with the
+    trainer in llama.cpp's arithmetic (mirror_llama_arithmetic) 0.3 gives 0.613 through llama.cpp and 0.617 in peft,
+    no reason against its action (README, "Peft and llama.cpp now compute alike"). 0 (with action_loss_weight > 0) =
+    the choice alone."""
     max_seq_tokens: PositiveCount = 1024
     """Longer prompts keep their end (the decide turn) and lose their start."""
     mirror_llama_arithmetic: bool = True
