@@ -257,6 +257,8 @@ def publish_state(version: AdapterVersion) -> str:
         return "published"
     if version.metrics.get("collapse"):
         return "refused: collapsed onto one answer (lora_collapse)"
+    if version.metrics.get("gain_low", 0.0) > 0 and version.metrics.get("one_answer_gain_low", 1.0) <= 0:
+        return "kept, not published (not above one answer everywhere beyond its interval)"
     return "kept, not published (not better beyond its interval)"
 
 

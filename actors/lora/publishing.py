@@ -7,6 +7,12 @@ whole interval (gain - z x se) is above zero: on 8 held-out bars a 0.25 -> 0.25 
 published before this rule; now a gain must be larger than the noise of the prompts it is
 measured on.
 
+Above one answer everywhere: beating the current weights is not enough when those are the base model, which
+answers HOLD where the labels are BUY or SELL. An adapter that answers BUY and SELL at random beats it by 40 points;
+on the ``null`` market (nothing to read) such a round was published. So, where the labels are mixed (no label as
+common as ``collapse_share``), the new answers must also beat the best single answer (the held-out labels'
+commonest, chosen in hindsight: a generous floor) on the same prompts beyond the same paired interval.
+
 Collapsed: one action on more than ``collapse_share`` of the held-out prompts while their labels
 are mixed (no label that common). Small LLMs fine-tuned on trade outcomes fall into this (the
 "hold collapse"); such an adapter is refused whatever its match rate, and the refusal is an
@@ -23,13 +29,14 @@ from dataclasses import dataclass, field
 from actors.common.actions import ACTION_NAMES
 
 NO_STEPS, NOT_BETTER, COLLAPSED, PUBLISHED = "no_steps", "not_better", "collapse", "published"
+NOT_ABOVE_ONE_ANSWER = "not_above_one_answer"
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
     publish: bool
     why: str
-    """published | not_better | collapse | no_steps."""
+    """published | not_better | not_above_one_answer | collapse | no_steps."""
     before: float
     """Held-out match rate of the current (last published, else base) weights."""
     after: float
@@ -43,9 +50,12 @@ class Verdict:
     """... and its share."""
     answer_mix: dict[str, float] = field(default_factory=dict)
     """Share of each answer of the new weights on the held-out prompts."""
+    one_answer_gain_low: float = 0.0
+    """Lower end of the paired interval of after - (one answer everywhere); inf when the labels are not mixed."""
 
     def metrics(self) -> dict[str, float]:
         return {"gain_low": self.gain_low, "gain_high": self.gain_high, "collapse": float(self.collapsed),
+                **({"one_answer_gain_low": self.one_answer_gain_low} if math.isfinite(self.one_answer_gain_low) else {}),
                 "top_share": self.top_share, **{f"answers_{name}": share for name, share in self.answer_mix.items()}}
 
 
@@ -82,14 +92,28 @@ def publish_verdict(before_answers: Sequence[int], after_answers: Sequence[int],
     n = max(len(labels), 1)
     _, low, high = paired_gain(before_hits, after_hits, z)
     collapsed, top, top_share = is_collapsed(after_answers, labels, collapse_share)
+    floor_low = _one_answer_gain_low(after_hits, labels, z, collapse_share)
     mix = Counter(after_answers)
     if not trained:
         why = NO_STEPS
     elif collapsed:
         why = COLLAPSED
-    elif low > 0:
-        why = PUBLISHED
-    else:
+    elif low <= 0:
         why = NOT_BETTER
+    elif floor_low <= 0:
+        why = NOT_ABOVE_ONE_ANSWER
+    else:
+        why = PUBLISHED
     return Verdict(why == PUBLISHED, why, sum(before_hits) / n, sum(after_hits) / n, low, high, collapsed,
-                   ACTION_NAMES[top], top_share, {ACTION_NAMES[a]: mix[a] / n for a in sorted(mix)})
+                   ACTION_NAMES[top], top_share, {ACTION_NAMES[a]: mix[a] / n for a in sorted(mix)}, floor_low)
+
+
+def _one_answer_gain_low(after_hits: Sequence[bool], labels: Sequence[int], z: float, mixed_below: float) -> float:
+    """Lower end of the paired gain of the new answers over the labels' commonest answer everywhere; +inf (no floor
+    to beat) when the labels are not mixed: a task whose labels are all BUY is rightly answered BUY everywhere."""
+    if not labels:
+        return math.inf
+    commonest, count = Counter(labels).most_common(1)[0]
+    if count / len(labels) > mixed_below:
+        return math.inf
+    return paired_gain([y == commonest for y in labels], after_hits, z)[1]

@@ -1,6 +1,7 @@
 import pytest
 
-from actors.lora.publishing import COLLAPSED, NOT_BETTER, NO_STEPS, PUBLISHED, paired_gain, publish_verdict
+from actors.lora.publishing import (COLLAPSED, NOT_ABOVE_ONE_ANSWER, NOT_BETTER, NO_STEPS, PUBLISHED, paired_gain,
+                                    publish_verdict)
 
 HOLD, BUY, SELL = 0, 1, 2
 MIXED = [BUY, SELL, HOLD] * 100  # 300 held-out labels, no action more common than a third
@@ -58,3 +59,23 @@ def test_a_round_without_training_steps_or_held_out_prompts_publishes_nothing():
     assert publish_verdict([BUY] * 10, [SELL] * 10, [SELL] * 10, z=1.96, collapse_share=0.8, trained=False).why == NO_STEPS
     assert not publish_verdict([], [], [], z=1.96, collapse_share=0.8).publish
     assert paired_gain([True], [True], 1.96)[1] == float("-inf")
+
+
+def test_an_adapter_that_beats_the_base_model_but_not_one_answer_everywhere_is_refused():
+    # The null market: the base model answers HOLD where labels are BUY or SELL, the adapter guesses BUY / SELL,
+    # right on half: 40 points above the base, level with answering BUY everywhere.
+    labels = [BUY, SELL] * 150
+    guesses = [BUY, BUY, SELL, SELL] * 75  # right on every other prompt
+    verdict = publish_verdict([HOLD] * 300, guesses, labels, z=1.96, collapse_share=0.8)
+
+    assert (verdict.publish, verdict.why) == (False, NOT_ABOVE_ONE_ANSWER)
+    assert verdict.gain_low > 0.4 and verdict.one_answer_gain_low < 0 < verdict.metrics()["gain_low"]
+
+
+def test_an_adapter_above_one_answer_everywhere_beyond_its_interval_is_published():
+    labels = [BUY, SELL] * 150
+    reads = [y if i % 10 < 7 else {BUY: SELL, SELL: BUY}[y] for i, y in enumerate(labels)]  # right on 70 %
+
+    verdict = publish_verdict([HOLD] * 300, reads, labels, z=1.96, collapse_share=0.8)
+
+    assert (verdict.publish, verdict.why) == (True, PUBLISHED) and verdict.one_answer_gain_low > 0
