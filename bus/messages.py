@@ -203,16 +203,23 @@ class EnvObs(Message, frozen=True, kw_only=True):
     masks: np.ndarray
     """bool [n, 6]: True where the action is allowed."""
     contexts: list[MarketContext]
+    thought_steps: list[int] = []
+    """Per env, the newest ``step_seen`` of an llm.thought about it that the env had received when it published this
+    observation (-1: none yet). What the observation depends on: in lockstep the env waited for that thought, and on
+    direct lanes (bus.direct) it may reach fusion after this observation, so fusion decides the step only once it has
+    it too (or fusion.max_thought_wait_ms passed). Empty: depends on no thought (free-running, or a sender that does
+    not track thoughts)."""
 
     def __post_init__(self) -> None:
         n = len(self.env_ids)
         obs, masks = self.obs, self.masks
         if (obs.shape == (n, OBS_DIM) and obs.dtype == _FLOAT32 and masks.shape == (n, N_ACTIONS) and masks.dtype == _BOOL
-                and len(self.episode_ids) == n and len(self.contexts) == n):
+                and len(self.episode_ids) == n and len(self.contexts) == n and len(self.thought_steps) in (n, 0)):
             return
         _require_array("EnvObs", "obs", obs, (n, OBS_DIM), "float32")
         _require_array("EnvObs", "masks", masks, (n, N_ACTIONS), "bool")
-        _require_rows("EnvObs", n, episode_ids=self.episode_ids, contexts=self.contexts)
+        _require_rows("EnvObs", n, optional=("thought_steps",), episode_ids=self.episode_ids, contexts=self.contexts,
+                      thought_steps=self.thought_steps)
 
 
 class PolicyProposal(Message, frozen=True, kw_only=True):

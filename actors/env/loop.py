@@ -327,7 +327,9 @@ class EnvLoop(Actor):
         if self.book is not None:
             self.book.note_observation(self.batch, env_ids, masks)
         contexts = [MarketContext(**context) for context in self.batch.contexts(env_ids)]
-        self._last_obs = EnvObs(env_ids=env_ids, episode_ids=self.batch.episode_ids(env_ids), step=self.step_index, obs=obs, masks=masks, contexts=contexts)
+        thought_steps = self.gate.newest_seen(env_ids) if self.gate is not None else []  # lockstep: the thoughts it waited for
+        self._last_obs = EnvObs(env_ids=env_ids, episode_ids=self.batch.episode_ids(env_ids), step=self.step_index, obs=obs, masks=masks,
+                                contexts=contexts, thought_steps=thought_steps)
         self.publish(self._last_obs)
         if self.hindsight is not None:
             self.hindsight.record_steps(env_ids, self.batch.episode_ids(env_ids), self.step_index, [self.batch.envs[e].bar for e in env_ids])

@@ -56,6 +56,11 @@ class ThoughtGate:
         oldest_ok = next_step - self.lag_steps
         return [env_id for env_id in env_ids if self._newest_seen.get(env_id, -1) < oldest_ok]
 
+    def newest_seen(self, env_ids: Iterable[int]) -> list[int]:
+        """Per env, the newest step a thought received so far saw (-1: none): what an observation published now
+        depends on (EnvObs.thought_steps), so fusion can wait for the same thoughts on direct lanes."""
+        return [self._newest_seen.get(env_id, -1) for env_id in env_ids]
+
     def begin(self, next_step: int, env_ids: list[int], now: float) -> bool:
         """The env is ready to publish ``next_step`` for ``env_ids``: True when it may do so now,
         False when a wait opens (``record`` or ``expire`` closes it)."""

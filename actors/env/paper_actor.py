@@ -205,7 +205,9 @@ class PaperEnvActor(Actor):
         obs, masks = self.session.observation()
         context = MarketContext(**self.session.context())
         episode = self.session.env.episode_id
-        self.publish(EnvObs(env_ids=[0], episode_ids=[episode], step=self.step_index, obs=obs, masks=masks, contexts=[context]))
+        thought_steps = self.gate.newest_seen([0]) if self.gate is not None else []  # lockstep: the thought it waited for
+        self.publish(EnvObs(env_ids=[0], episode_ids=[episode], step=self.step_index, obs=obs, masks=masks, contexts=[context],
+                            thought_steps=thought_steps))
         self._awaiting_step = self.step_index
         self._obs_sent_ns = time.monotonic_ns()
         self._obs_times[self.step_index] = time.monotonic()

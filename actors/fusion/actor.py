@@ -1,7 +1,12 @@
 """The fusion actor: one fusion.decision per env.obs step, as soon as that step's proposal is in.
 
-It never waits for the LLM: thoughts update the ThoughtBook whenever they arrive, and a
-decision uses the freshest one. With method = network it also learns: risk.verdict tells
+It never waits for the LLM to think: thoughts update the ThoughtBook whenever they arrive, and a
+decision uses the freshest one. It waits only for a thought the observation names as already sent
+(EnvObs.thought_steps, lockstep): on direct lanes (bus.direct) the reasoner's thought can reach fusion
+after the env's next observation has become the policy's proposal. Such a step is parked until the
+thought arrives (any answer of the reasoner, a fallback too) or fusion.max_thought_wait_ms passed
+(decided anyway, counted as thought_waits_expired); thought_waits counts the parked steps.
+With method = network it also learns: risk.verdict tells
 which action was executed, env.outcome which trades won, and periodic updates run in
 the worker thread (unless fusion.learn is false: a frozen network for backtests).
 
@@ -28,8 +33,10 @@ from actors.common.stepjoin import StepJoin
 from actors.fusion.config import FusionConfig
 from actors.fusion.fuser import Fuser
 from actors.fusion.network import MODEL_FILE_NAME, FusionLearner
+from actors.fusion.thoughts import ThoughtsReceived
 from bus.messages import EnvObs, EnvOutcome, FusionDecision, LlmThought, PolicyProposal, RiskVerdict
 from runtime.actor import Actor
+from runtime.logs import RateLimiter
 from runtime.settings import RuntimeSettings
 
 SAVE_DIR_NAME = "fusion"
@@ -66,6 +73,11 @@ class FusionActor(Actor):
         self.decision_stats = DecisionStats()
         self._answers: OrderedDict[int, tuple[EnvObs, FusionDecision]] = OrderedDict()
         """Answered steps (the newest max_pending_steps) with their decision: a re-sent observation gets the same one."""
+        self._received = ThoughtsReceived()
+        self._parked: dict[int, asyncio.TimerHandle] = {}
+        """Steps with both halves in, waiting for a thought their observation names, and their wait's end."""
+        self._wait_secs = config.max_thought_wait_ms / 1000.0
+        self._expired_log = RateLimiter(self.config.logging.rate_limit_secs)
 
     def _load_network(self, model_path: str) -> None:
         """After a restart, this run's own saved network; else fusion.model_path; else a fresh one."""
@@ -108,6 +120,10 @@ class FusionActor(Actor):
     def _env_restarted(self, step: int, previous_step: int) -> None:
         """Steps went backwards: the env actor restarted. Its old steps and thoughts mean nothing now."""
         self.fuser.thoughts.clear()
+        self._received.clear()
+        for timer in self._parked.values():
+            timer.cancel()
+        self._parked.clear()
         self._steps.forget_after(step)
         self._answers.clear()
         self.log.warning("env_restart_seen", step=step, previous_step=previous_step)
@@ -126,6 +142,44 @@ class FusionActor(Actor):
             self.counters["bad_proposals"] += 1
             self._steps.entry(obs.step).proposal = None  # the observation waits on for a proposal that fits
             return
+        if self._wait_secs > 0 and self._received.missing(obs.env_ids, obs.thought_steps):
+            self._park(obs.step)
+            return
+        self._publish_decision(obs, proposal)
+
+    # ------------------------------------------------------------------ a step waiting for a thought already sent
+
+    def _park(self, step: int) -> None:
+        """The step's observation names a thought not received yet: decide when it comes, or at the wait's end."""
+        if step in self._parked:  # a re-sent observation of a step already waiting
+            return
+        self.counters["thought_waits"] += 1
+        self._parked[step] = asyncio.get_running_loop().call_later(self._wait_secs, self._thought_wait_expired, step)
+
+    def _release_parked(self) -> None:
+        """A thought arrived: decide the parked steps (oldest first) that now have every thought they name."""
+        for step in sorted(self._parked):
+            entry = self._steps.get(step)
+            if entry is None or entry.obs is None or entry.proposal is None:  # evicted meanwhile
+                self._parked.pop(step).cancel()
+            elif not self._received.missing(entry.obs.env_ids, entry.obs.thought_steps):
+                self._parked.pop(step).cancel()
+                self._publish_decision(entry.obs, entry.proposal)
+
+    def _thought_wait_expired(self, step: int) -> None:
+        """max_thought_wait_ms passed: the step is decided with the thoughts at hand (the named one was lost)."""
+        self._parked.pop(step, None)
+        entry = self._steps.get(step)
+        if entry is None or entry.obs is None or entry.proposal is None:
+            return
+        self.counters["thought_waits_expired"] += 1
+        allowed, suppressed = self._expired_log.allow("thought_wait_expired")
+        if allowed:
+            self.log.warning("thought_wait_expired", step=step, missing_env_ids=self._received.missing(entry.obs.env_ids, entry.obs.thought_steps),
+                             wait_ms=self.config.fusion.max_thought_wait_ms, suppressed=suppressed)
+        self._publish_decision(entry.obs, entry.proposal)
+
+    def _publish_decision(self, obs: EnvObs, proposal: PolicyProposal) -> None:
         self._steps.answer(obs.step)
         batch = self.fuser.fuse(obs.step, obs.env_ids, obs.episode_ids, proposal.actions, proposal.confidences,
                                 obs.masks, obs.contexts)
@@ -168,6 +222,12 @@ class FusionActor(Actor):
     # ------------------------------------------------------------------ thoughts and learning
 
     def _on_thought(self, msg: LlmThought) -> None:
+        self._received.record(msg.env_id, msg.step_seen)  # whatever becomes of it: the reasoner answered
+        self._keep_thought(msg)
+        if self._parked:
+            self._release_parked()
+
+    def _keep_thought(self, msg: LlmThought) -> None:
         if msg.fallback:
             self.counters["fallback_thoughts"] += 1
             return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from config.checks import ConfigSection, Count, Fraction, Positive, PositiveCount, require
+from config.checks import ConfigSection, Count, Fraction, NonNegative, Positive, PositiveCount, require
 
 FUSION_METHODS = ("rules", "network", "rl_only", "llm_only")
 NETWORK_CHOICES = ("proposals", "any")
@@ -30,6 +30,10 @@ class FusionConfig(ConfigSection, kw_only=True):
     """A thought's confidence is multiplied by (1 - this) for every step of age."""
     max_pending_steps: PositiveCount = 64
     """Observations / proposals kept while waiting for their partner; older ones are dropped (counted)."""
+    max_thought_wait_ms: NonNegative = 100.0
+    """A step whose env.obs names a thought (EnvObs.thought_steps) not received yet waits this long for it, then is
+    decided anyway (counted as thought_waits_expired). Through the broker the thought always comes first; on direct
+    lanes it comes 1-4 ms after. Below risk.fusion_deadline_ms, or risk decides without fusion. 0 = never wait."""
     hidden_dims: tuple[PositiveCount, ...] = (128, 64, 32)
     """Hidden layer sizes of the fusion network."""
     dropout: Fraction = 0.2

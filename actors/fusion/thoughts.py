@@ -1,12 +1,17 @@
 """The freshest finished LLM thought per environment, and how much it is still worth.
 
-Fusion never waits for the LLM: at step N it looks up the newest thought it holds for an
-environment. A thought about another episode, or seen more than K steps ago, counts as
-no thought; a usable thought's confidence decays with its age in steps.
+Fusion never waits for the LLM to think: at step N it looks up the newest thought it holds
+for an environment. A thought about another episode, or seen more than K steps ago, counts
+as no thought; a usable thought's confidence decays with its age in steps.
+
+It only waits for a thought already sent: one the env had received before it published the
+step's observation (EnvObs.thought_steps) but still on its way to fusion on another lane
+(bus.direct). ThoughtsReceived tells which of those are still missing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from actors.common.actions import NO_ACTION
@@ -62,3 +67,24 @@ class ThoughtBook:
             return NO_THOUGHT
         decayed = thought.confidence * (1.0 - self.confidence_decay_per_step) ** staleness
         return UsableThought(thought.action, float(decayed), staleness, thought.query_id)
+
+
+class ThoughtsReceived:
+    """The newest ``step_seen`` per env of every thought received, whatever fusion made of it (a fallback or a bad
+    thought too: the reasoner answered), to match against what an observation says it depends on."""
+
+    def __init__(self) -> None:
+        self._newest_seen: dict[int, int] = {}
+
+    def record(self, env_id: int, step_seen: int) -> None:
+        if step_seen > self._newest_seen.get(env_id, -1):
+            self._newest_seen[env_id] = step_seen
+
+    def missing(self, env_ids: Sequence[int], thought_steps: Sequence[int]) -> list[int]:
+        """The envs whose named thought (step_seen >= its entry in ``thought_steps``) has not arrived; none when
+        ``thought_steps`` is empty (the observation depends on no thought)."""
+        return [env_id for env_id, needed in zip(env_ids, thought_steps) if needed >= 0 and self._newest_seen.get(env_id, -1) < needed]
+
+    def clear(self) -> None:
+        """Forget every thought (the env started over: its steps count from 0 again)."""
+        self._newest_seen.clear()

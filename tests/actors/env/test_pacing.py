@@ -57,6 +57,13 @@ def test_an_older_thought_arriving_late_never_replaces_a_newer_one():
     assert gate.missing([0], next_step=9) == []
 
 
+def test_the_gate_names_the_newest_thought_it_has_per_env_for_the_observation_to_carry():
+    gate = ThoughtGate(lag_steps=1, deadline_secs=5.0)
+    gate.record(0, step_seen=8, now=0.0)
+    gate.record(0, step_seen=6, now=0.1)
+    assert gate.newest_seen([0, 1]) == [8, -1]
+
+
 def test_past_the_deadline_the_wait_ends_as_a_late_step_naming_the_missing_envs():
     gate = ThoughtGate(lag_steps=1, deadline_secs=0.5)
     gate.begin(next_step=1, env_ids=[0, 1, 2], now=0.0)
@@ -106,13 +113,13 @@ LOCKSTEP = {"data.synthetic_days": 6, "env.n_envs": 2, "env.thought_lag_steps": 
 async def test_in_lockstep_the_env_publishes_the_next_observation_only_after_both_envs_thoughts():
     async with actor_harness("env", {**LOCKSTEP, "env.thought_wait_deadline_ms": 10_000}) as h:
         obs = await h.recv(EnvObs, timeout_secs=30)
-        assert obs.step == 0  # the first observation never waits: nothing was seen before it
+        assert obs.step == 0 and obs.thought_steps == [-1, -1]  # the first observation never waits: nothing was seen before it
         await h.deliver(verdict(0, [0, 1]), thought(0, 0))
         with pytest.raises(TimeoutError):
             await h.recv(EnvObs, timeout_secs=0.3)  # env 1's thought is missing
         await h.deliver(thought(1, 0))
         obs = await h.recv(EnvObs, timeout_secs=2)
-        assert obs.step == 1
+        assert obs.step == 1 and obs.thought_steps == [0, 0]  # what fusion must hold too before deciding it
         figures = h.actor.lag_figures()
         assert figures["thought_waits"] == 1.0 and figures["late_steps"] == 0.0 and figures["thought_wait_secs"] >= 0.3
 
@@ -134,6 +141,7 @@ async def test_in_lockstep_without_thoughts_every_step_goes_on_at_the_deadline_c
 async def test_free_running_env_does_not_subscribe_to_thoughts_and_never_waits():
     async with actor_harness("env", {**LOCKSTEP, "env.thought_lag_steps": 0}) as h:
         obs = await h.recv(EnvObs, timeout_secs=30)
+        assert obs.thought_steps == []  # depends on no thought
         assert h.send(thought(0, 0)) is False
         await h.deliver(verdict(obs.step, list(obs.env_ids)))
         assert (await h.recv(EnvObs, timeout_secs=2)).step == 1

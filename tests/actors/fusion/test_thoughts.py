@@ -1,7 +1,7 @@
 import pytest
 
 from actors.common.actions import BUY, SELL
-from actors.fusion.thoughts import NO_THOUGHT, Thought, ThoughtBook
+from actors.fusion.thoughts import NO_THOUGHT, Thought, ThoughtBook, ThoughtsReceived
 
 
 def make_thought(step_seen: int, action: int = BUY, confidence: float = 0.8, episode_id: int = 0,
@@ -43,3 +43,15 @@ def test_thoughts_are_kept_per_env():
     book.add(make_thought(step_seen=10, env_id=1, action=SELL))
     assert book.usable(0, 0, 11) is NO_THOUGHT
     assert book.usable(1, 0, 11).action == SELL
+
+
+def test_thoughts_received_names_the_envs_whose_named_thought_has_not_come():
+    received = ThoughtsReceived()
+    received.record(env_id=0, step_seen=4)
+    received.record(env_id=0, step_seen=2)  # an older one arriving late changes nothing
+    received.record(env_id=1, step_seen=3)
+    assert received.missing([0, 1], [4, 4]) == [1]
+    assert received.missing([0, 1], [4, -1]) == []  # -1: the env had no thought for env 1 either
+    assert received.missing([0, 1], []) == []  # no dependency named
+    received.clear()
+    assert received.missing([0, 1], [0, 0]) == [0, 1]

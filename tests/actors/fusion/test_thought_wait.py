@@ -1,0 +1,87 @@
+"""Fusion waits for a thought the observation names (EnvObs.thought_steps): on direct lanes it may come after."""
+
+import msgspec
+
+from actors.common.actions import BUY, HOLD, NO_ACTION, SELL
+from bus.messages import EnvObs, FusionDecision, LlmThought
+from runtime.testing import actor_harness
+from tests.actors.risk.bus_inputs import env_obs, proposal
+
+WAIT_LONG = {"fusion.max_thought_wait_ms": 60_000.0}
+"""Longer than any test: a step decided under it was released by a thought, not by the bound."""
+
+
+def obs_naming(step: int, thought_steps: list[int]) -> EnvObs:
+    return msgspec.structs.replace(env_obs(step), thought_steps=thought_steps)
+
+
+def thought(env_id: int, step_seen: int, action: int = SELL, fallback: bool = False) -> LlmThought:
+    return LlmThought(env_id=env_id, episode_id=0, step_seen=step_seen, query_id=f"q{env_id}-{step_seen}", action=action,
+                      confidence=0.0 if fallback else 0.95, mode="single_shot", fallback=fallback)
+
+
+def decisions(h) -> list[FusionDecision]:
+    return [record.msg for record in h.bus.records if isinstance(record.msg, FusionDecision)]
+
+
+async def test_a_step_whose_named_thought_is_on_its_way_is_decided_when_it_arrives_with_it():
+    async with actor_harness("fusion", WAIT_LONG) as h:
+        await h.deliver(obs_naming(5, [4, 4]), proposal(5, [BUY, BUY]))
+        await h.deliver(thought(0, 4))
+        assert decisions(h) == []  # env 1's thought is still missing
+        await h.deliver(thought(1, 4))
+        decision = await h.recv(FusionDecision, where=lambda d: d.step == 5)
+    assert decision.llm_query_ids == ["q0-4", "q1-4"] and decision.llm_staleness.tolist() == [1, 1]
+    assert h.actor.counters["thought_waits"] == 1 and h.actor.counters["thought_waits_expired"] == 0
+
+
+async def test_a_step_is_decided_anyway_once_the_wait_is_over_and_counted():
+    async with actor_harness("fusion", {"fusion.max_thought_wait_ms": 20.0}) as h:
+        await h.deliver(thought(0, 4))
+        await h.deliver(obs_naming(5, [4, 4]), proposal(5, [BUY, BUY]))
+        decision = await h.recv(FusionDecision, where=lambda d: d.step == 5)
+        assert decision.llm_query_ids == ["q0-4", ""]
+        assert h.actor.counters["thought_waits"] == 1 and h.actor.counters["thought_waits_expired"] == 1
+        await h.deliver(thought(1, 4))  # the lost thought, too late: nothing is decided twice
+        await h.deliver(obs_naming(6, [4, 4]), proposal(6, [BUY, BUY]))
+        await h.recv(FusionDecision, where=lambda d: d.step == 6)
+    assert [d.step for d in decisions(h)] == [5, 6] and h.actor.counters["thought_waits"] == 1
+
+
+async def test_a_fallback_thought_releases_the_step_it_was_waited_for():
+    async with actor_harness("fusion", WAIT_LONG) as h:
+        await h.deliver(obs_naming(5, [4, 4]), proposal(5, [BUY, BUY]))
+        await h.deliver(thought(0, 4, HOLD, fallback=True), thought(1, 4, HOLD, fallback=True))
+        decision = await h.recv(FusionDecision, where=lambda d: d.step == 5)
+    assert decision.llm_actions.tolist() == [NO_ACTION, NO_ACTION]  # answered, but no opinion to use
+    assert h.actor.counters["fallback_thoughts"] == 2 and h.actor.counters["thought_waits_expired"] == 0
+
+
+async def test_an_observation_that_names_no_thought_or_one_already_here_is_decided_at_once():
+    async with actor_harness("fusion", WAIT_LONG) as h:
+        await h.deliver(env_obs(1), proposal(1, [BUY, BUY]))  # empty thought_steps: free-running
+        await h.recv(FusionDecision, where=lambda d: d.step == 1)
+        await h.deliver(obs_naming(2, [-1, -1]), proposal(2, [BUY, BUY]))  # the env had none either
+        await h.recv(FusionDecision, where=lambda d: d.step == 2)
+        await h.deliver(thought(0, 2), thought(1, 2), obs_naming(3, [2, 2]), proposal(3, [BUY, BUY]))
+        decision = await h.recv(FusionDecision, where=lambda d: d.step == 3)
+    assert decision.llm_staleness.tolist() == [1, 1]
+    assert h.actor.counters["thought_waits"] == 0
+
+
+async def test_a_re_sent_observation_of_a_waiting_step_opens_no_second_wait():
+    async with actor_harness("fusion", WAIT_LONG) as h:
+        await h.deliver(obs_naming(5, [4, 4]), proposal(5, [BUY, BUY]))
+        await h.deliver(obs_naming(5, [4, 4]), proposal(5, [BUY, BUY]))
+        await h.deliver(thought(0, 4), thought(1, 4))
+        await h.recv(FusionDecision, where=lambda d: d.step == 5)
+    assert len(decisions(h)) == 1 and h.actor.counters["thought_waits"] == 1
+
+
+async def test_an_env_restart_drops_the_waits_of_its_old_run():
+    async with actor_harness("fusion", WAIT_LONG) as h:
+        await h.deliver(obs_naming(40, [39, 39]), proposal(40, [BUY, BUY]))
+        await h.deliver(env_obs(0), proposal(0, [BUY, BUY]))  # the env started over and names no thought yet
+        await h.recv(FusionDecision, where=lambda d: d.step == 0)
+        await h.deliver(thought(0, 39), thought(1, 39))  # an old-run thought releases nothing
+    assert [d.step for d in decisions(h)] == [0]
