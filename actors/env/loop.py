@@ -8,6 +8,12 @@ holds (counted as ``verdict_timeouts``, ``timed_out`` in the transition), so the
 never stalls. ``fusion.decision`` messages only feed the decision statistics of the
 report (agreement, query rate, LLM confidence, trust).
 
+Where the env reads fusion.decision (a report that explains trades, lockstep's figures), a verdict
+that followed a fusion decision (not degraded) is executed only once that decision is in too: on
+direct lanes (bus.direct) risk's verdict can arrive before the fusion decision it was made from.
+It waits at most FUSION_DECISION_WAIT_SECS (then goes on without it, counted as
+``fusion_decisions_missing``); through the broker the decision always comes first.
+
 A shell that ``explains`` (backtest) also keeps what the report explains in a DecisionBook
 (actors/env/decision_book.py). At the end of the pass the shell's ``write_report`` writes its report and
 the loop calls ``done("backtest_complete", metrics)``; ``env.max_steps`` > 0 ends any mode the same way.
@@ -46,6 +52,10 @@ DECISION_LATENCY_WINDOW = 4096
 """Recent decisions behind the latency percentiles."""
 START_SETTLE_SECS = 0.2
 """Pause after every peer's first heartbeat so the last subscriptions have crossed the broker."""
+FUSION_DECISION_WAIT_SECS = 0.5
+"""Longest wait of a verdict for the fusion.decision it follows (a few ms behind it on direct lanes; lost only with a frame)."""
+FUSION_ACTOR = "fusion"
+"""The short name (runtime.actors) of the actor that sends fusion.decision."""
 CHECKPOINT_DIR = "env_state"
 """Run sub-directory of the account checkpoints (actors/env/checkpoint.py), one file per env actor."""
 
@@ -106,6 +116,13 @@ class EnvLoop(Actor):
         self._retry_step = -1
         """When the observation of _retry_step goes out once more if its verdict has not come (_watch_retry)."""
         self._last_obs: EnvObs | None = None
+        self._fusion_step = -1
+        """The step of the newest fusion.decision received."""
+        self._reads_fusion = FusionDecision in self.subscriptions and FUSION_ACTOR in self.loop_peers()
+        """A verdict may wait for its fusion decision: this env reads them, and a fusion actor runs to send them."""
+        self._held_verdict: RiskVerdict | None = None
+        self._held_verdict_timer: asyncio.TimerHandle | None = None
+        """A verdict waiting for the fusion.decision it follows (_hold_verdict), and the end of its wait."""
         self._flatten_env_ids: set[int] = set()
         self.checkpoints = AccountCheckpoints(self.run_dir / CHECKPOINT_DIR / f"{self.name}.json", self._checkpoint_settings(),
                                               cfg.checkpoint_every_steps)
@@ -189,14 +206,7 @@ class EnvLoop(Actor):
             case RiskVerdict():
                 self._on_verdict(msg)
             case FusionDecision():
-                arrays = (msg.rl_actions, msg.llm_actions, msg.llm_confidences, msg.llm_staleness, msg.rl_trust, msg.llm_trust)
-                if all(array.shape == (len(msg.env_ids),) for array in arrays):
-                    self.decisions.add_fusion(*arrays)
-                    self.lag.add(msg.llm_staleness)
-                    if self.book is not None:
-                        self.book.keep_fusion(msg)
-                else:
-                    self.counters["bad_decisions"] += 1
+                self._on_fusion(msg)
             case Heartbeat():
                 self._on_heartbeat(msg)
             case LlmThought():
@@ -204,6 +214,19 @@ class EnvLoop(Actor):
                     self._thoughts_arrived()
                 if self.book is not None and msg.query_id:
                     self.book.keep_thought(msg)
+
+    def _on_fusion(self, msg: FusionDecision) -> None:
+        arrays = (msg.rl_actions, msg.llm_actions, msg.llm_confidences, msg.llm_staleness, msg.rl_trust, msg.llm_trust)
+        if all(array.shape == (len(msg.env_ids),) for array in arrays):
+            self.decisions.add_fusion(*arrays)
+            self.lag.add(msg.llm_staleness)
+            if self.book is not None:
+                self.book.keep_fusion(msg)
+        else:
+            self.counters["bad_decisions"] += 1
+        self._fusion_step = msg.step
+        if self._held_verdict is not None and self._held_verdict.step == msg.step:
+            self._release_held_verdict()  # a bad decision too: nothing better is coming
 
     def _on_heartbeat(self, beat: Heartbeat) -> None:
         """A loop peer beating from a new pid restarted: it lost the pending observation, so it goes out again
@@ -224,13 +247,45 @@ class EnvLoop(Actor):
         self.counters["obs_resent"] += 1
 
     def _on_verdict(self, verdict: RiskVerdict) -> None:
-        if self.finished or verdict.step != self.step_index or not self._awaiting:
+        if self.finished or verdict.step != self.step_index or not self._awaiting or self._held_verdict is not None:
             # Idempotent per step: a duplicate (re-sent obs, replayed frame) or stale verdict never trades again.
             self.counters["verdicts_ignored"] += 1
             return
         if verdict.actions.shape != (len(verdict.env_ids),) or not np.issubdtype(verdict.actions.dtype, np.integer):
             self.counters["bad_verdicts"] += 1
             return
+        if self._fusion_decision_on_its_way(verdict):
+            self._hold_verdict(verdict)
+            return
+        self._take_verdict(verdict)
+
+    # ------------------------------------------------------------------ a verdict ahead of its fusion decision (direct lanes)
+
+    def _fusion_decision_on_its_way(self, verdict: RiskVerdict) -> bool:
+        """Risk decided from a fusion.decision (not degraded) that this env reads but has not received yet."""
+        return self._reads_fusion and self._fusion_step != verdict.step and not all(verdict.degraded)
+
+    def _hold_verdict(self, verdict: RiskVerdict) -> None:
+        self.counters["verdicts_before_decision"] += 1
+        self._held_verdict = verdict
+        self._held_verdict_timer = asyncio.get_running_loop().call_later(FUSION_DECISION_WAIT_SECS, self._fusion_decision_missing)
+
+    def _fusion_decision_missing(self) -> None:
+        self._held_verdict_timer = None
+        if self._held_verdict is not None:
+            self.counters["fusion_decisions_missing"] += 1
+            self._release_held_verdict()
+
+    def _release_held_verdict(self) -> None:
+        """Execute the held verdict (its fusion decision came, or the wait is over), unless the step moved on meanwhile."""
+        verdict, self._held_verdict = self._held_verdict, None
+        if self._held_verdict_timer is not None:
+            self._held_verdict_timer.cancel()
+            self._held_verdict_timer = None
+        if verdict is not None and not self.finished and verdict.step == self.step_index and self._awaiting:
+            self._take_verdict(verdict)
+
+    def _take_verdict(self, verdict: RiskVerdict) -> None:
         by_env = dict(zip(verdict.env_ids, verdict.actions.tolist()))
         query_by_env = dict(zip(verdict.env_ids, verdict.llm_query_ids)) if verdict.llm_query_ids else {}
         missing = [env_id for env_id in self._awaiting if env_id not in by_env]
@@ -254,6 +309,10 @@ class EnvLoop(Actor):
         while True:
             await self._sleep_until(lambda: self._deadline_at, self._deadline_secs)
             self._deadline_at = float("inf")
+            if self._held_verdict is not None:  # a verdict came in time: it is executed, without its fusion decision
+                self.counters["fusion_decisions_missing"] += 1
+                self._release_held_verdict()
+                continue
             if self._awaiting and not self.finished:
                 self.counters["verdict_timeouts"] += 1
                 self.log.warning("verdict_timeout", step=self.step_index, deadline_ms=self.config.env.verdict_deadline_ms)

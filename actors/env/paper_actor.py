@@ -9,7 +9,10 @@ A thin shell over actors/env/live.py (PaperSession, SilenceWatch, PaperRecorder)
   env.thought_wait_deadline_ms, for a thought that saw step >= N-K (actors/env/pacing.py ThoughtGate); a new bar
   before then ends the wait (counted late, the held observation is dropped: that bar had no decision);
 - risk.verdict for the waiting step -> the decision, kept for the next bar (no verdict by then = HOLD);
-- fusion.decision / llm.thought -> the decision behind each trade (a DecisionBook, as a backtest keeps); every thought
+- fusion.decision / llm.thought -> the decision behind each trade (a DecisionBook, as a backtest keeps); a verdict
+  is explained (decisions.jsonl, the trade's decision) once the fusion decision it follows is in too: on direct
+  lanes (bus.direct) it may come a few ms after the verdict. The next bar, or the stop, explains it with what is
+  there (``fusion_decisions_missing``); every thought
   is counted with its age on arrival (ThoughtTally): arrived, used, dropped as stale, late, fallbacks;
 - a silent feed -> ``feed_silent`` warning after env.feed_silence_warn_secs, and past
   env.feed_silence_flatten_secs in a position the position is closed at the last close;
@@ -28,6 +31,7 @@ import json
 import math
 import time
 from collections import OrderedDict, deque
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -53,6 +57,18 @@ WARMUP_LOG_EVERY_BARS = 30
 """A warming_up log line and sys.progress every this many bars known (and at the first and the last)."""
 PROGRESS_EVERY_DECISIONS = 10
 OBS_TIMES_KEPT = 512
+FUSION_ACTOR = "fusion"
+"""The short name (runtime.actors) of the actor that sends fusion.decision."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Unexplained:
+    """A verdict executed but not yet explained: what its decision row needs from the moment it came."""
+
+    step: int
+    row: VerdictRow
+    bar_start_ns: int
+    bar_to_verdict_ms: float
 
 
 class PaperEnvActor(Actor):
@@ -81,6 +97,9 @@ class PaperEnvActor(Actor):
         self._obs_sent_ns = 0
         self._decided: dict[int, tuple] = {}
         """step -> (TradeDecision, VerdictRow) of decisions not yet filled."""
+        self._unexplained: _Unexplained | None = None
+        """The last verdict, while the fusion decision it follows is still on its way (_explain)."""
+        self._reads_fusion = FUSION_ACTOR in self.loop_peers()
         self._bar_to_verdict_ns: deque[int] = deque(maxlen=LAG_WINDOW)
         self._decision_latency_ns: deque[int] = deque(maxlen=LAG_WINDOW)
         self._staleness: list[int] = []
@@ -134,6 +153,8 @@ class PaperEnvActor(Actor):
         self.book.keep_fusion(msg)
         if int(msg.llm_actions[0]) != NO_ACTION:
             self._staleness.append(int(msg.llm_staleness[0]))
+        if self._unexplained is not None and self._unexplained.step == msg.step:
+            self._explain()
 
     def _on_bar(self, msg: Bar) -> None:
         self._bar_sent_ns = time.monotonic_ns()
@@ -152,6 +173,7 @@ class PaperEnvActor(Actor):
             return
         self._count_played()
         self._end_thought_wait()
+        self._explain_without_fusion()  # before the fill reads the decision it explains
         if step.decision_step >= 0 or step.closed_trades:
             self._after_fill(step)
         self.step_index = self.session.step
@@ -230,22 +252,43 @@ class PaperEnvActor(Actor):
         halt = verdict.halts[0] if verdict.halts else ""
         row = VerdictRow(action, bool(verdict.vetoed[0]), str(verdict.reasons[0]), str(halt))
         self.book.halts[0].append(halt)
-        fusion = self.book.fusion_by_step.get(verdict.step)
-        fusion_row = 0 if fusion is not None and list(fusion.env_ids) == [0] else None
-        decision = self.book.decision(self.step_index, fusion, fusion_row, row)
-        self._decided = {verdict.step: (decision, row)}
-        self.recorder.decision({
-            "step": verdict.step, "bar_start_ns": self.session.last_start_ns, "action": ACTION_NAMES[action], "vetoed": row.vetoed,
-            "reason": row.reason, "halt": halt, "rl_action": decision.rl_action, "rl_confidence": decision.rl_confidence,
-            "llm": None if decision.thought is None else {"action": decision.thought.action, "confidence": decision.thought.confidence,
-                                                          "staleness_steps": decision.thought.staleness_steps, "reason": decision.thought.reason},
-            "fusion_method": decision.fusion_method, "bar_to_verdict_ms": round((now - self._bar_sent_ns) / 1e6, 3),
-        })
+        self._explain_without_fusion()
+        self._unexplained = _Unexplained(verdict.step, row, self.session.last_start_ns, round((now - self._bar_sent_ns) / 1e6, 3))
+        if not self._fusion_decision_on_its_way(verdict):
+            self._explain()
         decided = self.session.counters["decisions"]
         if decided % PROGRESS_EVERY_DECISIONS == 0:
             rate = self.decisions.summary().get("query_rate", 0.0)
             self.progress(decided, 0, decided / max(time.monotonic() - self._started, 1e-9),
                           {"thoughts": float(self.tally.arrived), "query_rate": float(rate)})
+
+    # ------------------------------------------------------------------ explaining a verdict (its fusion decision may come after it)
+
+    def _fusion_decision_on_its_way(self, verdict: RiskVerdict) -> bool:
+        """Risk decided from a fusion.decision (not degraded) that has not arrived here yet."""
+        return self._reads_fusion and verdict.step not in self.book.fusion_by_step and not all(verdict.degraded)
+
+    def _explain_without_fusion(self) -> None:
+        """The fusion decision the last verdict follows did not come in time (a lost frame): explain it without."""
+        if self._unexplained is not None:
+            self.counters["fusion_decisions_missing"] += 1
+            self._explain()
+
+    def _explain(self) -> None:
+        """The decision behind the last verdict: kept for its fill (a trade's entry or exit) and written to decisions.jsonl."""
+        pending, self._unexplained = self._unexplained, None
+        fusion = self.book.fusion_by_step.get(pending.step)
+        fusion_row = 0 if fusion is not None and list(fusion.env_ids) == [0] else None
+        row = pending.row
+        decision = self.book.decision(pending.step, fusion, fusion_row, row)
+        self._decided = {pending.step: (decision, row)}
+        self.recorder.decision({
+            "step": pending.step, "bar_start_ns": pending.bar_start_ns, "action": ACTION_NAMES[row.action], "vetoed": row.vetoed,
+            "reason": row.reason, "halt": row.halt, "rl_action": decision.rl_action, "rl_confidence": decision.rl_confidence,
+            "llm": None if decision.thought is None else {"action": decision.thought.action, "confidence": decision.thought.confidence,
+                                                          "staleness_steps": decision.thought.staleness_steps, "reason": decision.thought.reason},
+            "fusion_method": decision.fusion_method, "bar_to_verdict_ms": pending.bar_to_verdict_ms,
+        })
 
     # ------------------------------------------------------------------ fills and trades
 
@@ -287,6 +330,7 @@ class PaperEnvActor(Actor):
             elif action == "flatten":
                 closed = self.session.flatten("feed_silent")
                 if closed is not None:
+                    self._explain_without_fusion()
                     self._decided = {}
                     self._book_trade(closed, exit_step=-1)
                     self.log.warning("feed_silent_flatten", silent_secs=round(self.silence.silent_secs(now), 1),
@@ -366,6 +410,7 @@ class PaperEnvActor(Actor):
     async def on_stop(self) -> None:
         if self.session is None:
             return
+        self._explain_without_fusion()
         summary = self.paper_summary()
         if self.session.warm and len(self.session.history().times_ns) >= 2:
             try:
