@@ -10,6 +10,9 @@ With method = network it also learns: risk.verdict tells
 which action was executed, env.outcome which trades won, and periodic updates run in
 the worker thread (unless fusion.learn is false: a frozen network for backtests).
 
+An env.outcome whose last decision step's risk.verdict has not arrived yet (it may come after the outcome on
+direct lanes) waits for it, at most VERDICT_WAIT_SECS, so that the trade teaches what risk really executed.
+
 Observations and proposals are joined by step (actors/common/stepjoin.py); their batch
 shapes were checked where they were decoded (bus/messages.py). Thoughts the parser could
 not read (LlmThought.fallback) are dropped and counted as fallback_thoughts: they are no
@@ -40,6 +43,8 @@ from runtime.logs import RateLimiter
 from runtime.settings import RuntimeSettings
 
 SAVE_DIR_NAME = "fusion"
+VERDICT_WAIT_SECS = 0.5
+"""Longest wait of an env.outcome for the risk.verdict of its last decision step (a few ms behind it on direct lanes)."""
 
 
 @dataclass(slots=True)
@@ -78,6 +83,10 @@ class FusionActor(Actor):
         """Steps with both halves in, waiting for a thought their observation names, and their wait's end."""
         self._wait_secs = config.max_thought_wait_ms / 1000.0
         self._expired_log = RateLimiter(self.config.logging.rate_limit_secs)
+        self._verdict_step = -1
+        """The step of the newest risk.verdict received (learning only)."""
+        self._outcomes_waiting: list[EnvOutcome] = []
+        self._outcome_timer: asyncio.TimerHandle | None = None
 
     def _load_network(self, model_path: str) -> None:
         """After a restart, this run's own saved network; else fusion.model_path; else a fresh one."""
@@ -101,6 +110,8 @@ class FusionActor(Actor):
             case RiskVerdict():
                 if self.fuser.learns:
                     self.fuser.record_executed(msg.env_ids, msg.step, msg.actions)
+                    self._verdict_step = msg.step
+                    self._learn_waiting_outcomes(up_to_step=msg.step)
             case EnvOutcome():
                 self._on_outcome(msg)
 
@@ -126,6 +137,8 @@ class FusionActor(Actor):
         self._parked.clear()
         self._steps.forget_after(step)
         self._answers.clear()
+        self._verdict_step = -1
+        self._learn_waiting_outcomes(up_to_step=None)
         self.log.warning("env_restart_seen", step=step, previous_step=previous_step)
 
     def _on_proposal(self, proposal: PolicyProposal) -> None:
@@ -242,9 +255,39 @@ class FusionActor(Actor):
         self.counters["thoughts" if kept else "thoughts_out_of_order"] += 1
 
     def _on_outcome(self, outcome: EnvOutcome) -> None:
-        learner = self.fuser.learner
-        if learner is None or not self.fuser.learns:
+        if self.fuser.learner is None or not self.fuser.learns:
             return
+        if outcome.decision_steps and max(outcome.decision_steps) > self._verdict_step:
+            # Its last verdict is still on its way (direct lanes): learning now would label that step with fusion's action.
+            self.counters["outcomes_before_verdict"] += 1
+            self._outcomes_waiting.append(outcome)
+            if self._outcome_timer is None:
+                self._outcome_timer = asyncio.get_running_loop().call_later(VERDICT_WAIT_SECS, self._verdict_wait_over)
+            return
+        self._learn_from(outcome)
+
+    def _learn_waiting_outcomes(self, up_to_step: int | None) -> None:
+        """Learn from the waiting outcomes whose decision steps all have their verdict (every one when None)."""
+        if not self._outcomes_waiting:
+            return
+        ready, waiting = [], []
+        for outcome in self._outcomes_waiting:
+            (ready if up_to_step is None or max(outcome.decision_steps) <= up_to_step else waiting).append(outcome)
+        self._outcomes_waiting = waiting
+        if not self._outcomes_waiting and self._outcome_timer is not None:
+            self._outcome_timer.cancel()
+            self._outcome_timer = None
+        for outcome in ready:
+            self._learn_from(outcome)
+
+    def _verdict_wait_over(self) -> None:
+        """VERDICT_WAIT_SECS passed: no verdict is coming for them (the env held at its deadline); learn as they are."""
+        self._outcome_timer = None
+        self.counters["outcomes_without_verdict"] += len(self._outcomes_waiting)
+        self._learn_waiting_outcomes(up_to_step=None)
+
+    def _learn_from(self, outcome: EnvOutcome) -> None:
+        learner = self.fuser.learner
         experiences = self.fuser.learn_from_outcome(outcome.env_id, outcome.decision_steps, outcome.pnl_usd)
         self.counters["experiences"] += len(experiences)
         if learner.update_due() and (self._update is None or self._update.done()):

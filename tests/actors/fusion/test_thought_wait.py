@@ -1,9 +1,10 @@
 """Fusion waits for a thought the observation names (EnvObs.thought_steps): on direct lanes it may come after."""
 
 import msgspec
+import numpy as np
 
 from actors.common.actions import BUY, HOLD, NO_ACTION, SELL
-from bus.messages import EnvObs, FusionDecision, LlmThought
+from bus.messages import EnvObs, EnvOutcome, FusionDecision, LlmThought, RiskVerdict
 from runtime.testing import actor_harness
 from tests.actors.risk.bus_inputs import env_obs, proposal
 
@@ -85,3 +86,18 @@ async def test_an_env_restart_drops_the_waits_of_its_old_run():
         await h.recv(FusionDecision, where=lambda d: d.step == 0)
         await h.deliver(thought(0, 39), thought(1, 39))  # an old-run thought releases nothing
     assert [d.step for d in decisions(h)] == [0]
+
+
+async def test_an_outcome_ahead_of_its_last_verdict_waits_for_it_so_the_trade_teaches_what_risk_executed():
+    network = {"fusion.method": "network", "fusion.hidden_dims": [16], "fusion.min_experiences": 1000, "fusion.explore_rate": 0.0}
+    async with actor_harness("fusion", network) as h:
+        await h.deliver(env_obs(1), proposal(1, [BUY, BUY]))
+        assert (await h.recv(FusionDecision, where=lambda d: d.step == 1)).actions.tolist() == [BUY, BUY]
+        await h.deliver(EnvOutcome(env_id=0, episode_id=0, trade_id=1, side=1, contracts=1, entry_ns=0, exit_ns=1, entry_price=1.0,
+                                   exit_price=1.0, pnl_usd=-200.0, bars_held=1, exit_reason="signal", decision_steps=[1], llm_query_ids=[]))
+        assert h.actor.counters["outcomes_before_verdict"] == 1 and h.actor.fuser.learner.experience_count == 0
+        # Risk vetoed the entry (HOLD): the losing trade must teach "not HOLD" (BUY, the policy's), not "not BUY".
+        await h.deliver(RiskVerdict(env_ids=[0, 1], step=1, actions=np.array([HOLD, HOLD]), vetoed=[True, True], reasons=["x", "x"],
+                                    degraded=[False, False]))
+        [experience] = list(h.actor.fuser.learner._buffer)
+    assert experience.target_action == BUY and h.actor.counters.get("outcomes_without_verdict", 0) == 0
