@@ -37,10 +37,11 @@ class BusConfig(ConfigSection, kw_only=True):
     """tcp port subscribers connect to; 0 = pick a free one."""
     socket_dir: str = ""
     """Directory for ipc sockets; empty = a short one under /tmp (a socket path has at most 107 bytes)."""
-    direct: bool = False
+    direct: bool = True
     """ipc only: each actor publishes on its own socket and subscribers connect to every actor's (no broker hop in
-    the decision loop); the broker still carries outside publishers. Off by default: across lanes a message sent
-    earlier can arrive later (lockstep's thought about the previous step, the report's fusion details)."""
+    the decision loop); the broker still carries outside publishers. Across lanes a message sent earlier can arrive
+    later, so a message that depends on another waits for it (bounded): fusion for the thought an env.obs names,
+    the env for the fusion decision a verdict follows, fusion's learning for the verdict an outcome follows."""
     max_message_bytes: PositiveCount = 64 * 1024 * 1024
     """Frames larger than this are dropped unread (ZMQ_MAXMSGSIZE) and never unpacked."""
     send_hwm: Count = 10000

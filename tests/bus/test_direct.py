@@ -34,7 +34,7 @@ def test_the_peers_survive_bus_json_and_an_old_bus_json_reads_as_no_peers(tmp_pa
     assert BusAddresses.read(tmp_path).peers == {}
 
 
-@pytest.mark.parametrize(("overrides", "direct"), [({"bus.direct": True}, True), ({}, False),
+@pytest.mark.parametrize(("overrides", "direct"), [({}, True), ({"bus.direct": False}, False),
                                                    ({"bus.direct": True, "bus.transport": "tcp"}, False)])
 def test_the_runtime_lists_a_lane_per_actor_only_with_ipc_and_direct_on(overrides, direct):
     with running_actors(["runtime.probes:Relay1", "runtime.probes:Relay2"], overrides) as rt:
