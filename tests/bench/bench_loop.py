@@ -274,10 +274,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-hops", dest="hops", action="store_false", help="leave out the per-hop run (TT_PROFILE=hops)")
     parser.add_argument("--no-reasoner", dest="reasoner", action="store_false",
                         help="leave the reasoner out (on a loaded machine its nice-19 start can miss runtime.startup_grace_secs)")
-    parser.add_argument("--direct", action="store_true", help="with direct lanes (bus.direct = true): no broker in a hop")
+    lanes = parser.add_mutually_exclusive_group()
+    lanes.add_argument("--direct", action="store_true", help="direct lanes (bus.direct = true, the default): no broker in a hop")
+    lanes.add_argument("--broker", action="store_true", help="every hop through the broker (bus.direct = false)")
     args = parser.parse_args(argv)
-    if args.direct:
-        EXTRA["bus.direct"] = True
+    EXTRA["bus.direct"] = not args.broker
     if args.dashboard:
         print_table("decision loop at full speed with a dashboard attached: env + policy + fusion + risk (frozen policy)",
                     dashboard_rows(args.n_envs, args.window_secs, args.repeats))
@@ -298,7 +299,7 @@ def main(argv: list[str] | None = None) -> None:
             (f"{n_envs} env(s): process-split overhead", f"{overhead:.0f} us/decision", "-", "-", "stated"),
             (f"{n_envs} env(s): thoughts during run", f"{proj['thoughts']:.0f}", "-", "-", ""),
         ]
-    lanes = "direct lanes" if args.direct else "through the broker"
+    lanes = "through the broker" if args.broker else "direct lanes"
     print_table(f"decision loop: env + policy + fusion + risk, {'reasoner always on' if args.reasoner else 'no reasoner'} (frozen policy), {lanes}", rows)
     for title, hop_table, notes in hop_tables:
         print_hop_table(title, hop_table, notes)
