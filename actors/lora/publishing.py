@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 from actors.common.actions import ACTION_NAMES
 
-NO_STEPS, NOT_BETTER, COLLAPSED, PUBLISHED = "no_steps", "not_better", "collapse", "published"
-NOT_ABOVE_ONE_ANSWER = "not_above_one_answer"
+NO_STEPS, NOT_BETTER, NOT_ABOVE_ONE_ANSWER, COLLAPSED, PUBLISHED = (
+    "no_steps", "not_better", "not_above_one_answer", "collapse", "published")
 
 
 @dataclass(frozen=True, slots=True)
