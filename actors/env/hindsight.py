@@ -50,10 +50,13 @@ def barrier_spec(instrument: InstrumentSpec, horizon_bars: int, stop_atr: float,
 
 
 def hindsight_wanted(config) -> bool:
-    """env.publish_hindsight, or a LoRA trainer that learns from hindsight labels ([lora] enabled + labels)."""
+    """env.publish_hindsight, a LoRA trainer that learns from hindsight labels ([lora] enabled + labels), or a
+    learning fusion network taught by them (fusion.hindsight_lessons)."""
     if config.env.mode not in HINDSIGHT_MODES:
         return False
-    return config.env.publish_hindsight or (config.lora.enabled and config.lora.labels == "trades_hindsight")
+    fusion = config.fusion
+    return (config.env.publish_hindsight or (config.lora.enabled and config.lora.labels == "trades_hindsight")
+            or (fusion.method == "network" and fusion.learn and fusion.hindsight_lessons))
 
 
 class HindsightBook:

@@ -28,9 +28,13 @@ class LoraLabelsView(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class FusionStalenessView(msgspec.Struct, frozen=True, kw_only=True):
-    """Of [fusion]: the oldest thought fusion uses, in steps (the paper summary's thought accounting)."""
+    """Of [fusion]: the oldest thought fusion uses, in steps (the paper summary's thought accounting), and whether a
+    learning fusion network is taught by hindsight labels (then the env publishes them: actors/env/hindsight.py)."""
 
     max_staleness_steps: Count = 10
+    method: str = "rules"
+    learn: bool = True
+    hindsight_lessons: bool = True
 
 
 class EnvSettings(RuntimeSettings, kw_only=True):
@@ -42,6 +46,6 @@ class EnvSettings(RuntimeSettings, kw_only=True):
     data: DataConfig = msgspec.field(default_factory=DataConfig)
     env: EnvConfig = msgspec.field(default_factory=EnvConfig)
     fusion: FusionStalenessView = FusionStalenessView()  # a view: a frozen value
-    """Of [fusion] only max_staleness_steps."""
+    """Of [fusion] only max_staleness_steps and what decides its hindsight lessons."""
     lora: LoraLabelsView = LoraLabelsView()
     """Of [lora] only what the hindsight labels need."""

@@ -7,7 +7,8 @@ after the env's next observation has become the policy's proposal. Such a step i
 thought arrives (any answer of the reasoner, a fallback too) or fusion.max_thought_wait_ms passed
 (decided anyway, counted as thought_waits_expired); thought_waits counts the parked steps.
 With method = network it also learns: risk.verdict tells
-which action was executed, env.outcome which trades won, and periodic updates run in
+which action was executed, env.outcome which trades won, env.hindsight what the flat steps that stayed flat
+would have made with a long or a short (fusion.hindsight_lessons), and periodic updates run in
 the worker thread (unless fusion.learn is false: a frozen network for backtests).
 
 An env.outcome whose last decision step's risk.verdict has not arrived yet (it may come after the outcome on
@@ -37,7 +38,7 @@ from actors.fusion.config import FusionConfig
 from actors.fusion.fuser import Fuser
 from actors.fusion.network import MODEL_FILE_NAME, FusionLearner
 from actors.fusion.thoughts import ThoughtsReceived
-from bus.messages import EnvObs, EnvOutcome, FusionDecision, LlmThought, PolicyProposal, RiskVerdict
+from bus.messages import EnvHindsight, EnvObs, EnvOutcome, FusionDecision, LlmThought, PolicyProposal, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
 from runtime.settings import RuntimeSettings
@@ -63,7 +64,7 @@ class FusionSettings(RuntimeSettings, kw_only=True):
 
 class FusionActor(Actor):
     settings_type = FusionSettings
-    subscriptions = (EnvObs, PolicyProposal, LlmThought, RiskVerdict, EnvOutcome)
+    subscriptions = (EnvObs, PolicyProposal, LlmThought, RiskVerdict, EnvOutcome, EnvHindsight)
 
     async def on_start(self) -> None:
         torch.set_num_threads(1)  # a 20-input MLP gains nothing from threads; the machine is shared
@@ -73,6 +74,8 @@ class FusionActor(Actor):
         if not self.fuser.learns:
             # Executed actions and outcomes only feed the network's learning: without it, fewer wake-ups per step.
             self.subscriptions = (EnvObs, PolicyProposal, LlmThought)
+        elif not self.fuser.learns_from_hindsight:
+            self.subscriptions = (EnvObs, PolicyProposal, LlmThought, RiskVerdict, EnvOutcome)
         self._steps: StepJoin[_Step] = StepJoin(config.max_pending_steps, _Step, self.counters)
         self._update: asyncio.Task | None = None
         self.decision_stats = DecisionStats()
@@ -114,6 +117,8 @@ class FusionActor(Actor):
                     self._learn_waiting_outcomes(up_to_step=msg.step)
             case EnvOutcome():
                 self._on_outcome(msg)
+            case EnvHindsight():
+                self._on_hindsight(msg)
 
     # ------------------------------------------------------------------ decision loop
 
@@ -287,10 +292,23 @@ class FusionActor(Actor):
         self._learn_waiting_outcomes(up_to_step=None)
 
     def _learn_from(self, outcome: EnvOutcome) -> None:
-        learner = self.fuser.learner
         experiences = self.fuser.learn_from_outcome(outcome.env_id, outcome.decision_steps, outcome.pnl_usd)
         self.counters["experiences"] += len(experiences)
-        if learner.update_due() and (self._update is None or self._update.done()):
+        self._update_if_due()
+
+    def _on_hindsight(self, msg: EnvHindsight) -> None:
+        """Flat steps that stayed flat learn what a long and a short from there made. A row comes
+        lora.hindsight_horizon_bars steps after its decision, long after that step's verdict."""
+        if not self.fuser.learns_from_hindsight:
+            return
+        for env_id, step, long_pnl, short_pnl in zip(msg.env_ids, msg.steps, msg.long_pnl_usd, msg.short_pnl_usd, strict=True):
+            if self.fuser.learn_from_hindsight(int(env_id), int(step), float(long_pnl), float(short_pnl)) is not None:
+                self.counters["hindsight_experiences"] += 1
+        self._update_if_due()
+
+    def _update_if_due(self) -> None:
+        learner = self.fuser.learner
+        if learner is not None and learner.update_due() and (self._update is None or self._update.done()):
             self._update = self.spawn(self._train(learner), "fusion_update")
 
     async def _train(self, learner: FusionLearner) -> None:

@@ -67,6 +67,10 @@ class FusionConfig(ConfigSection, kw_only=True):
     """Seed of the fusion network's initial weights and sampling."""
     learn: bool = True
     """With method = network, train on env.outcome; false freezes the network (backtests: no learning on test data)."""
+    hindsight_lessons: bool = True
+    """With method = network and learn: a flat step that stayed flat (no trade will ever say whether holding was
+    right) is taught by its env.hindsight row, what a long and a short from there would have made; the env publishes
+    them (train and backtest modes). False: closed trades teach alone."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

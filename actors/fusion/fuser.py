@@ -16,7 +16,8 @@ import numpy as np
 from actors.common.actions import HOLD, NO_ACTION
 from actors.common.decisions import FusedBatch
 from actors.fusion.config import FusionConfig
-from actors.fusion.network import AccountContext, DecisionRecord, Experience, FusionLearner, fusion_input, label_decision
+from actors.fusion.network import (AccountContext, DecisionRecord, Experience, FusionLearner, flat, fusion_input,
+                                   hindsight_lesson, label_decision)
 from actors.fusion.rules import Fused, fuse_llm_only, fuse_rl_only, fuse_rules, make_legal
 from actors.fusion.thoughts import Thought, ThoughtBook, UsableThought
 
@@ -43,6 +44,14 @@ class DecisionMemory:
             self._records[key] = DecisionRecord(record.inputs, record.rl_action, record.llm_action,
                                                 record.mask, action)
 
+    def take_flat_hold(self, env_id: int, step: int) -> DecisionRecord | None:
+        """Remove and return the step's decision if the account was flat and stayed so (executed HOLD): no trade
+        will ever name it. Entries stay for their trade's outcome."""
+        record = self._records.get((env_id, step))
+        if record is None or not flat(record.mask) or record.executed_action != HOLD:
+            return None
+        return self._records.pop((env_id, step))
+
     def take(self, env_id: int, steps: Sequence[int]) -> list[DecisionRecord]:
         """Remove and return the remembered decisions of these steps (unknown steps are skipped)."""
         return [r for s in steps if (r := self._records.pop((env_id, s), None)) is not None]
@@ -59,6 +68,8 @@ class Fuser:
         self.learner = learner if learner is not None else (FusionLearner(config) if config.method == "network" else None)
         self.learns = self.learner is not None and config.learn
         """False: the network (if any) decides but never trains (fusion.learn = false: frozen for a backtest)."""
+        self.learns_from_hindsight = self.learns and config.hindsight_lessons
+        """Flat steps that stayed flat are taught by their env.hindsight row (fusion.hindsight_lessons)."""
         self.memory = DecisionMemory(config.max_remembered_decisions)
         self._explore_rng = np.random.default_rng(config.seed)
 
@@ -116,20 +127,27 @@ class Fuser:
 
     def _choices(self, masks: np.ndarray, rl_actions: np.ndarray, thoughts: list[UsableThought]) -> np.ndarray:
         """The actions the network may pick: the legal ones, narrowed to the proposals and HOLD unless free."""
-        if self.config.network_choices == "any":
-            return masks
-        proposed = np.zeros_like(masks)
-        proposed[:, HOLD] = True
-        rows = np.arange(len(rl_actions))
-        proposed[rows, rl_actions] = True
-        llm_actions = np.array([t.action for t in thoughts], dtype=np.int64)
-        has_thought = llm_actions != NO_ACTION
-        proposed[rows[has_thought], llm_actions[has_thought]] = True
-        return masks & proposed
+        return network_choices(masks, rl_actions, np.array([t.action for t in thoughts], dtype=np.int64),
+                               self.config.network_choices)
 
     def record_executed(self, env_ids: Sequence[int], step: int, actions: np.ndarray) -> None:
         for env_id, action in zip(env_ids, actions, strict=True):
             self.memory.set_executed(env_id, step, int(action))
+
+    def learn_from_hindsight(self, env_id: int, step: int, long_pnl_usd: float, short_pnl_usd: float) -> Experience | None:
+        """A flat step that stayed flat, taught by what a long and a short from it would have made (None: not such a
+        step, not remembered, or nothing to learn); added to the learner."""
+        if not self.learns_from_hindsight:
+            return None
+        record = self.memory.take_flat_hold(env_id, step)
+        if record is None:
+            return None
+        choices = network_choices(record.mask[None, :], np.array([record.rl_action]), np.array([record.llm_action]),
+                                  self.config.network_choices)[0]
+        experience = hindsight_lesson(record, choices, long_pnl_usd, short_pnl_usd, self.config.pnl_scale_usd)
+        if experience is not None and self.learner is not None:
+            self.learner.add([experience])
+        return experience
 
     def learn_from_outcome(self, env_id: int, decision_steps: Sequence[int], pnl_usd: float) -> list[Experience]:
         """Turn a closed trade into labelled experiences (added to the learner when it learns)."""
@@ -140,3 +158,16 @@ class Fuser:
         if self.learner is not None:
             self.learner.add(experiences)
         return experiences
+
+
+def network_choices(masks: np.ndarray, rl_actions: np.ndarray, llm_actions: np.ndarray, mode: str) -> np.ndarray:
+    """bool [n, 6]: the legal actions, narrowed to RL's, the LLM's (where it has one) and HOLD unless ``mode`` is any."""
+    if mode == "any":
+        return masks
+    proposed = np.zeros_like(masks)
+    proposed[:, HOLD] = True
+    rows = np.arange(len(rl_actions))
+    proposed[rows, rl_actions] = True
+    has_thought = llm_actions != NO_ACTION
+    proposed[rows[has_thought], llm_actions[has_thought]] = True
+    return masks & proposed

@@ -10,6 +10,14 @@ right here"; a losing one teaches "the side that advised otherwise was right" (o
 when both sides advised the losing action). Each example is weighted by min(|pnl| /
 pnl_scale_usd, 1). The trust heads learn which side's advice matched the outcome.
 
+Trades teach nothing about the steps where the account stayed flat: when the policy holds
+and the LLM says SELL, nothing trades, nothing closes, and the LLM's reading is never
+tested. An env.hindsight row (fusion.hindsight_lessons) is that step's counterfactual: what
+a long and a short entered at the next open would have made (actors/common/hindsight.py).
+``hindsight_lesson`` teaches the choice among the proposals and HOLD that would have paid
+most, weighted by how much more it paid than the runner-up, and trusts the side(s) that
+advised it.
+
 The learner keeps two copies of the network: the serving copy answers decisions on the
 event loop while the training copy is updated in a worker thread; a finished update is
 installed into the serving copy between decisions, so the two threads never share a
@@ -28,7 +36,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from actors.common.actions import HOLD, N_ACTIONS, NO_ACTION
+from actors.common.actions import BUY, HOLD, N_ACTIONS, NO_ACTION, SELL
 from actors.fusion.config import FusionConfig
 
 INPUT_DIM = 20
@@ -135,6 +143,32 @@ def label_decision(record: DecisionRecord, pnl_usd: float, pnl_scale_usd: float)
 
     llm_trust = trust(record.llm_action) if has_thought else float("nan")
     return Experience(record.inputs, target, weight, trust(record.rl_action), llm_trust)
+
+
+def flat(mask: np.ndarray) -> bool:
+    """No position: both entries are allowed (in a position only the closing side is)."""
+    return bool(mask[BUY]) and bool(mask[SELL])
+
+
+def hindsight_lesson(record: DecisionRecord, choices: np.ndarray, long_pnl_usd: float, short_pnl_usd: float,
+                     pnl_scale_usd: float) -> Experience | None:
+    """The example a flat step's hindsight makes: among ``choices`` (bool [6], the actions fusion could pick there),
+    the one that would have paid most (BUY: the long, SELL: the short, HOLD and the rest: nothing), weighted by
+    min(its lead over the runner-up / pnl_scale_usd, 1). None: a single choice or a tie, nothing to learn."""
+    value = {BUY: float(long_pnl_usd), SELL: float(short_pnl_usd)}
+    ranked = sorted(((value.get(a, 0.0), a == HOLD, a) for a in np.flatnonzero(choices)), reverse=True)
+    if len(ranked) < 2:
+        return None
+    (best, _, target), (runner_up, _, _) = ranked[0], ranked[1]
+    weight = min((best - runner_up) / pnl_scale_usd, 1.0)
+    if weight <= 0.0:
+        return None
+
+    def trust(side_action: int) -> float:
+        return float(value.get(side_action, 0.0) >= best)
+
+    llm_trust = trust(record.llm_action) if record.llm_action != NO_ACTION else float("nan")
+    return Experience(record.inputs, int(target), weight, trust(record.rl_action), llm_trust)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,11 @@
 import pytest
 from structlog.testing import capture_logs
 
-from actors.common.actions import BUY, SELL
+from actors.common.actions import BUY, HOLD, SELL
 from actors.fusion.network import MODEL_FILE_NAME
-from bus.messages import EnvOutcome, FusionDecision, LlmThought, RiskVerdict, Stats
+import numpy as np
+
+from bus.messages import EnvHindsight, EnvOutcome, FusionDecision, LlmThought, RiskVerdict, Stats
 from runtime.testing import actor_harness, running_actors
 from tests.actors.risk.bus_inputs import env_obs, proposal
 
@@ -48,6 +50,38 @@ async def test_network_fusion_learns_from_outcomes_and_saves_its_network(tmp_pat
         assert later.rules[0] == "network"
         assert await h.stop() == 0
     assert (tmp_path / "fusion" / MODEL_FILE_NAME).is_file()
+
+
+def short_paid(step: int) -> EnvHindsight:
+    """Both envs' step: a short from the next open made $300, a long lost $300."""
+    return EnvHindsight(env_ids=[0, 1], episode_ids=[0, 0], steps=[step, step], actions=np.array([SELL, SELL]),
+                        long_pnl_usd=np.array([-300.0, -300.0]), short_pnl_usd=np.array([300.0, 300.0]),
+                        long_exits=["stop", "stop"], short_exits=["target", "target"], long_bars=np.array([3, 3]),
+                        short_bars=np.array([3, 3]))
+
+
+async def test_flat_holds_learn_from_hindsight_what_no_trade_could_teach(tmp_path):
+    # The policy holds, the LLM says SELL, rules follow the policy: nothing trades, no outcome ever comes.
+    async with actor_harness("fusion", {**NETWORK, "fusion.min_experiences": 16, "fusion.update_every_experiences": 16,
+                                        "fusion.gradient_steps_per_update": 100,
+                                        "fusion.learning_rate": 3e-3}, run_dir=tmp_path) as h:
+        for step in range(1, 25):
+            await h.deliver(LlmThought(env_id=0, episode_id=0, step_seen=step - 1, query_id=f"q{step}", action=SELL,
+                                       confidence=0.6, mode="single_shot"))
+            await h.deliver(env_obs(step), proposal(step, [HOLD, HOLD], confidence=0.8))
+            decision = await h.recv(FusionDecision, where=lambda d, step=step: d.step == step)
+            assert decision.actions.tolist() == [HOLD, HOLD] and decision.rules[0].startswith("warmup_")
+            await h.deliver(RiskVerdict(env_ids=[0, 1], step=step, actions=decision.actions, vetoed=[False, False],
+                                        reasons=["", ""], degraded=[False, False]), short_paid(step))
+        stats = await h.recv(Stats, timeout_secs=15, where=lambda s: s.gauges.get("network_updates", 0) >= 1
+                             and s.counters.get("hindsight_experiences", 0) >= 24)
+        # env 0 had the LLM's SELL to choose; env 1 had no thought, HOLD its only choice: nothing to learn there.
+        assert stats.counters["hindsight_experiences"] == 24 and stats.counters.get("experiences", 0) == 0
+        await h.deliver(LlmThought(env_id=0, episode_id=0, step_seen=29, query_id="q30", action=SELL, confidence=0.6,
+                                   mode="single_shot"))
+        await h.deliver(env_obs(30), proposal(30, [HOLD, HOLD], confidence=0.8))
+        later = await h.recv(FusionDecision, where=lambda d: d.step == 30)
+        assert later.rules == ["network", "network"] and later.actions.tolist() == [SELL, HOLD]
 
 
 async def test_fusion_forgets_old_thoughts_when_the_env_starts_over():
