@@ -69,12 +69,9 @@ class ProgressView:
         self.bar.refresh()
 
     def _print_line(self, msg: Progress, figures: dict[str, str]) -> None:
-        eta = ""
-        if msg.total_steps and msg.steps_per_sec > 0:
-            eta = f" eta {max(0.0, (msg.total_steps - msg.steps) / msg.steps_per_sec):.0f}s"
-        total = f"/{msg.total_steps}" if msg.total_steps else ""
         extra = ", ".join(f"{k} {v}" for k, v in figures.items())
-        print(f"{self.label}: {msg.steps}{total} steps, {rate_text(msg.steps_per_sec)} steps/s{eta}{' · ' + extra if extra else ''}", file=sys.stderr, flush=True)
+        print(f"{self.label}: {steps_text(msg)}, {rate_text(msg.steps_per_sec)} steps/s{eta_text(msg)}{' · ' + extra if extra else ''}",
+              file=sys.stderr, flush=True)
 
     def _print_warmup(self, msg: Progress) -> None:
         known, needed = int(msg.figures.get("warmup_bars_known", 0)), int(msg.figures["warmup_bars_needed"])
@@ -90,6 +87,22 @@ class ProgressView:
 def figure_text(name: str, value: float) -> str:
     figure = FIGURES.get(name)
     return figure.text(value) if figure else f"{value:.3g}"
+
+
+def steps_text(msg: Progress) -> str:
+    """``steps/total steps``; past the total (the loop plays on while the job finishes its other work, e.g. a LoRA
+    round beside a policy whose budget is spent) the total reads as reached, not as a count gone wrong."""
+    if not msg.total_steps:
+        return f"{msg.steps} steps"
+    if msg.steps > msg.total_steps:
+        return f"{msg.steps} steps (budget {msg.total_steps} reached, finishing)"
+    return f"{msg.steps}/{msg.total_steps} steps"
+
+
+def eta_text(msg: Progress) -> str:
+    if not msg.total_steps or msg.steps_per_sec <= 0 or msg.steps >= msg.total_steps:
+        return ""
+    return f" eta {(msg.total_steps - msg.steps) / msg.steps_per_sec:.0f}s"
 
 
 def rate_text(steps_per_sec: float) -> str:

@@ -2,10 +2,17 @@ from actors.jobs.progress import ProgressView, rate_text
 from bus.messages import Progress
 
 
-def _line(capsys, figures: dict[str, float], steps_per_sec: float = 0.4) -> str:
+def _line(capsys, figures: dict[str, float], steps_per_sec: float = 0.4, steps: int = 21370) -> str:
     view = ProgressView("policy", "train", enabled=True)
-    view.update(Progress(actor="policy", steps=21370, total_steps=21464, steps_per_sec=steps_per_sec, figures=figures))
+    view.update(Progress(actor="policy", steps=steps, total_steps=21464, steps_per_sec=steps_per_sec, figures=figures))
     return capsys.readouterr().err
+
+
+def test_past_its_budget_the_line_says_the_budget_is_reached_with_no_eta(capsys):
+    # Phase 2: the policy's budget is spent while the loop plays on until the LoRA round ends.
+    line = _line(capsys, {}, steps=21466)
+    assert "21466 steps (budget 21464 reached, finishing), 0.4 steps/s" in line
+    assert "21466/21464" not in line and "eta" not in line
 
 
 def test_a_slow_lockstep_rate_reads_as_a_fraction_not_as_zero_steps_a_second():
