@@ -33,6 +33,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from actors import FUSION
 from actors.common.actions import BUY, SELL
 from actors.common.decisions import DecisionStats
 from actors.common.instruments import resolve_instrument
@@ -54,8 +55,6 @@ START_SETTLE_SECS = 0.2
 """Pause after every peer's first heartbeat so the last subscriptions have crossed the broker."""
 FUSION_DECISION_WAIT_SECS = 0.5
 """Longest wait of a verdict for the fusion.decision it follows (a few ms behind it on direct lanes; lost only with a frame)."""
-FUSION_ACTOR = "fusion"
-"""The short name (runtime.actors) of the actor that sends fusion.decision."""
 CHECKPOINT_DIR = "env_state"
 """Run sub-directory of the account checkpoints (actors/env/checkpoint.py), one file per env actor."""
 
@@ -118,7 +117,7 @@ class EnvLoop(Actor):
         self._last_obs: EnvObs | None = None
         self._fusion_step = -1
         """The step of the newest fusion.decision received."""
-        self._reads_fusion = FusionDecision in self.subscriptions and FUSION_ACTOR in self.loop_peers()
+        self._reads_fusion = FusionDecision in self.subscriptions and FUSION in self.loop_peers()
         """A verdict may wait for its fusion decision: this env reads them, and a fusion actor runs to send them."""
         self._held_verdict: RiskVerdict | None = None
         self._held_verdict_timer: asyncio.TimerHandle | None = None

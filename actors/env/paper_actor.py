@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from actors import FUSION
 from actors.common.actions import ACTION_NAMES, HOLD, NO_ACTION
 from actors.common.bar_files import load_bars
 from actors.common.decisions import DecisionStats
@@ -57,8 +58,6 @@ WARMUP_LOG_EVERY_BARS = 30
 """A warming_up log line and sys.progress every this many bars known (and at the first and the last)."""
 PROGRESS_EVERY_DECISIONS = 10
 OBS_TIMES_KEPT = 512
-FUSION_ACTOR = "fusion"
-"""The short name (runtime.actors) of the actor that sends fusion.decision."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +98,7 @@ class PaperEnvActor(Actor):
         """step -> (TradeDecision, VerdictRow) of decisions not yet filled."""
         self._unexplained: _Unexplained | None = None
         """The last verdict, while the fusion decision it follows is still on its way (_explain)."""
-        self._reads_fusion = FUSION_ACTOR in self.loop_peers()
+        self._reads_fusion = FUSION in self.loop_peers()
         self._bar_to_verdict_ns: deque[int] = deque(maxlen=LAG_WINDOW)
         self._decision_latency_ns: deque[int] = deque(maxlen=LAG_WINDOW)
         self._staleness: list[int] = []
