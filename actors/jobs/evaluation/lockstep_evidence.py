@@ -14,7 +14,8 @@ backtest pass starts there; the bars, features and seed are the walk-forward's.
 
 ``lockstep_rows`` turns the scores into the success table's rows: fusion accuracy (the seeds' definition: of the
 decisions where exactly one source was right, the share where fusion chose it) against 0.85-0.90, LLM accuracy
-base -> adapter against 0.75, RL/LLM agreement against 0.65-0.75, and fused minus RL-only (paired) above 0. The
+base -> adapter against 0.75, RL/LLM agreement against 0.65-0.75, and fused minus RL-only (paired, in accuracy and in
+hindsight dollars) above 0. The
 fusion, agreement and fused rows read the adapter's run when there is one (the system as it would trade), else the
 base model's.
 """
@@ -119,7 +120,14 @@ def lockstep_rows(evidence: LockstepEvidence) -> list[Row]:
                 verdict_above(paired.value, paired_low, paired_high, 0.0),
                 f"{run}: fused {_share_text(after.fused)}, RL {_share_text(after.rl)}; fusion right where RL was wrong "
                 f"{paired.gained}, the other way {paired.lost}")
-    return [fusion, accuracy, agreement, fused]
+    dollars = after.fused_vs_rl_usd
+    usd_low, usd_high = dollars.interval
+    fused_usd = Row("fused minus RL-only (hindsight $ a flat decision, paired)", dollars.value, usd_low, usd_high, "> 0",
+                    verdict_above(dollars.value, usd_low, usd_high, 0.0),
+                    f"{run}: a decision's action valued at what a long (BUY) or a short (SELL) from there made, one "
+                    f"contract, costs paid; fused {after.mean_usd('fused'):+,.1f}, RL {after.mean_usd('rl'):+,.1f}, "
+                    f"LLM {after.mean_usd('llm'):+,.1f} a decision")
+    return [fusion, accuracy, agreement, fused, fused_usd]
 
 
 def verdict_above(value: float, low: float, high: float, target: float) -> str:

@@ -14,7 +14,10 @@ On the flat decisions that had a thought and a label:
 - fused accuracy: the share where fusion's action equals the label, beside the better single source;
 - RL/LLM agreement: the share where both advised the same action;
 - fused minus RL-only: fused accuracy minus RL accuracy on the same decisions, a paired difference (per decision,
-  fused hit minus RL hit) with its normal interval (actors/lora/publishing.py ``paired_gain``).
+  fused hit minus RL hit) with its normal interval (actors/lora/publishing.py ``paired_gain``);
+- the same in hindsight dollars: per decision, what the fused action would have made (the long's P&L for BUY, the
+  short's for SELL, nothing for HOLD, one contract, costs paid) minus what RL's would have; with each source's mean.
+  Accuracy counts a $5 label like a $500 one; the dollars weigh them.
 
 Each with a Wilson 95 % interval over decisions. Decisions are not independent (neighbouring bars
 share their future), so the intervals are optimistic; they still say when a figure rests on a handful.
@@ -114,6 +117,46 @@ class PairedDifference(Estimate):
 
 
 @dataclass(frozen=True)
+class MeanDifference(Estimate):
+    """Per decision, one source's hindsight dollars minus another's, kept as sums (so runs pool): the mean with its
+    normal 95 % interval (NaN for none, infinite for one)."""
+
+    SIGN: ClassVar[str] = "+"
+    n: int = 0
+    total: float = 0.0
+    total_sq: float = 0.0
+
+    @classmethod
+    def of(cls, differences: list[float]) -> MeanDifference:
+        return cls(len(differences), float(sum(differences)), float(sum(d * d for d in differences)))
+
+    def __add__(self, other: MeanDifference) -> MeanDifference:
+        return MeanDifference(self.n + other.n, self.total + other.total, self.total_sq + other.total_sq)
+
+    @property
+    def value(self) -> float:
+        return self.total / self.n if self.n else float("nan")
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        if not self.n:
+            return float("nan"), float("nan")
+        if self.n == 1:
+            return float("-inf"), float("inf")
+        variance = max(self.total_sq - self.n * self.value ** 2, 0.0) / (self.n - 1)
+        half = 1.96 * math.sqrt(variance / self.n)
+        return self.value - half, self.value + half
+
+    def bracketed(self) -> str:
+        low, high = self.interval
+        return f"{self.value:+,.1f} [{low:+,.1f}, {high:+,.1f}]"
+
+    def to_json(self) -> dict:
+        low, high = self.interval
+        return {"value": _finite(self.value), "low": _finite(low), "high": _finite(high), "n": self.n}
+
+
+@dataclass(frozen=True)
 class SourceScores:
     decisions: int
     """Flat decisions that had a thought and a hindsight label."""
@@ -129,6 +172,13 @@ class SourceScores:
     in_position: int = 0
     """Decisions with a thought and a label taken in a position: not scored (there the policy's advice is to hold or
     close, not a side), and counted so that a table of none scored says why."""
+    fused_vs_rl_usd: MeanDifference = MeanDifference()
+    """Per scored decision, the fused action's hindsight dollars minus RL's (one contract, costs paid)."""
+    usd_totals: dict[str, float] = field(default_factory=dict)
+    """Hindsight dollars summed over the scored decisions, per source: fused, rl, llm."""
+
+    def mean_usd(self, source: str) -> float:
+        return self.usd_totals.get(source, 0.0) / self.decisions if self.decisions else float("nan")
 
     @property
     def better_single_source(self) -> str:
@@ -149,6 +199,9 @@ class SourceScores:
             ("fused action = hindsight label", self.fused.text()),
             ("RL advice = hindsight label", self.rl.text()),
             ("fused minus RL advice (paired, same decisions)", self.fused_vs_rl.text()),
+            ("hindsight $ a decision: fused / RL / LLM (one contract, costs paid)",
+             " / ".join(f"{self.mean_usd(source):+,.1f}" for source in ("fused", "rl", "llm")) if self.decisions else "n/a"),
+            ("fused minus RL advice, hindsight $ a decision (paired)", self.fused_vs_rl_usd.text()),
             (f"LLM advice = hindsight label (target >= {LLM_ACCURACY_TARGET:.2f})",
              f"{self.llm.text()}: {verdict_at_least(self.llm.value, *self.llm.interval, LLM_ACCURACY_TARGET)}"),
             ("better single source", self.better_single_source),
@@ -167,7 +220,9 @@ class SourceScores:
                 "better_single_source": self.better_single_source,
                 **{name: share(getattr(self, name)) for name in ("rl", "llm", "fused", "chose_right_source", "agreement")},
                 "fused_vs_rl": {"value": _finite(paired.value), "low": _finite(low), "high": _finite(high),
-                                "gained": paired.gained, "lost": paired.lost, "n": paired.n}}
+                                "gained": paired.gained, "lost": paired.lost, "n": paired.n},
+                "fused_vs_rl_usd": self.fused_vs_rl_usd.to_json(),
+                "mean_usd": {source: _finite(self.mean_usd(source)) for source in ("fused", "rl", "llm")}}
 
 
 def _finite(value: float) -> float | None:
@@ -190,6 +245,8 @@ class SourceBook:
         self.flat: dict[tuple[int, int], bool] = {}
         self.decisions: dict[tuple[int, int], _Decision] = {}
         self.labels: dict[tuple[int, int], int] = {}
+        self.side_usd: dict[tuple[int, int], tuple[float, float]] = {}
+        """Per (env, step): what a long and a short from there made in hindsight."""
 
     def add(self, msg: Message) -> None:
         match msg:
@@ -204,15 +261,20 @@ class SourceBook:
             case EnvHindsight():
                 for row, env_id in enumerate(msg.env_ids):
                     self.labels[(env_id, msg.steps[row])] = int(msg.actions[row])
+                    self.side_usd[(env_id, msg.steps[row])] = (float(msg.long_pnl_usd[row]), float(msg.short_pnl_usd[row]))
 
     def scores(self) -> SourceScores:
-        return score_sources(self.decisions, self.labels, self.flat)
+        return score_sources(self.decisions, self.labels, self.flat, self.side_usd)
 
 
 def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tuple[int, int], int],
-                  flat: dict[tuple[int, int], bool]) -> SourceScores:
+                  flat: dict[tuple[int, int], bool], side_usd: dict[tuple[int, int], tuple[float, float]] | None = None) -> SourceScores:
+    """``side_usd``: per key, the hindsight dollars of a long and a short (none: the dollar rows stay empty)."""
     thought_and_label = [key for key, d in sorted(decisions.items()) if key in labels and d.llm != NO_ACTION]
-    scored = [(decisions[key], labels[key]) for key in thought_and_label if flat.get(key, False)]
+    scored_keys = [key for key in thought_and_label if flat.get(key, False)]
+    scored = [(decisions[key], labels[key]) for key in scored_keys]
+    usd = [side_usd[key] for key in scored_keys if key in side_usd] if side_usd else []
+    usd_decisions = [decisions[key] for key in scored_keys if key in side_usd] if side_usd else []
     contested = [(d, label) for d, label in scored if d.rl != d.llm and label in (d.rl, d.llm)]
     mix = np.bincount([label for _, label in scored], minlength=3) if scored else np.zeros(3, dtype=int)
     return SourceScores(
@@ -226,7 +288,16 @@ def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tupl
         fused_vs_rl=PairedDifference(sum(d.fused == label != d.rl for d, label in scored),
                                      sum(d.rl == label != d.fused for d, label in scored), len(scored)),
         in_position=len(thought_and_label) - len(scored),
+        fused_vs_rl_usd=MeanDifference.of([action_usd(d.fused, sides) - action_usd(d.rl, sides)
+                                           for d, sides in zip(usd_decisions, usd, strict=True)]),
+        usd_totals={source: float(sum(action_usd(getattr(d, source), sides) for d, sides in zip(usd_decisions, usd, strict=True)))
+                    for source in ("fused", "rl", "llm")} if usd else {},
     )
+
+
+def action_usd(action: int, sides: tuple[float, float]) -> float:
+    """What an action at a flat step made in hindsight: the long's P&L for BUY, the short's for SELL, else nothing."""
+    return {BUY: sides[0], SELL: sides[1]}.get(action, 0.0)
 
 
 def pooled(scores: list[SourceScores]) -> SourceScores:
@@ -240,6 +311,11 @@ def pooled(scores: list[SourceScores]) -> SourceScores:
             mix[label] = mix.get(label, 0) + count
     paired = PairedDifference(sum(s.fused_vs_rl.gained for s in scores), sum(s.fused_vs_rl.lost for s in scores),
                               sum(s.fused_vs_rl.n for s in scores))
+    totals: dict[str, float] = {}
+    for s in scores:
+        for source, total in s.usd_totals.items():
+            totals[source] = totals.get(source, 0.0) + total
     return SourceScores(decisions=sum(s.decisions for s in scores), rl=share("rl"), llm=share("llm"), fused=share("fused"),
                         chose_right_source=share("chose_right_source"), agreement=share("agreement"), label_mix=mix,
-                        fused_vs_rl=paired, in_position=sum(s.in_position for s in scores))
+                        fused_vs_rl=paired, in_position=sum(s.in_position for s in scores),
+                        fused_vs_rl_usd=sum((s.fused_vs_rl_usd for s in scores), MeanDifference()), usd_totals=totals)

@@ -63,8 +63,9 @@ def test_lockstep_decisions_measure_the_fusion_and_llm_rows_through_the_actors_o
         assert sum(scored["label_mix"].values()) == 5
         assert "llm_trust" in lockstep[run]["llm"] and "agreement_rate" in lockstep[run]["llm"]
     rows = {row["figure"]: row for row in metrics["success_table"]}
-    assert len(rows) == 8  # the seeds' seven and fused minus RL-only
-    for figure in ("LLM accuracy before -> after", "RL/LLM agreement", "fused minus RL-only (accuracy, paired)"):
+    assert len(rows) == 9  # the seeds' seven and fused minus RL-only, in accuracy and in hindsight dollars
+    for figure in ("LLM accuracy before -> after", "RL/LLM agreement", "fused minus RL-only (accuracy, paired)",
+                   "fused minus RL-only (hindsight $ a flat decision, paired)"):
         assert rows[figure]["value"] is not None and f"scored of 6 decisions" in rows[figure]["note"]
     assert "-> adapter" in rows["LLM accuracy before -> after"]["note"]
     fusion = rows["fusion accuracy"]

@@ -94,3 +94,39 @@ def test_a_short_position_is_not_flat_though_buy_is_allowed_there_to_close_it():
         book.add(msg)
 
     assert book.scores().decisions == 1  # env 0 only
+
+
+def test_hindsight_dollars_weigh_what_each_source_would_have_made_and_pool_by_their_sums():
+    from actors.jobs.evaluation.sources import pooled
+
+    # Fusion followed the LLM's SELL where RL held: right twice for +$300, wrong once for -$250.
+    decisions = {(0, k): D(fused=SELL, rl=HOLD, llm=SELL) for k in range(3)}
+    labels = {(0, 0): SELL, (0, 1): SELL, (0, 2): BUY}
+    sides = {(0, 0): (-320.0, 300.0), (0, 1): (-310.0, 300.0), (0, 2): (280.0, -250.0)}
+    flat = {key: True for key in decisions}
+
+    scores = score_sources(decisions, labels, flat, sides)
+
+    assert math.isclose(scores.fused_vs_rl_usd.value, 350.0 / 3) and scores.fused_vs_rl_usd.n == 3
+    assert [round(scores.mean_usd(s), 2) for s in ("fused", "rl", "llm")] == [116.67, 0.0, 116.67]
+    low, high = scores.fused_vs_rl_usd.interval
+    assert low < 0 < high  # three decisions: no evidence
+    both = pooled([scores] * 40)
+    low, high = both.fused_vs_rl_usd.interval
+    assert both.fused_vs_rl_usd.n == 120 and math.isclose(both.fused_vs_rl_usd.value, 350.0 / 3) and low > 0
+    assert both.to_json()["mean_usd"]["rl"] == 0.0
+    rows = dict(both.rows())
+    assert rows["hindsight $ a decision: fused / RL / LLM (one contract, costs paid)"] == "+116.7 / +0.0 / +116.7"
+
+
+def test_the_book_keeps_each_steps_hindsight_dollars():
+    book = SourceBook()
+    fused = msgspec.structs.replace(sample_struct(FusionDecision), env_ids=[0, 1], step=5, actions=np.array([SELL, HOLD]),
+                                    rl_actions=np.array([HOLD, HOLD]), llm_actions=np.array([SELL, SELL]))
+    label = msgspec.structs.replace(sample_struct(EnvHindsight), env_ids=[0, 1], steps=[5, 5], actions=np.array([SELL, SELL]),
+                                    long_pnl_usd=np.array([-100.0, -100.0]), short_pnl_usd=np.array([90.0, 90.0]))
+    for msg in (_obs(5, [FLAT_MASK, FLAT_MASK]), fused, label):
+        book.add(msg)
+
+    scores = book.scores()
+    assert scores.fused_vs_rl_usd.n == 2 and math.isclose(scores.fused_vs_rl_usd.value, 45.0)
