@@ -21,7 +21,7 @@ MODES = {
     "join": "this host's share of a runtime whose broker runs on another host (--join BUS, implies this mode): start only [runtime].actors, connect them over tcp with CURVE, restart them as needed, stop on Ctrl-C or the main runtime's shutdown",
     "keys": "make CURVE key pairs for a tcp bus beyond loopback (--dir DIR): a server pair and --clients client pairs",
     "paper": "paper-trade on a live feed until Ctrl-C: attach one with bin/feed --run RUN_DIR (optional --model CHECKPOINT)",
-    "evaluate": "walk-forward evidence: per fold, train the policy on the days before a test window and test it frozen, against flat, random, buy-and-hold, momentum rules and the oracle; success table, deflated Sharpe, PBO, learning curve (--market regimes|null|FILE, --folds, --seeds, --quick; --lockstep-decisions N [--adapter PATH]: the fusion and LLM rows)",
+    "evaluate": "walk-forward evidence: per fold, train the policy on the days before a test window and test it frozen, against flat, random, buy-and-hold, momentum rules and the oracle; success table, deflated Sharpe, PBO, learning curve (--market regimes|null|FILE, --folds, --seeds, --quick; --lockstep-decisions N [--adapter PATH] [--fusion-warmup M]: the fusion and LLM rows)",
     "dashboard": "a live dashboard of a run in the browser (--run RUN_DIR live or finished, or --bus BUS_JSON; --port, --host); "
                  "main/train/backtest/paper --dashboard start one beside the job",
     "lora": "fine-tune the LLM's LoRA once from --experiences FILE (--rounds N; prints match rate before -> after and the adapter), or --rollback VERSION --run-dir RUN to republish an earlier adapter",
@@ -100,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "last fold's policy (first seed, last budget) through the actors for the first N decisions of its "
                         "test window in lockstep with the LLM (base model, and --adapter if given), and fill the success "
                         "table's fusion accuracy, LLM accuracy and RL/LLM agreement rows (about 2-3 s a decision on 2 cores)")
+    parser.add_argument("--fusion-warmup", type=int, metavar="M", help="evaluate --lockstep-decisions: before each lockstep run, "
+                        "M lockstep decisions of the last training days teach the fusion network (from closed trades and "
+                        "the hindsight of flat steps); the test run fuses with it, frozen (fusion.method = network)")
     parser.add_argument("--market-history", type=int, default=None, metavar="N",
                         help="main, ablation --lora: the LoRA trainer starts with N hindsight-labelled prompts at bars spread "
                              "over the training days, besides the run's own thoughts (main: 96 and 24 held out, so its "

@@ -92,6 +92,11 @@ def mode_evaluate(args: argparse.Namespace) -> int:
         raise JobError(f"--lockstep-decisions takes a positive number of decisions, got {lockstep_decisions}")
     if getattr(args, "adapter", None) is not None and lockstep_decisions is None:
         raise JobError("evaluate --adapter needs --lockstep-decisions N (the adapter is compared in the lockstep backtest)")
+    fusion_warmup = getattr(args, "fusion_warmup", None) or 0
+    if fusion_warmup and lockstep_decisions is None:
+        raise JobError("evaluate --fusion-warmup needs --lockstep-decisions N (it teaches the fusion network of the lockstep runs)")
+    if fusion_warmup < 0:
+        raise JobError(f"--fusion-warmup takes a positive number of decisions, got {fusion_warmup}")
     adapter = check_lockstep_ready(config, getattr(args, "adapter", None)) if lockstep_decisions else {}
     rd = create_run_dir(config, "evaluate", args.run_dir)
     out = rd.path / "evaluate"
@@ -114,7 +119,8 @@ def mode_evaluate(args: argparse.Namespace) -> int:
                               purge_days=purge, min_train_days=train_days,
                               progress=say)
     walk_forward_secs = time.monotonic() - started
-    lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say)
+    lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say,
+                                      fusion_warmup=fusion_warmup, purge_days=purge)
                 if lockstep_decisions else None)
     summary = summarise(result, config.account.start_balance, lockstep)
     summary["elapsed_secs"] = walk_forward_secs
@@ -223,8 +229,8 @@ def lockstep_lines(summary: dict) -> list[str]:
              "through the actors, each decision with the previous step's thought; every flat decision with a thought and a "
              f"hindsight label is scored. The success table's fusion rows read the {lockstep['rows_read']} run.", "",
              "| run | decisions scored | RL = label | LLM = label | fused = label | fusion chose the right source | RL/LLM agreement | "
-             "fused minus RL (paired) | fusion LLM trust (mean) | LLM query rate |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "fused minus RL (paired) | fused minus RL, hindsight $ a decision | fusion LLM trust (mean) | LLM query rate |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name in ("base", "adapter"):
         run = lockstep.get(name)
         if run is None:
@@ -232,8 +238,19 @@ def lockstep_lines(summary: dict) -> list[str]:
         scores, llm = run["scores"], run["llm"]
         shares = " | ".join(_share_cell(scores[key]) for key in ("rl", "llm", "fused", "chose_right_source", "agreement"))
         paired = scores["fused_vs_rl"]
+        dollars = scores.get("fused_vs_rl_usd", {})
         lines.append(f"| {name} ({run['dir']}) | {scores['decisions']} | {shares} | {_share_cell(paired, '+.2f')} | "
+                     f"{_share_cell(dollars, '+,.1f') if dollars.get('n') else 'n/a'} | "
                      f"{_num(llm.get('llm_trust'))} | {_num(llm.get('query_rate'))} |")
+    warmups = [(name, lockstep[name]["fusion_warmup"]) for name in ("base", "adapter")
+               if name in lockstep and "fusion_warmup" in lockstep[name]]
+    for name, warmup in warmups:
+        figures = warmup["figures"]
+        learned = (f"{int(figures.get('hindsight_experiences', 0))} hindsight lessons, {int(figures.get('experiences', 0))} "
+                   f"from closed trades, {int(figures.get('network_updates', 0))} updates")
+        lines += ["", f"Fusion warm-up ({name}): {warmup['decisions']} lockstep decisions of the training days from day "
+                      f"{warmup['start_day']} ({warmup['run_dir']}), the network learning: {learned}; the test run "
+                      + (f"fused with it, frozen ({warmup['network']})." if warmup["network"] else "fused by the rules (no update).")]
     return lines
 
 

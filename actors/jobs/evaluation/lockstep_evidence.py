@@ -8,6 +8,12 @@ once on the base model (``<run>/evaluate/lockstep-base``) and, given ``--adapter
 adapter in the reasoner (``lockstep-adapter``). Each run scores RL advice, LLM advice and the fused action against
 the hindsight label of every flat decision (actors/jobs/evaluation/sources.py).
 
+``--fusion-warmup M`` (with ``fusion.method = network``): before each of those runs, the same model plays M lockstep
+decisions of the last training days (they end a purge before the test window, so no hindsight label looks into it)
+with the fusion network learning, from closed trades and from the hindsight of the flat steps that stayed flat
+(fusion.hindsight_lessons); the test run starts from that network (``<run>/fusion/fusion_network.pt``), frozen as the
+backtest preset leaves it. Each model gets its own network: what to trust depends on whose thoughts they are.
+
 The test window is chosen through the data split: data.train_fraction puts the start of the test split on the
 fold's first test day (the cut snaps to a session start) and data.validation_fraction = 0, so the env actor's
 backtest pass starts there; the bars, features and seed are the walk-forward's.
@@ -36,10 +42,34 @@ from actors.jobs.evaluation.walkforward import WalkForward
 from config.schema import Config
 
 POLICY_DIR = "lockstep-policy"
+WARMUP_SUFFIX = "-fusion-warmup"
+"""Run directory of a model's fusion warm-up: lockstep-base-fusion-warmup, lockstep-adapter-fusion-warmup."""
+WARMUP_LEARNING = {"fusion.method": "network", "fusion.learn": True, "fusion.min_experiences": 32,
+                   "fusion.update_every_experiences": 16}
+"""The warm-up's fusion: the network learns, with a first update after 32 lessons (a few hundred decisions give a
+hundred or two; a training run's 256 would never come)."""
+BARS_PER_DAY = 390
 BASE_DIR = "lockstep-base"
 ADAPTER_DIR = "lockstep-adapter"
 LLM_BEFORE_TARGET = 0.60
 """The seeds' LLM accuracy before fine-tuning; the target after is LLM_ACCURACY_TARGET (0.75)."""
+
+
+@dataclass(frozen=True)
+class FusionWarmup:
+    """A model's fusion warm-up on the training days: where it played and what the network learned."""
+
+    decisions: int
+    start_day: int
+    run_dir: str
+    network: str
+    """The saved fusion_network.pt the test run starts from; '' when too few lessons came for a first update."""
+    figures: dict[str, float] = field(default_factory=dict)
+    """Its fusion actor's last counters and gauges: hindsight_experiences, experiences, network_updates, ..."""
+
+    def to_json(self) -> dict:
+        return {"decisions": self.decisions, "start_day": self.start_day, "run_dir": self.run_dir, "network": self.network,
+                "figures": dict(self.figures)}
 
 
 @dataclass(frozen=True)
@@ -57,6 +87,8 @@ class LockstepEvidence:
     test_start_day: int = -1
     checkpoint: str = ""
     adapter_path: str = ""
+    warmups: dict[str, FusionWarmup] = field(default_factory=dict)
+    """Per run (base, adapter), its fusion warm-up (--fusion-warmup); empty without one."""
 
     @property
     def after(self) -> SourceScores:
@@ -79,6 +111,8 @@ class LockstepEvidence:
         if self.adapter is not None:
             runs["adapter"] = {"dir": ADAPTER_DIR, "path": self.adapter_path, "scores": self.adapter.to_json(),
                                "llm": dict(self.adapter_figures)}
+        for name, warmup in self.warmups.items():
+            runs[name]["fusion_warmup"] = warmup.to_json()
         return {"decisions_requested": self.decisions, "fold": self.fold, "test_start_day": self.test_start_day,
                 "policy_checkpoint": self.checkpoint, "rows_read": self.after_name, **runs}
 
@@ -162,11 +196,19 @@ def check_lockstep_ready(config: Config, adapter: Path | None) -> dict[str, Any]
     return adapter_file_settings(adapter) if adapter is not None else {}
 
 
+def warmup_start_day(test_start_day: int, decisions: int, purge_days: int) -> int:
+    """The first day of a warm-up of ``decisions`` lockstep decisions (one a bar) that ends ``purge_days`` before the
+    test window (its hindsight labels look ahead; they must not see the test days)."""
+    return max(0, test_start_day - purge_days - math.ceil(decisions / BARS_PER_DAY))
+
+
 def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any], dataset: Dataset, result: WalkForward,
                           out: Path, decisions: int, adapter_settings: dict[str, Any],
-                          say: Callable[[str], None] = lambda _text: None) -> LockstepEvidence:
+                          say: Callable[[str], None] = lambda _text: None, fusion_warmup: int = 0,
+                          purge_days: int = 2) -> LockstepEvidence:
     """Save the last fold's policy, play the first ``decisions`` of its test window in lockstep on the base model and
-    (``adapter_settings``) on the adapter; ``data_settings``: the walk-forward's market keys."""
+    (``adapter_settings``) on the adapter; ``data_settings``: the walk-forward's market keys. ``fusion_warmup``: before
+    each, that many decisions on the training days teach the fusion network the test run starts from."""
     from actors.jobs.backtest import backtest_settings
     from actors.jobs.lockstep import lockstep_backtest
     from actors.policy.checkpoint import write_checkpoint
@@ -176,16 +218,63 @@ def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any
     steps, checkpoint = result.last_policy
     path = write_checkpoint(out / POLICY_DIR, steps, checkpoint)
     fold = result.folds[-1]
-    settings = {**data_settings, **window_settings(dataset, fold.test_start_day), **backtest_settings(path, None)}
+    policy = {**data_settings, **backtest_settings(path, None)}
+    settings = {**policy, **window_settings(dataset, fold.test_start_day)}
     window = f"fold {fold.index + 1}'s test window (day {fold.test_start_day} on)"
+    warmups: dict[str, FusionWarmup] = {}
+
+    def play(name: str, directory: str, model: dict[str, Any], title: str):
+        if fusion_warmup:
+            warmup = _warm_up_fusion(args, {**policy, **model}, dataset, fold.test_start_day, fusion_warmup, purge_days,
+                                     out / (directory + WARMUP_SUFFIX), title, say)
+            warmups[name] = warmup
+            model = {**model, "fusion.method": "network", **({"fusion.model_path": warmup.network} if warmup.network else {})}
+        return lockstep_backtest(args, {**settings, **model, "run.name": f"evaluate-{directory}"}, out / directory, decisions,
+                                 window=f"{window}, {title}")
+
     say(f"lockstep: {decisions} decisions of {window} through the actors, policy {path}")
-    base = lockstep_backtest(args, {**settings, "run.name": "evaluate-lockstep-base"}, out / BASE_DIR, decisions,
-                             window=f"{window}, base model")
+    base = play("base", BASE_DIR, {}, "base model")
     tuned = None
     if adapter_settings:
         say(f"lockstep: the same decisions with the adapter {adapter_settings['reasoner.lora_path']}")
-        tuned = lockstep_backtest(args, {**settings, **adapter_settings, "run.name": "evaluate-lockstep-adapter"}, out / ADAPTER_DIR,
-                                  decisions, window=f"{window}, adapter")
+        tuned = play("adapter", ADAPTER_DIR, adapter_settings, "adapter")
     return LockstepEvidence(decisions, base.scores, tuned.scores if tuned else None, base.llm_figures(),
                             tuned.llm_figures() if tuned else {}, fold.index, fold.test_start_day, str(path),
-                            adapter_settings.get("reasoner.lora_path", ""))
+                            adapter_settings.get("reasoner.lora_path", ""), warmups)
+
+
+def _warm_up_fusion(args: argparse.Namespace, settings: dict[str, Any], dataset: Dataset, test_start_day: int,
+                    decisions: int, purge_days: int, run_dir: Path, title: str, say: Callable[[str], None]) -> FusionWarmup:
+    """``decisions`` lockstep decisions of the training days with the fusion network learning; its saved network."""
+    from actors.fusion.actor import SAVE_DIR_NAME
+    from actors.fusion.network import MODEL_FILE_NAME
+    from actors.jobs.lockstep import lockstep_backtest
+
+    start = warmup_start_day(test_start_day, decisions, purge_days)
+    say(f"lockstep: fusion warm-up, {title}: {decisions} decisions of the training days from day {start}, the network learning")
+    run = lockstep_backtest(args, {**settings, **window_settings(dataset, start), **WARMUP_LEARNING,
+                                   "run.name": f"evaluate-{run_dir.name}"}, run_dir, decisions,
+                            window=f"training days from day {start}, {title}, fusion learning")
+    network = run.run_dir / SAVE_DIR_NAME / MODEL_FILE_NAME
+    figures = _fusion_figures(run.run_dir)
+    if not network.is_file():
+        say(f"lockstep: the fusion warm-up ({title}) gave too few lessons for a first update; the test run fuses by the rules")
+    return FusionWarmup(decisions, start, str(run.run_dir), str(network) if network.is_file() else "", figures)
+
+
+def _fusion_figures(run_dir: Path) -> dict[str, float]:
+    """The fusion actor's last stats line (actor_stopped) of a run: its counters and gauges."""
+    import json
+
+    log = run_dir / "logs" / "fusion.jsonl"
+    figures: dict[str, float] = {}
+    if not log.is_file():
+        return figures
+    for line in log.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("event") == "actor_stopped":
+            figures = {k: float(v) for k, v in entry.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return figures

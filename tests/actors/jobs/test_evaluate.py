@@ -76,6 +76,49 @@ def test_lockstep_decisions_measure_the_fusion_and_llm_rows_through_the_actors_o
     assert "whom fusion should have trusted" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+def test_a_fusion_warmup_on_the_training_days_teaches_the_network_the_lockstep_run_fuses_with(tmp_path):
+    run_dir = tmp_path / "run"
+    # Held flat by the win-rate halt: every step stays flat, so each one whose proposals differ is a hindsight lesson;
+    # a 2-bar horizon lets the labels mature inside 12 decisions, and one lesson is enough for an update here.
+    settings = ["--set", "risk.min_win_rate=1.0", "--set", "risk.min_trades_for_win_rate=0",
+                "--set", "risk.win_rate_halt_needs_net_loss=false", "--set", "lora.hindsight_horizon_bars=2",
+                "--set", "fusion.min_experiences=1", "--set", "fusion.update_every_experiences=1",
+                "--set", "fusion.explore_rate=0.5"]
+
+    code = main(["evaluate", "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "1",
+                 "--lockstep-decisions", "4", "--fusion-warmup", "12", "--run-dir", str(run_dir), "--quiet", *settings])
+
+    assert code == 0
+    out = run_dir / "evaluate"
+    lockstep = json.loads((out / "metrics.json").read_text())["lockstep"]
+    warmup = lockstep["base"]["fusion_warmup"]
+    # It ends a purge (1 + ceil(2 / 390) = 2 days) before the test window and takes one day of bars.
+    assert warmup["decisions"] == 12 and warmup["start_day"] == lockstep["test_start_day"] - 2 - 1
+    assert warmup["figures"]["decisions"] == 12
+    test_config = (out / "lockstep-base" / "config.toml").read_text()
+    assert 'method = "network"' in test_config
+    report = (out / "report.md").read_text()
+    if warmup["network"]:
+        assert warmup["figures"]["network_updates"] >= 1 and warmup["network"] in test_config
+        assert "fused with it, frozen" in report
+    else:
+        assert warmup["figures"].get("hindsight_experiences", 0) + warmup["figures"].get("experiences", 0) == 0
+        assert "fused by the rules (no update)" in report
+
+
+def test_a_fusion_warmup_without_lockstep_decisions_is_a_clear_error(tmp_path, capsys):
+    assert main(["evaluate", "--fusion-warmup", "100", "--run-dir", str(tmp_path / "r")]) == 1
+    assert "--lockstep-decisions" in capsys.readouterr().err
+
+
+def test_a_warmup_ends_a_purge_before_the_test_window():
+    from actors.jobs.evaluation.lockstep_evidence import warmup_start_day
+
+    assert warmup_start_day(326, 400, 2) == 326 - 2 - 2 and warmup_start_day(326, 390, 2) == 323
+    assert warmup_start_day(2, 4000, 2) == 0
+
+
 def test_an_adapter_without_lockstep_decisions_is_a_clear_error(tmp_path, capsys):
     assert main(["evaluate", "--adapter", str(tmp_path / "a.gguf"), "--run-dir", str(tmp_path / "r")]) == 1
     assert "--lockstep-decisions" in capsys.readouterr().err
