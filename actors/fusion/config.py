@@ -55,8 +55,8 @@ class FusionConfig(ConfigSection, kw_only=True):
     trust) | any: any legal action. Trades teach it only about steps that traded, so left free it
     invents entries neither side proposed."""
     explore_rate: Fraction = 0.1
-    """With method = network, the share of decisions still made by the rules, so that outcomes of
-    both sides keep arriving (a network that only ever holds would never learn again)."""
+    """With method = network and learn, the share of decisions still made by the rules, so that outcomes of
+    both sides keep arriving (a network that only ever holds would never learn again); a frozen network never explores."""
     pnl_scale_usd: Positive = 500.0
     """A trade's weight in training is min(|pnl| / this, 1)."""
     max_remembered_decisions: PositiveCount = 50000

@@ -119,7 +119,8 @@ class Fuser:
             # Until the network has learned something the rules decide; their outcomes are its first lessons.
             return [Fused(r.action, "warmup_" + r.rule, r.rl_trust, r.llm_trust) for r in rules]
         prediction = self.learner.predict(inputs, self._choices(masks, rl_actions, thoughts), rl_actions)
-        explore = self._explore_rng.random(n) < self.config.explore_rate
+        # Exploring keeps outcomes of both sides coming to a network that learns; a frozen one only decides.
+        explore = self._explore_rng.random(n) < (self.config.explore_rate if self.learns else 0.0)
         return [Fused(rules[i].action, "explore_" + rules[i].rule, rules[i].rl_trust, rules[i].llm_trust)
                 if explore[i] else
                 Fused(int(prediction.actions[i]), "network", float(prediction.rl_trust[i]), float(prediction.llm_trust[i]))

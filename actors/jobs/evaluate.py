@@ -248,9 +248,15 @@ def lockstep_lines(summary: dict) -> list[str]:
         figures = warmup["figures"]
         learned = (f"{int(figures.get('hindsight_experiences', 0))} hindsight lessons, {int(figures.get('experiences', 0))} "
                    f"from closed trades, {int(figures.get('network_updates', 0))} updates")
+        scores = warmup.get("scores") or {}
+        seen = (f" On its {scores['decisions']} scored flat decisions the LLM's advice matched the label "
+                f"{_share_cell(scores['llm'])}, and each source's action was worth, in hindsight $ a decision: fused "
+                f"{_num(scores['mean_usd']['fused'], '+,.1f')}, RL {_num(scores['mean_usd']['rl'], '+,.1f')}, LLM "
+                f"{_num(scores['mean_usd']['llm'], '+,.1f')}." if scores.get("decisions") and "mean_usd" in scores else "")
         lines += ["", f"Fusion warm-up ({name}): {warmup['decisions']} lockstep decisions of the training days from day "
                       f"{warmup['start_day']} ({warmup['run_dir']}), the network learning: {learned}; the test run "
-                      + (f"fused with it, frozen ({warmup['network']})." if warmup["network"] else "fused by the rules (no update).")]
+                      + (f"fused with it, frozen ({warmup['network']})." if warmup["network"] else "fused by the rules (no update).")
+                      + seen]
     return lines
 
 

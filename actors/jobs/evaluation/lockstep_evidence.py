@@ -66,10 +66,12 @@ class FusionWarmup:
     """The saved fusion_network.pt the test run starts from; '' when too few lessons came for a first update."""
     figures: dict[str, float] = field(default_factory=dict)
     """Its fusion actor's last counters and gauges: hindsight_experiences, experiences, network_updates, ..."""
+    scores: SourceScores | None = None
+    """Each source against the hindsight labels of the warm-up days: what the network had to learn from."""
 
     def to_json(self) -> dict:
         return {"decisions": self.decisions, "start_day": self.start_day, "run_dir": self.run_dir, "network": self.network,
-                "figures": dict(self.figures)}
+                "figures": dict(self.figures), "scores": self.scores.to_json() if self.scores is not None else None}
 
 
 @dataclass(frozen=True)
@@ -259,7 +261,7 @@ def _warm_up_fusion(args: argparse.Namespace, settings: dict[str, Any], dataset:
     figures = _fusion_figures(run.run_dir)
     if not network.is_file():
         say(f"lockstep: the fusion warm-up ({title}) gave too few lessons for a first update; the test run fuses by the rules")
-    return FusionWarmup(decisions, start, str(run.run_dir), str(network) if network.is_file() else "", figures)
+    return FusionWarmup(decisions, start, str(run.run_dir), str(network) if network.is_file() else "", figures, run.scores)
 
 
 def _fusion_figures(run_dir: Path) -> dict[str, float]:

@@ -97,6 +97,10 @@ def test_network_method_leaves_a_share_of_decisions_to_the_rules_to_keep_explori
                        np.ones((400, 6), dtype=bool), [market_context()] * 400)
     explored = np.mean([rule.startswith("explore_") for rule in batch.rules])
     assert 0.15 < explored < 0.35
+    frozen = Fuser(small_network_config(explore_rate=0.25, learn=False), learner=fuser.learner)
+    batch = frozen.fuse(51, list(range(400)), [0] * 400, np.full(400, BUY), np.full(400, 0.8),
+                        np.ones((400, 6), dtype=bool), [market_context()] * 400)
+    assert set(batch.rules) == {"network"}  # a frozen network learns nothing from exploring: it only decides
 
 
 def chosen_actions(choices: str) -> set[int]:
