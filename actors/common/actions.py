@@ -37,6 +37,12 @@ def allowed_actions(mask: Sequence[bool]) -> list[int]:
     return [action for action, allowed in enumerate(mask) if bool(allowed)]
 
 
+def flat_mask(mask: Sequence[bool]) -> bool:
+    """No position: both entries are allowed. In a position only the closing side is (a short allows BUY, to close it,
+    when env.management_actions is false), so one entry allowed is not flat."""
+    return bool(mask[BUY]) and bool(mask[SELL])
+
+
 def legal_or_hold(action: int, mask: Sequence[bool], *, fallback: int | None = None) -> int:
     """The one rule that turns an action the mask forbids into one it allows.
 

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from actors.common.actions import HOLD, NO_ACTION
+from actors.common.actions import HOLD, NO_ACTION, flat_mask
 from actors.common.decisions import FusedBatch
 from actors.fusion.config import FusionConfig
-from actors.fusion.network import (AccountContext, DecisionRecord, Experience, FusionLearner, flat, fusion_input,
+from actors.fusion.network import (AccountContext, DecisionRecord, Experience, FusionLearner, fusion_input,
                                    hindsight_lesson, label_decision)
 from actors.fusion.rules import Fused, fuse_llm_only, fuse_rl_only, fuse_rules, make_legal
 from actors.fusion.thoughts import Thought, ThoughtBook, UsableThought
@@ -48,7 +48,7 @@ class DecisionMemory:
         """Remove and return the step's decision if the account was flat and stayed so (executed HOLD): no trade
         will ever name it. Entries stay for their trade's outcome."""
         record = self._records.get((env_id, step))
-        if record is None or not flat(record.mask) or record.executed_action != HOLD:
+        if record is None or not flat_mask(record.mask) or record.executed_action != HOLD:
             return None
         return self._records.pop((env_id, step))
 

@@ -145,11 +145,6 @@ def label_decision(record: DecisionRecord, pnl_usd: float, pnl_scale_usd: float)
     return Experience(record.inputs, target, weight, trust(record.rl_action), llm_trust)
 
 
-def flat(mask: np.ndarray) -> bool:
-    """No position: both entries are allowed (in a position only the closing side is)."""
-    return bool(mask[BUY]) and bool(mask[SELL])
-
-
 def hindsight_lesson(record: DecisionRecord, choices: np.ndarray, long_pnl_usd: float, short_pnl_usd: float,
                      pnl_scale_usd: float) -> Experience | None:
     """The example a flat step's hindsight makes: among ``choices`` (bool [6], the actions fusion could pick there),

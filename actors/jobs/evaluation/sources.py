@@ -33,7 +33,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from actors.common.actions import BUY, NO_ACTION, SELL
+from actors.common.actions import BUY, NO_ACTION, SELL, flat_mask
 from actors.jobs.evaluation.evidence import verdict_at_least, verdict_between, wilson_interval
 from actors.lora.publishing import paired_gain
 from bus.messages import EnvHindsight, EnvObs, FusionDecision, Message
@@ -252,9 +252,7 @@ class SourceBook:
         match msg:
             case EnvObs():
                 for row, env_id in enumerate(msg.env_ids):
-                    # Flat = both entries allowed: in a position the env allows the opposite side (it closes), so
-                    # BUY alone is allowed in a short (env.management_actions = false), and counted it as flat.
-                    self.flat[(env_id, msg.step)] = bool(msg.masks[row][BUY] and msg.masks[row][SELL])
+                    self.flat[(env_id, msg.step)] = flat_mask(msg.masks[row])
             case FusionDecision():
                 for row, env_id in enumerate(msg.env_ids):
                     self.decisions[(env_id, msg.step)] = _Decision(int(msg.actions[row]), int(msg.rl_actions[row]), int(msg.llm_actions[row]))
@@ -273,8 +271,7 @@ def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tupl
     thought_and_label = [key for key, d in sorted(decisions.items()) if key in labels and d.llm != NO_ACTION]
     scored_keys = [key for key in thought_and_label if flat.get(key, False)]
     scored = [(decisions[key], labels[key]) for key in scored_keys]
-    usd = [side_usd[key] for key in scored_keys if key in side_usd] if side_usd else []
-    usd_decisions = [decisions[key] for key in scored_keys if key in side_usd] if side_usd else []
+    priced = [(decisions[key], side_usd[key]) for key in scored_keys if key in side_usd] if side_usd else []
     contested = [(d, label) for d, label in scored if d.rl != d.llm and label in (d.rl, d.llm)]
     mix = np.bincount([label for _, label in scored], minlength=3) if scored else np.zeros(3, dtype=int)
     return SourceScores(
@@ -288,10 +285,9 @@ def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tupl
         fused_vs_rl=PairedDifference(sum(d.fused == label != d.rl for d, label in scored),
                                      sum(d.rl == label != d.fused for d, label in scored), len(scored)),
         in_position=len(thought_and_label) - len(scored),
-        fused_vs_rl_usd=MeanDifference.of([action_usd(d.fused, sides) - action_usd(d.rl, sides)
-                                           for d, sides in zip(usd_decisions, usd, strict=True)]),
-        usd_totals={source: float(sum(action_usd(getattr(d, source), sides) for d, sides in zip(usd_decisions, usd, strict=True)))
-                    for source in ("fused", "rl", "llm")} if usd else {},
+        fused_vs_rl_usd=MeanDifference.of([action_usd(d.fused, sides) - action_usd(d.rl, sides) for d, sides in priced]),
+        usd_totals={source: float(sum(action_usd(getattr(d, source), sides) for d, sides in priced))
+                    for source in ("fused", "rl", "llm")} if priced else {},
     )
 
 

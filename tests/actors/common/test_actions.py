@@ -70,3 +70,11 @@ def test_entries_are_opening_trades_and_trailing():
 
 def test_the_closing_action_is_the_opposite_side():
     assert closing_action(1) == SELL and closing_action(-2) == BUY
+
+
+def test_flat_means_both_entries_allowed_and_a_short_that_may_buy_to_close_is_not_flat():
+    from actors.common.actions import flat_mask
+
+    assert flat_mask([True, True, True, False, False, False])
+    assert not flat_mask([True, True, False, False, False, False])  # short: BUY closes it
+    assert not flat_mask([True, False, True, True, True, False])  # long
