@@ -10,10 +10,26 @@ from runtime.testing import running_actors
 
 pytestmark = pytest.mark.slow
 
-# A generous fusion deadline: on a loaded 2-core machine a 250 ms hop can happen; this test is about
+# A generous fusion deadline: on a loaded 2-core machine a hop of seconds can happen; this test is about
 # one verdict per decision, not about timing.
-SMALL_RUN = {"env.n_envs": 2, "env.episode_bars": 40, "data.synthetic_days": 5, "risk.fusion_deadline_ms": 2000.0}
+SMALL_RUN = {"env.n_envs": 2, "env.episode_bars": 40, "data.synthetic_days": 5, "risk.fusion_deadline_ms": 10_000.0}
 STEPS_TO_WATCH = 60
+LATE_MESSAGE_WAIT_SECS = 10.0
+
+
+def _read_late_messages(client, observations: dict, decisions: dict[int, int], steps: list[int]) -> None:
+    """The env's observation, fusion's decision and risk's verdict reach the test on different connections (each
+    actor's direct lane), so the verdict on a step can be read before what it answers: read on until every step has both."""
+    deadline = time.monotonic() + LATE_MESSAGE_WAIT_SECS
+    while any(s not in decisions or s not in observations for s in steps) and time.monotonic() < deadline:
+        try:
+            msg = client.recv(timeout_secs=max(0.01, deadline - time.monotonic()))
+        except TimeoutError:
+            return
+        if isinstance(msg, EnvObs):
+            observations.setdefault(msg.step, msg)
+        elif isinstance(msg, FusionDecision):
+            decisions[msg.step] = decisions.get(msg.step, 0) + 1
 
 
 def test_every_decision_has_exactly_one_verdict_in_the_full_pipeline():
@@ -36,7 +52,10 @@ def test_every_decision_has_exactly_one_verdict_in_the_full_pipeline():
                 verdicts[msg.step] = msg
         watched = [s for s in verdicts if s > first]
         assert len(watched) >= STEPS_TO_WATCH - 2
-        assert all(decisions.get(s) == 1 for s in watched), "every step: exactly one fusion decision"
+        _read_late_messages(rt.client, observations, decisions, watched)
+        unlike_one = {s: decisions.get(s, 0) for s in watched if decisions.get(s) != 1}
+        assert not unlike_one, f"every step: exactly one fusion decision; step -> decisions: {unlike_one}, " \
+                               f"degraded verdicts: {[s for s in unlike_one if any(verdicts[s].degraded)]}"
         answered = [s for s in watched if s in observations]
         assert answered == watched[1:] or answered == watched, "every verdict answers an observation"
         for step in answered:
