@@ -71,6 +71,10 @@ class FusionConfig(ConfigSection, kw_only=True):
     """With method = network and learn: a flat step that stayed flat (no trade will ever say whether holding was
     right) is taught by its env.hindsight row, what a long and a short from there would have made; the env publishes
     them (train and backtest modes). False: closed trades teach alone."""
+    market_inputs: bool = False
+    """The network also reads the market its proposals are about (trend, RSI, ADX, momentum, VWAP distance, position
+    side: 8 more inputs), so it can trust a reader in one kind of market and not in another. A saved network
+    (model_path) must have been trained with the same setting."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -17,7 +17,7 @@ from actors.common.actions import HOLD, NO_ACTION, flat_mask
 from actors.common.decisions import FusedBatch
 from actors.fusion.config import FusionConfig
 from actors.fusion.network import (AccountContext, DecisionRecord, Experience, FusionLearner, fusion_input,
-                                   hindsight_lesson, label_decision)
+                                   hindsight_lesson, input_dim, label_decision)
 from actors.fusion.rules import Fused, fuse_llm_only, fuse_rl_only, fuse_rules, make_legal
 from actors.fusion.thoughts import Thought, ThoughtBook, UsableThought
 
@@ -83,9 +83,10 @@ class Fuser:
         rl_confidences = np.asarray(rl_confidences, dtype=np.float32)
         masks = np.asarray(masks, dtype=bool)
         thoughts = [self.thoughts.usable(env_ids[i], episode_ids[i], step) for i in range(n)]
+        with_market = self.config.market_inputs
         inputs = np.stack([fusion_input(int(rl_actions[i]), float(rl_confidences[i]), thoughts[i].action,
-                                        thoughts[i].confidence, contexts[i]) for i in range(n)]) \
-            if n else np.zeros((0, 20), dtype=np.float32)
+                                        thoughts[i].confidence, contexts[i], with_market) for i in range(n)]) \
+            if n else np.zeros((0, input_dim(with_market)), dtype=np.float32)
         fused = self._decide(rl_actions, rl_confidences, masks, thoughts, inputs)
         fused = [make_legal(f, masks[i], int(rl_actions[i])) for i, f in enumerate(fused)]
         for i, f in enumerate(fused if self.learns else ()):

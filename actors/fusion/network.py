@@ -3,7 +3,11 @@
 Input, 20 numbers per decision: RL action one-hot (6), RL confidence, LLM action one-hot
 (6, zeros without a usable thought), LLM confidence (decayed, 0 without one), agreement,
 volatility, recent win rate, consecutive losses, distance from the drawdown limit, time
-in position. Output: 6 action logits, an RL trust and an LLM trust (sigmoids).
+in position. With fusion.market_inputs, 8 more describe the market the advice is about:
+trend one-hot (up, down, sideways), RSI, ADX, 10-bar momentum in ATRs, distance to VWAP and
+the position's side. Without them the network can only trust a reader everywhere or
+nowhere; a reader right in falls and wrong in rises (an LLM that leans SELL) needs them.
+Output: 6 action logits, an RL trust and an LLM trust (sigmoids).
 
 Training is supervised from outcomes. A winning trade teaches "the executed action was
 right here"; a losing one teaches "the side that advised otherwise was right" (or HOLD
@@ -40,11 +44,18 @@ from actors.common.actions import BUY, HOLD, N_ACTIONS, NO_ACTION, SELL
 from actors.fusion.config import FusionConfig
 
 INPUT_DIM = 20
+"""The seed's inputs: the proposals and the account."""
+MARKET_INPUT_DIM = 8
+"""fusion.market_inputs: the market the proposals are about (``market_inputs``)."""
+TRENDS = ("up", "down", "sideways")
 MODEL_FILE_NAME = "fusion_network.pt"
 # Scales that bring the context figures to about [0, 1] (seed 000's choices).
 MAX_CONSECUTIVE_LOSSES_SCALE = 5.0
 MAX_BARS_IN_POSITION_SCALE = 100.0
 MAX_VOLATILITY_REGIME = 3.0
+MAX_MOMENTUM_ATRS = 3.0
+MAX_VWAP_DISTANCE_PCT = 1.0
+ADX_SCALE = 50.0
 
 
 class AccountContext(Protocol):
@@ -58,10 +69,41 @@ class AccountContext(Protocol):
     bars_in_position: int
 
 
+class MarketView(AccountContext, Protocol):
+    """What fusion.market_inputs read of the market context (bus MarketContext fits)."""
+
+    trend: str
+    rsi: float
+    adx: float
+    atr: float
+    momentum: float
+    vwap_distance_pct: float
+    position: int
+
+
+def input_dim(market_inputs: bool) -> int:
+    return INPUT_DIM + (MARKET_INPUT_DIM if market_inputs else 0)
+
+
+def market_inputs(context: MarketView) -> np.ndarray:
+    """The 8 market numbers, each in about [-1, 1]: trend one-hot, RSI about 50, ADX, momentum in ATRs, VWAP distance,
+    position side. Unknown trend words leave the one-hot at zero."""
+    row = np.zeros(MARKET_INPUT_DIM, dtype=np.float32)
+    if context.trend in TRENDS:
+        row[TRENDS.index(context.trend)] = 1.0
+    row[3] = np.clip((context.rsi - 50.0) / 50.0, -1.0, 1.0)
+    row[4] = np.clip(context.adx / ADX_SCALE, 0.0, 1.0)
+    momentum_atrs = context.momentum / context.atr if context.atr > 0 else 0.0
+    row[5] = np.clip(momentum_atrs, -MAX_MOMENTUM_ATRS, MAX_MOMENTUM_ATRS) / MAX_MOMENTUM_ATRS
+    row[6] = np.clip(context.vwap_distance_pct, -MAX_VWAP_DISTANCE_PCT, MAX_VWAP_DISTANCE_PCT) / MAX_VWAP_DISTANCE_PCT
+    row[7] = float(np.sign(context.position))
+    return np.nan_to_num(row, nan=0.0, posinf=0.0, neginf=0.0)
+
+
 def fusion_input(rl_action: int, rl_confidence: float, llm_action: int, llm_confidence: float,
-                 context: AccountContext) -> np.ndarray:
-    """The 20-number input of one decision (float32)."""
-    row = np.zeros(INPUT_DIM, dtype=np.float32)
+                 context: AccountContext, with_market: bool = False) -> np.ndarray:
+    """The input of one decision (float32): 20 numbers, 28 ``with_market`` (fusion.market_inputs)."""
+    row = np.zeros(input_dim(with_market), dtype=np.float32)
     row[rl_action] = 1.0
     row[6] = rl_confidence
     if llm_action != NO_ACTION:
@@ -74,14 +116,16 @@ def fusion_input(rl_action: int, rl_confidence: float, llm_action: int, llm_conf
     limit = context.trailing_limit
     row[18] = np.clip(context.drawdown_buffer / limit, 0.0, 1.0) if limit > 0 else 1.0
     row[19] = min(max(context.bars_in_position, 0) / MAX_BARS_IN_POSITION_SCALE, 1.0)
+    if with_market:
+        row[INPUT_DIM:] = market_inputs(context)
     return row
 
 
 class FusionNetwork(nn.Module):
-    def __init__(self, hidden_dims: tuple[int, ...], dropout: float) -> None:
+    def __init__(self, hidden_dims: tuple[int, ...], dropout: float, inputs: int = INPUT_DIM) -> None:
         super().__init__()
         layers: list[nn.Module] = []
-        width = INPUT_DIM
+        width = inputs
         for hidden in hidden_dims:
             layers += [nn.Linear(width, hidden), nn.ReLU(), nn.Dropout(dropout)]
             width = hidden
@@ -195,7 +239,8 @@ class FusionLearner:
     def __init__(self, config: FusionConfig) -> None:
         self.config = config
         torch.manual_seed(config.seed)
-        self._serving = FusionNetwork(config.hidden_dims, config.dropout).eval()
+        self.input_dim = input_dim(config.market_inputs)
+        self._serving = FusionNetwork(config.hidden_dims, config.dropout, self.input_dim).eval()
         self._training = copy.deepcopy(self._serving).train()
         self._optimizer = torch.optim.Adam(self._training.parameters(), lr=config.learning_rate)
         self._rng = np.random.default_rng(config.seed)
@@ -302,7 +347,7 @@ class FusionLearner:
     def save(self, directory: Path) -> Path:
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / MODEL_FILE_NAME
-        torch.save({"hidden_dims": list(self.config.hidden_dims), "state": self._serving.state_dict(),
+        torch.save({"hidden_dims": list(self.config.hidden_dims), "input_dim": self.input_dim, "state": self._serving.state_dict(),
                     "updates_done": self.updates_done, "experiences": len(self._buffer)}, path)
         return path
 
@@ -312,6 +357,10 @@ class FusionLearner:
         if tuple(saved["hidden_dims"]) != tuple(self.config.hidden_dims):
             raise ValueError(f"fusion.model_path: {path} has hidden_dims {saved['hidden_dims']}, "
                              f"config says {list(self.config.hidden_dims)}")
+        saved_inputs = int(saved.get("input_dim", INPUT_DIM))  # files from before fusion.market_inputs: 20
+        if saved_inputs != self.input_dim:
+            raise ValueError(f"fusion.model_path: {path} reads {saved_inputs} inputs, fusion.market_inputs = "
+                             f"{str(self.config.market_inputs).lower()} gives {self.input_dim}: set it as when the network was trained")
         self._serving.load_state_dict(saved["state"])
         self._training.load_state_dict(saved["state"])
         self.loaded = True

@@ -159,7 +159,19 @@ def test_bin_run_paper_lockstep_with_an_agent_paced_replay_has_a_thought_in_ever
     summary = json.loads((run_dir / "paper" / "summary.json").read_text())
     decisions = [json.loads(line) for line in (run_dir / "paper" / "decisions.jsonl").read_text().splitlines()]
     assert feed.returncode == 0 and runtime.returncode == 0, feed.stderr + output
-    assert summary["history_bars"] == WARMUP and summary["decisions"] == 6 and summary["bars_without_decision"] == 0
+    assert summary["history_bars"] == WARMUP and summary["decisions"] == 6 and summary["bars_without_decision"] == 0, \
+        _what_the_run_logged(run_dir, summary)
     assert decisions[0]["bar_start_ns"] == pd.Timestamp("2023-11-28 09:30", tz="America/New_York").value
     assert summary["thoughts_used"] >= 5 and summary["llm_staleness_max_bars"] == 1  # every decision after the first
     assert "thoughts_arrived" in output and "LLM: " in output
+
+
+def _what_the_run_logged(run_dir, summary: dict) -> str:
+    """For a failure: the summary, and the events the feed, env and risk logged (not their periodic stats)."""
+    lines = [f"summary: {summary}"]
+    for actor in ("feed", "env", "risk", "supervisor"):
+        path = run_dir / "logs" / f"{actor}.jsonl"
+        if path.is_file():
+            events = [line for line in path.read_text().splitlines() if '"event": "stats"' not in line]
+            lines += [f"--- {actor}", *events[-25:]]
+    return "\n".join(lines)

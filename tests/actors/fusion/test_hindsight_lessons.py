@@ -14,15 +14,13 @@ from actors.fusion.config import FusionConfig
 from actors.fusion.fuser import Fuser, network_choices
 from actors.fusion.network import INPUT_DIM, DecisionRecord, hindsight_lesson
 from actors.fusion.thoughts import Thought
+from tests.actors.fusion import trust_drill
 from tests.contexts import market_context
 
-FLAT = np.array([True, True, True, False, False, False])
-"""No position: HOLD, BUY and SELL are legal."""
+FLAT = trust_drill.FLAT
 IN_POSITION = np.array([True, False, True, False, True, False])
 PROPOSALS = np.array([True, False, True, False, False, False])
 """HOLD and SELL: what fusion can pick when RL holds and the LLM sells."""
-RIGHT_USD, WRONG_USD = 200.0, -250.0
-"""A side's hindsight P&L when the move goes its way or not (costs make a coin flip lose)."""
 
 
 def record(rl_action: int = HOLD, llm_action: int = SELL, mask=FLAT, executed: int = HOLD) -> DecisionRecord:
@@ -90,42 +88,13 @@ def test_with_hindsight_lessons_off_or_a_frozen_network_nothing_is_taught():
         assert fuser.learn_from_hindsight(0, 1, -300.0, 300.0) is None
 
 
-def play(fuser: Fuser, rng: np.random.Generator, steps: range, llm_right: float) -> dict[str, np.ndarray]:
-    """Flat steps: RL holds (confidence 0.7), the LLM names the side that pays with probability ``llm_right``.
-    Entries are closed the same step with the hindsight P&L of their side (their trade teaches them); holds are
-    taught by their hindsight row. Returns per step the P&L of the fused action, of RL's and of the LLM's."""
-    fused, llm = [], []
-    for step in steps:
-        winner = int(rng.choice([BUY, SELL]))
-        loser = SELL if winner == BUY else BUY
-        says = winner if rng.random() < llm_right else loser
-        value = {winner: RIGHT_USD, loser: WRONG_USD, HOLD: 0.0}
-        fuser.add_thought(Thought(0, 0, step - 1, f"q{step}", says, float(rng.uniform(0.6, 0.9))))
-        batch = fuser.fuse(step, [0], [0], np.array([HOLD]), np.array([0.7]), FLAT[None, :], [market_context()])
-        action = int(batch.actions[0])
-        fuser.record_executed([0], step, batch.actions)
-        if action == HOLD:
-            fuser.learn_from_hindsight(0, step, value[BUY], value[SELL])
-        else:
-            fuser.learn_from_outcome(0, [step], value[action])
-        if fuser.learner.update_due():
-            fuser.learner.update_now()
-        fused.append(value[action])
-        llm.append(value[says])
-    return {"fused": np.array(fused), "rl": np.zeros(len(fused)), "llm": np.array(llm)}
-
-
 def mean_and_half_width(values: np.ndarray) -> tuple[float, float]:
     return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(len(values)))
 
 
 def learned_then_tested(seed: int, llm_right: float) -> dict[str, np.ndarray]:
     """400 steps learning, then 400 others with the network frozen (out of sample)."""
-    rng = np.random.default_rng(seed)
-    fuser = Fuser(config())
-    play(fuser, rng, range(1, 401), llm_right)
-    assert fuser.learner.ready
-    return play(Fuser(config(learn=False), learner=fuser.learner), rng, range(1000, 1400), llm_right)
+    return trust_drill.learned_then_tested(config(), seed, trust_drill.even_reader(llm_right))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
