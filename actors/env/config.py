@@ -127,6 +127,10 @@ class EnvConfig(ConfigSection, kw_only=True):
     resend_obs_delay_ms: NonNegative = 100.0
     """A peer restarted (its heartbeat came from a new pid): the pending env.obs goes out again after this long
     (time for the new process's subscriptions to cross the broker) instead of waiting out verdict_deadline_ms."""
+    max_fusion_decision_wait_ms: NonNegative = 500.0
+    """Where the env reads fusion.decision (reports, lockstep figures): on direct lanes risk's verdict can come before
+    the fusion decision it was made from; the verdict is held this long for it, then executed anyway (counted as
+    fusion_decisions_missing). Through the broker the decision always comes first."""
     verdict_retry_ms: NonNegative = 1000.0
     """No risk.verdict this long after env.obs: the observation goes out once more (fusion, risk and policy answer a
     step once; a repeat gets the same answer), so a frame lost while the broker restarts costs a second; 0 = never."""

@@ -11,7 +11,7 @@ report (agreement, query rate, LLM confidence, trust).
 Where the env reads fusion.decision (a report that explains trades, lockstep's figures), a verdict
 that followed a fusion decision (not degraded) is executed only once that decision is in too: on
 direct lanes (bus.direct) risk's verdict can arrive before the fusion decision it was made from.
-It waits at most FUSION_DECISION_WAIT_SECS (then goes on without it, counted as
+It waits at most env.max_fusion_decision_wait_ms (then goes on without it, counted as
 ``fusion_decisions_missing``); through the broker the decision always comes first.
 
 A shell that ``explains`` (backtest) also keeps what the report explains in a DecisionBook
@@ -53,7 +53,6 @@ DECISION_LATENCY_WINDOW = 4096
 """Recent decisions behind the latency percentiles."""
 START_SETTLE_SECS = 0.2
 """Pause after every peer's first heartbeat so the last subscriptions have crossed the broker."""
-FUSION_DECISION_WAIT_SECS = 0.5
 """Longest wait of a verdict for the fusion.decision it follows (a few ms behind it on direct lanes; lost only with a frame)."""
 CHECKPOINT_DIR = "env_state"
 """Run sub-directory of the account checkpoints (actors/env/checkpoint.py), one file per env actor."""
@@ -267,7 +266,7 @@ class EnvLoop(Actor):
     def _hold_verdict(self, verdict: RiskVerdict) -> None:
         self.counters["verdicts_before_decision"] += 1
         self._held_verdict = verdict
-        self._held_verdict_timer = asyncio.get_running_loop().call_later(FUSION_DECISION_WAIT_SECS, self._fusion_decision_missing)
+        self._held_verdict_timer = asyncio.get_running_loop().call_later(self.config.env.max_fusion_decision_wait_ms / 1000.0, self._fusion_decision_missing)
 
     def _fusion_decision_missing(self) -> None:
         self._held_verdict_timer = None

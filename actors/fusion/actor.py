@@ -12,7 +12,7 @@ would have made with a long or a short (fusion.hindsight_lessons), and periodic 
 the worker thread (unless fusion.learn is false: a frozen network for backtests).
 
 An env.outcome whose last decision step's risk.verdict has not arrived yet (it may come after the outcome on
-direct lanes) waits for it, at most VERDICT_WAIT_SECS, so that the trade teaches what risk really executed.
+direct lanes) waits for it, at most fusion.max_verdict_wait_ms, so that the trade teaches what risk really executed.
 
 Observations and proposals are joined by step (actors/common/stepjoin.py); their batch
 shapes were checked where they were decoded (bus/messages.py). Thoughts the parser could
@@ -44,8 +44,6 @@ from runtime.logs import RateLimiter
 from runtime.settings import RuntimeSettings
 
 SAVE_DIR_NAME = "fusion"
-VERDICT_WAIT_SECS = 0.5
-"""Longest wait of an env.outcome for the risk.verdict of its last decision step (a few ms behind it on direct lanes)."""
 
 
 @dataclass(slots=True)
@@ -267,7 +265,7 @@ class FusionActor(Actor):
             self.counters["outcomes_before_verdict"] += 1
             self._outcomes_waiting.append(outcome)
             if self._outcome_timer is None:
-                self._outcome_timer = asyncio.get_running_loop().call_later(VERDICT_WAIT_SECS, self._verdict_wait_over)
+                self._outcome_timer = asyncio.get_running_loop().call_later(self.config.fusion.max_verdict_wait_ms / 1000.0, self._verdict_wait_over)
             return
         self._learn_from(outcome)
 
@@ -286,7 +284,7 @@ class FusionActor(Actor):
             self._learn_from(outcome)
 
     def _verdict_wait_over(self) -> None:
-        """VERDICT_WAIT_SECS passed: no verdict is coming for them (the env held at its deadline); learn as they are."""
+        """fusion.max_verdict_wait_ms passed: no verdict is coming for them (the env held at its deadline); learn as they are."""
         self._outcome_timer = None
         self.counters["outcomes_without_verdict"] += len(self._outcomes_waiting)
         self._learn_waiting_outcomes(up_to_step=None)

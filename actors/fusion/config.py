@@ -71,6 +71,10 @@ class FusionConfig(ConfigSection, kw_only=True):
     """With method = network and learn: a flat step that stayed flat (no trade will ever say whether holding was
     right) is taught by its env.hindsight row, what a long and a short from there would have made; the env publishes
     them (train and backtest modes). False: closed trades teach alone."""
+    max_verdict_wait_ms: NonNegative = 500.0
+    """With method = network and learn: an env.outcome whose last decision step's risk.verdict has not arrived yet
+    (direct lanes) waits this long for it, so the trade teaches what risk executed; then it teaches as it is
+    (counted as outcomes_without_verdict)."""
     market_inputs: bool = False
     """The network also reads the market its proposals are about (trend, RSI, ADX, momentum, VWAP distance, position
     side: 8 more inputs), so it can trust a reader in one kind of market and not in another. A saved network

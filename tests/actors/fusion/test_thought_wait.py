@@ -1,5 +1,7 @@
 """Fusion waits for a thought the observation names (EnvObs.thought_steps): on direct lanes it may come after."""
 
+import asyncio
+
 import msgspec
 import numpy as np
 
@@ -9,6 +11,7 @@ from runtime.testing import actor_harness
 from tests.actors.risk.bus_inputs import env_obs, proposal
 
 WAIT_LONG = {"fusion.max_thought_wait_ms": 60_000.0}
+NETWORK = {"fusion.method": "network", "fusion.hidden_dims": [16], "fusion.min_experiences": 1000, "fusion.explore_rate": 0.0}
 """Longer than any test: a step decided under it was released by a thought, not by the bound."""
 
 
@@ -89,8 +92,7 @@ async def test_an_env_restart_drops_the_waits_of_its_old_run():
 
 
 async def test_an_outcome_ahead_of_its_last_verdict_waits_for_it_so_the_trade_teaches_what_risk_executed():
-    network = {"fusion.method": "network", "fusion.hidden_dims": [16], "fusion.min_experiences": 1000, "fusion.explore_rate": 0.0}
-    async with actor_harness("fusion", network) as h:
+    async with actor_harness("fusion", {**NETWORK, "fusion.max_verdict_wait_ms": 60_000.0}) as h:
         await h.deliver(env_obs(1), proposal(1, [BUY, BUY]))
         assert (await h.recv(FusionDecision, where=lambda d: d.step == 1)).actions.tolist() == [BUY, BUY]
         await h.deliver(EnvOutcome(env_id=0, episode_id=0, trade_id=1, side=1, contracts=1, entry_ns=0, exit_ns=1, entry_price=1.0,
@@ -101,3 +103,18 @@ async def test_an_outcome_ahead_of_its_last_verdict_waits_for_it_so_the_trade_te
                                     degraded=[False, False]))
         [experience] = list(h.actor.fuser.learner._buffer)
     assert experience.target_action == BUY and h.actor.counters.get("outcomes_without_verdict", 0) == 0
+
+
+async def test_an_outcome_whose_verdict_never_comes_teaches_after_max_verdict_wait_ms_and_is_counted():
+    async with actor_harness("fusion", {**NETWORK, "fusion.max_verdict_wait_ms": 50.0}) as h:
+        await h.deliver(env_obs(1), proposal(1, [BUY, BUY]))
+        await h.recv(FusionDecision, where=lambda d: d.step == 1)
+        await h.deliver(EnvOutcome(env_id=0, episode_id=0, trade_id=1, side=1, contracts=1, entry_ns=0, exit_ns=1, entry_price=1.0,
+                                   exit_price=1.0, pnl_usd=-200.0, bars_held=1, exit_reason="signal", decision_steps=[1], llm_query_ids=[]))
+        for _ in range(200):  # the wait ends on the loop's timer: poll its effect, not the clock
+            if h.actor.counters.get("outcomes_without_verdict", 0):
+                break
+            await asyncio.sleep(0.05)
+        [experience] = list(h.actor.fuser.learner._buffer)
+    # Without risk's word the trade teaches as fusion decided: the losing BUY teaches HOLD.
+    assert h.actor.counters["outcomes_without_verdict"] == 1 and experience.target_action == HOLD
