@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from actors.common.actions import BUY, ENABLE_TRAIL, HOLD, NO_ACTION, SELL
-from actors.fusion.config import FusionConfig
 from actors.fusion.fuser import Fuser, network_choices
 from actors.fusion.network import INPUT_DIM, DecisionRecord, hindsight_lesson
 from actors.fusion.thoughts import Thought
@@ -27,10 +26,7 @@ def record(rl_action: int = HOLD, llm_action: int = SELL, mask=FLAT, executed: i
     return DecisionRecord(np.zeros(INPUT_DIM, np.float32), rl_action, llm_action, mask, executed)
 
 
-def config(**overrides) -> FusionConfig:
-    values = dict(method="network", hidden_dims=(32, 16), dropout=0.2, learning_rate=1e-3, batch_size=64,
-                  gradient_steps_per_update=20, min_experiences=48, update_every_experiences=32, explore_rate=0.0)
-    return FusionConfig(**{**values, **overrides})
+config = trust_drill.small_network
 
 
 def test_a_short_that_would_have_paid_teaches_the_llms_sell_and_trusts_the_llm():
@@ -88,10 +84,6 @@ def test_with_hindsight_lessons_off_or_a_frozen_network_nothing_is_taught():
         assert fuser.learn_from_hindsight(0, 1, -300.0, 300.0) is None
 
 
-def mean_and_half_width(values: np.ndarray) -> tuple[float, float]:
-    return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(len(values)))
-
-
 def learned_then_tested(seed: int, llm_right: float) -> dict[str, np.ndarray]:
     """400 steps learning, then 400 others with the network frozen (out of sample)."""
     return trust_drill.learned_then_tested(config(), seed, trust_drill.even_reader(llm_right))
@@ -100,7 +92,7 @@ def learned_then_tested(seed: int, llm_right: float) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_reader_right_three_times_in_four_reaches_the_trades_on_steps_never_learned_from(seed):
     test = learned_then_tested(seed, llm_right=0.75)
-    fused, half = mean_and_half_width(test["fused"])
+    fused, half = trust_drill.mean_and_half_width(test["fused"])
     ceiling = float(test["llm"].mean())
     # Floor: RL alone holds and makes 0. Ceiling: following the reader everywhere (+87.5 a step expected).
     assert fused - half > 0.0, f"fused {fused:+.1f} +- {half:.1f} a step is not above RL alone"

@@ -19,10 +19,7 @@ from tests.contexts import market_context
 
 
 def config(**overrides) -> FusionConfig:
-    values = dict(method="network", hidden_dims=(32, 16), dropout=0.2, learning_rate=1e-3, batch_size=64,
-                  gradient_steps_per_update=20, min_experiences=48, update_every_experiences=32, explore_rate=0.0,
-                  market_inputs=True)
-    return FusionConfig(**{**values, **overrides})
+    return trust_drill.small_network(**{"market_inputs": True, **overrides})
 
 
 def test_the_market_numbers_are_the_trend_one_hot_and_scaled_readings():
@@ -60,11 +57,10 @@ def followed_in(test: dict[str, np.ndarray], trend: str) -> float:
 def test_a_seller_right_in_falls_is_followed_in_falls_only_on_steps_never_learned_from(seed):
     test = trust_drill.learned_then_tested(config(), seed, trust_drill.seller(moves_with_trend=0.75))
     ceiling = float(np.mean(np.where(test["trend"] == "down", test["llm"], 0.0)))  # follow in falls, hold in rises
-    fused = test["fused"]
-    half = 1.96 * fused.std(ddof=1) / np.sqrt(len(fused))
+    fused, half = trust_drill.mean_and_half_width(test["fused"])
     assert followed_in(test, "down") >= 0.8 and followed_in(test, "up") <= 0.2
-    assert fused.mean() - half > 0.0, f"fused {fused.mean():+.1f} +- {half:.1f} a step is not above RL alone"
-    assert fused.mean() >= 0.7 * ceiling, f"fused {fused.mean():+.1f} a step, following in falls {ceiling:+.1f}"
+    assert fused - half > 0.0, f"fused {fused:+.1f} +- {half:.1f} a step is not above RL alone"
+    assert fused >= 0.7 * ceiling, f"fused {fused:+.1f} a step, following in falls {ceiling:+.1f}"
     assert test["llm"].mean() < 0  # the seller followed everywhere loses
 
 

@@ -95,6 +95,19 @@ def play(fuser: Fuser, rng: np.random.Generator, steps: range, reader: Reader) -
     return {"fused": np.array(fused), "rl": np.zeros(len(fused)), "llm": np.array(llm), "trend": np.array(trends)}
 
 
+def small_network(**overrides) -> FusionConfig:
+    """A small network that learns the drill in a few seconds: first update after 48 lessons, then every 32; no
+    exploring (RL never enters here)."""
+    values = dict(method="network", hidden_dims=(32, 16), dropout=0.2, learning_rate=1e-3, batch_size=64,
+                  gradient_steps_per_update=20, min_experiences=48, update_every_experiences=32, explore_rate=0.0)
+    return FusionConfig(**{**values, **overrides})
+
+
+def mean_and_half_width(values: np.ndarray) -> tuple[float, float]:
+    """The mean and its 95 % interval's half width (normal approximation)."""
+    return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(len(values)))
+
+
 def learned_then_tested(config: FusionConfig, seed: int, reader: Reader) -> dict[str, np.ndarray]:
     """LEARN_STEPS with ``config``, then TEST_STEPS with the same network frozen."""
     rng = np.random.default_rng(seed)
