@@ -28,6 +28,7 @@ from bus.client import AsyncBus
 from bus.messages import Done, Heartbeat, Message, Progress, Shutdown, Stats
 from runtime.hops import HopTimer, hops_enabled
 from runtime.logs import RateLimiter
+from runtime.placement import release_worker_thread
 from runtime.settings import RuntimeSettings
 
 T = TypeVar("T")
@@ -62,7 +63,8 @@ class Actor:
         self.counters: Counter[str] = Counter()
         self.__bus = bus
         self.__tasks: set[asyncio.Task] = set()
-        self.__worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-worker")
+        # A loop actor's worker thread (PPO and fusion updates) runs on every CPU, not only the loop's (runtime/placement.py).
+        self.__worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{name}-worker", initializer=release_worker_thread)
         self.__stopping = asyncio.Event()
         self.__stop_reason = ""
         self.__started_at = time.monotonic()
@@ -246,9 +248,9 @@ class Actor:
                 continue
             bus = self.__bus
             bus.publish_ns = 0
-            started = time.monotonic_ns()
+            started = time.thread_time_ns()
             self.__run_handler(msg)
-            timer.add(type(msg).TOPIC, "handler", time.monotonic_ns() - started - bus.publish_ns)
+            timer.add(type(msg).TOPIC, "handler", time.thread_time_ns() - started - bus.publish_ns)
 
     def __read_batch(self) -> int:
         """Read up to MAX_READ_BATCH queued frames into self.__read, in send-time order; the number of frames read."""
@@ -260,13 +262,13 @@ class Actor:
             if frames is None:
                 break
             count += 1
-            popped = time.monotonic_ns() if timer is not None else 0
+            popped, popped_cpu = (time.monotonic_ns(), time.thread_time_ns()) if timer is not None else (0, 0)
             decoded = bus.decode(frames)
             if decoded is not None and timer is not None:
                 topic = type(decoded.msg).TOPIC
                 validate = bus.decoder.last_validate_ns
                 timer.add(topic, "transit", popped - decoded.sent_ns)
-                timer.add(topic, "decode", time.monotonic_ns() - popped - validate)
+                timer.add(topic, "decode", time.thread_time_ns() - popped_cpu - validate)
                 timer.add(topic, "validate", validate)
             msg = self.__accept(decoded)
             if msg is not None:

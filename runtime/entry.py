@@ -60,6 +60,7 @@ def run_broker(run_dir: Path) -> int:
     rd = RunDir(run_dir)
     config = rd.load_settings(RuntimeSettings)
     log = configure_logging(log_file=rd.log_file("broker"), level=config.logging.level, actor="broker", run=rd.run_id)
+    _place("broker", config, log)
     socket_dir = Path(os.environ["TT_SOCKET_DIR"]) if config.bus.transport == "ipc" else None
     if os.environ.get(REBIND_ENV):  # a restarted broker binds the addresses its peers already connect to
         from bus.broker import BusAddresses
@@ -92,6 +93,15 @@ STANDBY_GO = b"go\n"
 """What the supervisor writes to a spare's stdin to make it the actor (runtime.spare_actors)."""
 
 
+def _place(process: str, config, log) -> None:
+    """runtime.cpu_placement: hold this process on its CPUs (runtime/placement.py) and log where."""
+    from runtime.placement import place_process
+
+    cpus = place_process(process, config.runtime.cpu_placement, config.runtime.llm_cpus)
+    if cpus is not None:
+        log.info("cpu_placed", cpus=sorted(cpus), placement=config.runtime.cpu_placement)
+
+
 def run_actor(run_dir: Path, name: str, standby: bool = False) -> int:
     """Run actor ``name``. ``standby``: a spare, started ahead so a restart skips the imports: import
     everything, then wait for ``STANDBY_GO`` on stdin (end of input: not needed, exit 0)."""
@@ -114,6 +124,7 @@ def run_actor(run_dir: Path, name: str, standby: bool = False) -> int:
         if sys.stdin.buffer.readline() != STANDBY_GO:
             return 0
         log.info("spare_activated", pid=os.getpid())
+    _place(short, config, log)  # before the bus: its zmq I/O thread inherits the placement
     addresses = BusAddresses.read(rd.path)  # after a standby: a restarted broker may have rewritten it
 
     async def main() -> int:

@@ -1,11 +1,15 @@
 """Where a message's time goes on the bus, per topic and stage (``TT_PROFILE=hops``, for ``bin/bench loop``).
 
-Each actor times its own side of every message, from the monotonic clock (one clock for all
-processes of a host) and the envelope's ``sent_ns``:
+Each actor times its own side of every message. ``transit`` is wall time, from the envelope's ``sent_ns``
+(the monotonic clock: one clock for all processes of a host); every other stage is the CPU time of the
+thread that ran it (``time.thread_time_ns``), so a switch to another process in the middle of a stage is
+not counted as that stage's cost. That matters when the loop shares one core (runtime.cpu_placement =
+split): a send call there often returns only after the receiver has run.
 
 - sender: ``encode`` (body and envelope to bytes), ``send`` (the PUB socket's send call);
 - receiver: ``transit`` (``sent_ns`` to the frame leaving the SUB socket: the envelope's encoding,
-  the send call, the broker when the sender has no direct lane, the receiver's wake-up, and any wait while it handled something else),
+  the send call, the broker when the sender has no direct lane, the receiver's wake-up, and any wait for a core
+  or while it handled something else),
   ``decode`` (msgpack into the typed struct, which checks every field's type), ``validate`` (the
   finite-number checks), ``handler`` (``on_message``, less the time of the messages it publishes).
 

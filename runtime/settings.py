@@ -115,6 +115,16 @@ class RuntimeConfig(ConfigSection, kw_only=True):
     """Actors (short names) that keep a spare process with their imports done, so a restart skips them."""
     shutdown_grace_secs: Secs = 5.0
     """After sys.shutdown, how long actors get to exit before SIGTERM (then as long again before SIGKILL)."""
+    cpu_placement: str = "split"
+    """split (Linux, 2+ CPUs): the decision loop's processes on every CPU but the last llm_cpus, the reasoner on those
+    (runtime/placement.py) | off: the scheduler places every process."""
+    llm_cpus: PositiveCount = 1
+    """split: how many CPUs (the last ones) the reasoner holds; give reasoner.n_threads at most this many."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.cpu_placement not in ("split", "off"):
+            raise ValueError(f"runtime.cpu_placement must be 'split' or 'off', got {self.cpu_placement!r}")
 
 
 class LoggingConfig(ConfigSection, kw_only=True):

@@ -56,6 +56,7 @@ class ReasonerActor(Actor):
         config = self.config.reasoner
         if config.process_nice:
             self._lower_priority(config.process_nice)
+        self._check_threads_fit(config.n_threads)
         self._wake = asyncio.Event()
         self._failures_in_a_row = 0
         engine = await self.in_worker(build_engine, config)
@@ -70,6 +71,14 @@ class ReasonerActor(Actor):
         )
         self._thinking = self.spawn(self._think_loop(), "think")
         self.spawn(self._stats_log_loop(), "reasoner_stats")
+
+    def _check_threads_fit(self, n_threads: int) -> None:
+        """Under runtime.cpu_placement = split the process holds runtime.llm_cpus CPUs: more llama.cpp threads than
+        that take turns on them, each thought slower than with fewer threads."""
+        held = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
+        if held and n_threads > held:
+            self.log.warning("threads_exceed_cpus", n_threads=n_threads, cpus=held,
+                             hint="raise runtime.llm_cpus, lower reasoner.n_threads, or set runtime.cpu_placement = 'off'")
 
     def _lower_priority(self, nice: int) -> None:
         """Let the decision loop win the CPU: raise this process's nice value and its autogroup's.

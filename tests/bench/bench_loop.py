@@ -8,9 +8,12 @@ Baseline: the same decision logic called in one process (policy propose -> fusio
 risk -> env step), no bus, no LLM. The difference of the p50 latencies is the per-decision
 overhead of the process split.
 
+Placement (``--placement``, both by default): each measurement with runtime.cpu_placement = split (the loop's
+processes on every CPU but the last, the reasoner on it: runtime/placement.py) and off (the scheduler places them).
+
 Per hop (``--hops``, on by default): a second run with ``TT_PROFILE=hops`` (runtime/hops.py), where
 every actor times its side of each message. The table gives, per message and receiver, the p50 µs of
-each stage: encode and send at the sender; transit + wake-up (the receiver's transit from the
+each stage (the thread's CPU time, except transit): encode and send at the sender; transit + wake-up (the receiver's transit from the
 envelope's send time to the frame leaving its socket, less the sender's send call: libzmq's I/O
 threads, the broker's forwarding when ``bus.direct`` is off, the receiver's wake-up, and any wait
 while it was busy with another message); decode
@@ -263,6 +266,17 @@ def dashboard_rows(n_envs_list: list[int], window_secs: float, repeats: int) -> 
     return rows
 
 
+def loop_rows(case: str, proj: dict, base: dict) -> list[tuple]:
+    overhead = proj["p50_us"] - base["p50_us"]
+    return [
+        (f"{case}: loop steps/s", f"{proj['steps_per_sec']:,.0f}", f"{base['steps_per_sec']:,.0f} one process", f"{proj['steps_per_sec'] / base['steps_per_sec']:.2f}x", ""),
+        (f"{case}: obs->verdict p50 us", f"{proj['p50_us']:.0f}", f"{base['p50_us']:.0f} one process", f"{proj['p50_us'] / base['p50_us']:.2f}x", "<= 1000"),
+        (f"{case}: obs->verdict p99 us", f"{proj['p99_us']:.0f}", f"{base['p99_us']:.0f} one process", f"{proj['p99_us'] / base['p99_us']:.2f}x", "<= 3000"),
+        (f"{case}: process-split overhead", f"{overhead:.0f} us/decision", "-", "-", "stated"),
+        (f"{case}: thoughts during run", f"{proj['thoughts']:.0f}", "-", "-", ""),
+    ]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bin/bench loop", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=2000, help="loop steps per measurement")
@@ -272,6 +286,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--window-secs", type=float, default=10.0, help="--dashboard: seconds each rate is measured over")
     parser.add_argument("--repeats", type=int, default=4, help="--dashboard: pairs of windows (without, with) in one running loop")
     parser.add_argument("--no-hops", dest="hops", action="store_false", help="leave out the per-hop run (TT_PROFILE=hops)")
+    parser.add_argument("--placement", nargs="+", choices=["split", "off"], default=["split", "off"],
+                        help="runtime.cpu_placement values to measure, each beside the same baseline (split: the loop's "
+                        "processes on their own CPUs, the reasoner on the last; off: the scheduler places them)")
     parser.add_argument("--no-reasoner", dest="reasoner", action="store_false",
                         help="leave the reasoner out (on a loaded machine its nice-19 start can miss runtime.startup_grace_secs)")
     lanes = parser.add_mutually_exclusive_group()
@@ -286,19 +303,15 @@ def main(argv: list[str] | None = None) -> None:
     rows, hop_tables = [], []
     for n_envs in args.n_envs:
         base = in_process_loop(args.steps, n_envs)
-        proj = project_loop(args.steps, n_envs, with_reasoner=args.reasoner)
-        if args.hops:
-            profiled = project_loop(args.steps, n_envs, with_reasoner=args.reasoner, hops=True)
-            hop_tables.append((f"{n_envs} env(s): where obs->verdict time goes, p50 us per stage (TT_PROFILE=hops run: obs->verdict p50 "
-                               f"{profiled['p50_us']:,.0f} us, p99 {profiled['p99_us']:,.0f} us)", *hop_rows(profiled["hops"], profiled["p50_us"], base["p50_us"])))
-        overhead = proj["p50_us"] - base["p50_us"]
-        rows += [
-            (f"{n_envs} env(s): loop steps/s", f"{proj['steps_per_sec']:,.0f}", f"{base['steps_per_sec']:,.0f} one process", f"{proj['steps_per_sec'] / base['steps_per_sec']:.2f}x", ""),
-            (f"{n_envs} env(s): obs->verdict p50 us", f"{proj['p50_us']:.0f}", f"{base['p50_us']:.0f} one process", f"{proj['p50_us'] / base['p50_us']:.2f}x", "<= 1000"),
-            (f"{n_envs} env(s): obs->verdict p99 us", f"{proj['p99_us']:.0f}", f"{base['p99_us']:.0f} one process", f"{proj['p99_us'] / base['p99_us']:.2f}x", ""),
-            (f"{n_envs} env(s): process-split overhead", f"{overhead:.0f} us/decision", "-", "-", "stated"),
-            (f"{n_envs} env(s): thoughts during run", f"{proj['thoughts']:.0f}", "-", "-", ""),
-        ]
+        for placement in args.placement:
+            EXTRA["runtime.cpu_placement"] = placement
+            case = f"{n_envs} env(s), {placement}"
+            proj = project_loop(args.steps, n_envs, with_reasoner=args.reasoner)
+            if args.hops:
+                profiled = project_loop(args.steps, n_envs, with_reasoner=args.reasoner, hops=True)
+                hop_tables.append((f"{case}: where obs->verdict time goes, p50 us per stage (TT_PROFILE=hops run: obs->verdict p50 "
+                                   f"{profiled['p50_us']:,.0f} us, p99 {profiled['p99_us']:,.0f} us)", *hop_rows(profiled["hops"], profiled["p50_us"], base["p50_us"])))
+            rows += loop_rows(case, proj, base)
     lanes = "through the broker" if args.broker else "direct lanes"
     print_table(f"decision loop: env + policy + fusion + risk, {'reasoner always on' if args.reasoner else 'no reasoner'} (frozen policy), {lanes}", rows)
     for title, hop_table, notes in hop_tables:

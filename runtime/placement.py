@@ -1,0 +1,68 @@
+"""Which CPUs an actor's process runs on (``runtime.cpu_placement``, Linux).
+
+On a small machine the decision loop and the LLM share the cores. Left to the scheduler, a
+message of the loop often wakes its receiver on the core the reasoner is computing on: the
+receiver waits for the preemption, and finds its caches cold from llama.cpp's weights. With
+``split`` the loop's processes (env, policy, fusion, risk, feed and the broker) run on every
+CPU but the last ``runtime.llm_cpus``, and the reasoner on those. On 2 cores the whole loop then
+shares one core: each hop hands over on a warm cache and the reasoner never takes its turn
+(``bin/bench loop``: obs -> verdict p99 about 5 ms -> 1.5 ms).
+
+Only the loop's event-loop threads (and the zmq I/O threads they start) are held: a loop actor's
+worker thread (PPO and fusion updates) runs anywhere, so training uses every core. Other actors
+(lora, dashboard, jobs) are never placed. Linux affinity is per thread and inherited by the
+threads a thread starts, so the process is placed before its bus exists.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from actors import ENV, FEED, FUSION, POLICY, REASONER, RISK
+
+LOOP_PROCESSES = frozenset({ENV, POLICY, FUSION, RISK, FEED, "broker"})
+"""The processes on the obs -> verdict path (and the feed's bar -> obs): held on the loop's CPUs."""
+LLM_PROCESSES = frozenset({REASONER})
+"""Held on the last runtime.llm_cpus CPUs, worker threads too (llama.cpp computes in the worker)."""
+PLACEMENTS = ("split", "off")
+
+_released_cpus: set[int] | None = None
+"""What a loop actor's worker thread gets back (the CPUs the process was allowed before placement)."""
+
+
+def cpu_split(available: Sequence[int], llm_cpus: int) -> tuple[set[int], set[int]] | None:
+    """(loop CPUs, LLM CPUs) from the CPUs this process may use: the last ``llm_cpus`` for the LLM, the rest for
+    the loop; None where that leaves the loop nothing (a single CPU, or llm_cpus >= the CPUs)."""
+    cpus = sorted(available)
+    if llm_cpus < 1 or len(cpus) <= llm_cpus:
+        return None
+    return set(cpus[:-llm_cpus]), set(cpus[-llm_cpus:])
+
+
+def place_process(process: str, placement: str, llm_cpus: int) -> set[int] | None:
+    """Hold the calling thread (and the threads it starts later) on this process's CPUs under ``placement``.
+    Returns the CPUs, or None where the process is not placed (off, another actor, one CPU, not Linux)."""
+    global _released_cpus
+    if placement == "off" or not hasattr(os, "sched_setaffinity"):
+        return None
+    available = os.sched_getaffinity(0)
+    split = cpu_split(sorted(available), llm_cpus)
+    if split is None:
+        return None
+    loop_cpus, llm_cpus_set = split
+    if process in LOOP_PROCESSES:
+        chosen = loop_cpus
+        _released_cpus = set(available)
+    elif process in LLM_PROCESSES:
+        chosen = llm_cpus_set
+    else:
+        return None
+    os.sched_setaffinity(0, chosen)
+    return chosen
+
+
+def release_worker_thread() -> None:
+    """A loop actor's worker thread runs on every CPU the process had (the ThreadPoolExecutor's initializer)."""
+    if _released_cpus is not None:
+        os.sched_setaffinity(0, _released_cpus)
