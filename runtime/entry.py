@@ -97,7 +97,10 @@ def _place(process: str, config, log) -> None:
     """runtime.cpu_placement: hold this process on its CPUs (runtime/placement.py) and log where."""
     from runtime.placement import place_process
 
-    cpus = place_process(process, config.runtime.cpu_placement, config.runtime.llm_cpus)
+    from actors import REASONER
+
+    run_has_llm = REASONER in {actor_log_name(spec) for spec in config.runtime.actors}
+    cpus = place_process(process, config.runtime.cpu_placement, config.runtime.llm_cpus, run_has_llm)
     if cpus is not None:
         log.info("cpu_placed", cpus=sorted(cpus), placement=config.runtime.cpu_placement)
 

@@ -3,10 +3,12 @@
 On a small machine the decision loop and the LLM share the cores. Left to the scheduler, a
 message of the loop often wakes its receiver on the core the reasoner is computing on: the
 receiver waits for the preemption, and finds its caches cold from llama.cpp's weights. With
-``split`` the loop's processes (env, policy, fusion, risk, feed and the broker) run on every
-CPU but the last ``runtime.llm_cpus``, and the reasoner on those. On 2 cores the whole loop then
+``split`` (in a run with a reasoner) the loop's processes (env, policy, fusion, risk, feed and the
+broker) run on every CPU but the last ``runtime.llm_cpus``, and the reasoner on those. On 2 cores the whole loop then
 shares one core: each hop hands over on a warm cache and the reasoner never takes its turn
-(``bin/bench loop``: obs -> verdict p99 about 5 ms -> 1.5 ms).
+(``bin/bench loop``: obs -> verdict p99 about 5 ms -> 1.5 ms). The price is throughput at full speed: the
+fan-out work (fusion and risk reading each observation) no longer runs beside the critical path, so a
+full-speed backtest with the reasoner steps about 14% slower on 2 cores.
 
 Only the loop's event-loop threads (and the zmq I/O threads they start) are held: a loop actor's
 worker thread (PPO and fusion updates) runs anywhere, so training uses every core. Other actors
@@ -40,11 +42,13 @@ def cpu_split(available: Sequence[int], llm_cpus: int) -> tuple[set[int], set[in
     return set(cpus[:-llm_cpus]), set(cpus[-llm_cpus:])
 
 
-def place_process(process: str, placement: str, llm_cpus: int) -> set[int] | None:
+def place_process(process: str, placement: str, llm_cpus: int, run_has_llm: bool = True) -> set[int] | None:
     """Hold the calling thread (and the threads it starts later) on this process's CPUs under ``placement``.
-    Returns the CPUs, or None where the process is not placed (off, another actor, one CPU, not Linux)."""
+    Returns the CPUs, or None where the process is not placed (off, no reasoner in the run, another actor, one CPU,
+    not Linux). Without a reasoner there is nothing to keep the loop from: it gets every CPU (a full-speed training
+    run's fan-out work then runs beside the critical path)."""
     global _released_cpus
-    if placement == "off" or not hasattr(os, "sched_setaffinity"):
+    if placement == "off" or not run_has_llm or not hasattr(os, "sched_setaffinity"):
         return None
     available = os.sched_getaffinity(0)
     split = cpu_split(sorted(available), llm_cpus)

@@ -75,6 +75,7 @@ def test_the_reasoner_holds_the_last_cpu_and_others_are_not_placed(restore_relea
     assert _in_thread(lambda: (place_process("reasoner", "split", 1), os.sched_getaffinity(0))) == ({CPUS[-1]}, {CPUS[-1]})
     assert _in_thread(lambda: (place_process("lora", "split", 1), os.sched_getaffinity(0))) == (None, set(CPUS))
     assert _in_thread(lambda: (place_process("env", "off", 1), os.sched_getaffinity(0))) == (None, set(CPUS))
+    assert _in_thread(lambda: (place_process("env", "split", 1, run_has_llm=False), os.sched_getaffinity(0))) == (None, set(CPUS))
 
 
 def _allowed_cpus(run_dir: Path, actor: str) -> set[int]:
@@ -105,3 +106,12 @@ def test_running_actors_are_placed_as_configured(setting):
     else:
         assert risk == reasoner == set(CPUS)
         assert _placed_events(run_dir, "risk") == _placed_events(run_dir, "reasoner") == []
+
+
+@needs_two_cpus
+def test_without_a_reasoner_the_loop_keeps_every_cpu():
+    with running_actors(["risk"], {"runtime.cpu_placement": "split"}, keep_run_dir=True) as rt:
+        risk = _allowed_cpus(rt.run_dir, "risk")
+        run_dir = rt.run_dir
+    assert risk == set(CPUS)
+    assert _placed_events(run_dir, "risk") == []
