@@ -8,8 +8,10 @@ attached to a running runtime by ``bin/feed``.
 A replay with a start first publishes the bars before it that the env's warm-up needs, at once and flagged
 ``history`` (actors/feed/sources.py); ``max_bars`` counts the bars played from the start, not the history.
 With ``feed.pace = "agent"`` (``bin/feed --speed agent``) a played bar goes out only once the runtime has decided
-on the previous one (a risk.verdict arrived), or after ``agent_wait_secs`` (counted ``agent_timeouts``); the
-bars the env needs to warm up are not waited for (no decision comes for them).
+on the previous one (a risk.verdict for a step not seen before arrived), or after ``agent_wait_secs`` (counted
+``agent_timeouts``); the bars the env needs to warm up are not waited for (no decision comes for them). A verdict
+for the step just counted is the answer to a re-sent observation (risk answers a step again, the env ignores it):
+it is counted ``repeated_verdicts``, never taken for the decision on the next bar.
 
 sys.stats: counters bars_published, history_bars, agent_timeouts, duplicates, late, bad, gaps, gap_bars, reconnects, ...;
 gauges bars_per_sec, lag_ms_p50 and lag_ms_max (wall clock from the moment a bar was due, its
@@ -82,6 +84,8 @@ class FeedActor(Actor):
         if self.agent_paced:
             self.subscriptions = (RiskVerdict,)
         self.verdicts = 0
+        self._counted_step: int | None = None
+        """The step of the last verdict counted as a decision."""
         self._verdict_arrived = asyncio.Event()
         self.played = 0
         """Bars published from the replay's start (or from the first, without one): what max_bars counts."""
@@ -141,6 +145,11 @@ class FeedActor(Actor):
 
     async def on_message(self, msg) -> None:
         if isinstance(msg, RiskVerdict):
+            if msg.step == self._counted_step:
+                # The env re-sent an observation whose verdict was on its way (verdict_retry_ms): risk answered it twice.
+                self.counters["repeated_verdicts"] += 1
+                return
+            self._counted_step = msg.step
             self.verdicts += 1
             self._verdict_arrived.set()
 

@@ -86,3 +86,24 @@ def test_bin_feed_speed_agent_sets_the_agent_pace_and_a_number_the_replay_speed(
 
     assert agent["feed.pace"] == "agent" and agent["feed.warmup_bars"] == 120 and "feed.replay_speed" not in agent
     assert fast["feed.replay_speed"] == 60.0 and "feed.pace" not in fast
+
+
+async def test_agent_speed_takes_a_repeated_verdict_for_what_it_is_not_the_decision_on_the_next_bar(tmp_path):
+    """The env re-sends an observation whose verdict is on its way (env.verdict_retry_ms); risk answers the step again.
+    Counted as the next bar's decision, it would let the feed run one bar ahead and end before the last bar's decision."""
+    write_vendor_csv(tmp_path / "nq.csv")
+    async with actor_harness("feed", replay(tmp_path / "nq.csv", **{"feed.pace": "agent", "feed.max_bars": 3})) as h:
+        await h.recv(Bar, where=lambda b: not b.history)
+        await h.deliver(verdict(0))
+        second = await h.recv(Bar, where=lambda b: not b.history)
+        await h.deliver(verdict(0))  # the repeated answer
+        await asyncio.sleep(0.3)  # room for a wrong early bar
+        early = [b for b in h.messages(Bar) if not b.history and b.start_ns > second.start_ns]
+        await h.deliver(verdict(1))
+        third = await h.recv(Bar, where=lambda b: not b.history and b.start_ns > second.start_ns)
+        await h.deliver(verdict(2))
+        done = await h.recv(Done)
+        stats = h.actor.counters
+
+    assert early == [] and third.start_ns == second.start_ns + 60 * 10**9
+    assert done.summary["bars"] == 3 and done.summary["agent_timeouts"] == 0 and stats["repeated_verdicts"] == 1
