@@ -103,14 +103,14 @@ def _wait_for_loop(client, timeout_secs: float = 300.0) -> None:
         seen.add(client.recv(Heartbeat, timeout_secs=max(deadline - time.monotonic(), 0.1)).actor)
 
 
-def paper_lag(n_bars: int, pace_secs: float, warmup: int = 30) -> tuple[list[int], float]:
+def paper_lag(n_bars: int, pace_secs: float, warmup: int = 30, placement: str = "split") -> tuple[list[int], float]:
     """ns from publishing each closed bar to receiving the risk.verdict for it; and the share of decisions with a thought."""
     from bus.broker import BusAddresses
     from bus.client import SyncBus
     from bus.messages import Bar, FusionDecision, Heartbeat, RiskVerdict
 
     run_dir = Path(tempfile.mkdtemp(prefix="bench-paper-")) / "run"
-    overrides = [arg for setting in PAPER_LAG_SETTINGS for arg in ("--set", setting)]
+    overrides = [arg for setting in (*PAPER_LAG_SETTINGS, f"runtime.cpu_placement={placement}") for arg in ("--set", setting)]
     runtime = subprocess.Popen([str(ROOT / "bin" / "run"), "paper", "--run-dir", str(run_dir), "--quiet", *overrides],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     lags: list[int] = []
@@ -146,17 +146,20 @@ def paper_lag(n_bars: int, pace_secs: float, warmup: int = 30) -> tuple[list[int
     return lags, with_thought / max(len(lags), 1)
 
 
-def lag_rows(n_bars: int, pace_secs: float) -> list[tuple[str, str, str, str, str]]:
+def lag_rows(n_bars: int, pace_secs: float, placements: list[str]) -> list[tuple[str, str, str, str, str]]:
     from tests.bench.bench_bus import pingpong_raw
 
-    lags, thought_share = paper_lag(n_bars, pace_secs)
-    p50, p99 = percentiles_us(lags)
     base50, base99 = percentiles_us(pingpong_raw(2000, 200))
-    return [
-        ("paper: md.bar published -> risk.verdict, p50 ms", f"{p50 / 1e3:.2f}", f"{base50 / 1e3:.3f}", f"{base50 / p50:.3f}", "-"),
-        ("paper: md.bar published -> risk.verdict, p99 ms", f"{p99 / 1e3:.2f}", f"{base99 / 1e3:.3f}", f"{base99 / p99:.3f}", "< 50"),
-        (f"paper: decisions with a thought ({len(lags)} bars, {pace_secs:g} s apart)", f"{thought_share:.0%}", "-", "-", "-"),
-    ]
+    rows = []
+    for placement in placements:
+        lags, thought_share = paper_lag(n_bars, pace_secs, placement=placement)
+        p50, p99 = percentiles_us(lags)
+        rows += [
+            (f"paper, {placement}: md.bar published -> risk.verdict, p50 ms", f"{p50 / 1e3:.2f}", f"{base50 / 1e3:.3f}", f"{base50 / p50:.3f}", "-"),
+            (f"paper, {placement}: md.bar published -> risk.verdict, p99 ms", f"{p99 / 1e3:.2f}", f"{base99 / 1e3:.3f}", f"{base99 / p99:.3f}", "< 50"),
+            (f"paper, {placement}: decisions with a thought ({len(lags)} bars, {pace_secs:g} s apart)", f"{thought_share:.0%}", "-", "-", "-"),
+        ]
+    return rows
 
 
 def feature_rows(n_bars: int, window_bars: int = 600) -> list[tuple[str, str, str, str, str]]:
@@ -207,6 +210,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--feature-bars", type=int, default=500, help="bars timed in part 3, features per bar (0 skips it; default 500)")
     parser.add_argument("--lag-bars", type=int, default=120, help="bars timed in part 4, paper-mode lag (0 skips it; default 120)")
     parser.add_argument("--lag-pace-secs", type=float, default=0.5, help="seconds between the bars of part 4 (default 0.5)")
+    parser.add_argument("--placement", nargs="+", choices=["split", "off"], default=["split", "off"],
+                        help="part 4: runtime.cpu_placement values to measure (default both)")
     args = parser.parse_args(argv)
 
     trades = seeded_trades(args.trades)
@@ -231,7 +236,7 @@ def main(argv: list[str] | None = None) -> None:
                     "ratio = baseline / project)", feature_rows(args.feature_bars))
     if args.lag_bars:
         print_table("Paper-mode lag with the reasoner running (baseline: raw pyzmq ping-pong through a broker; ratio = baseline / project)",
-                    lag_rows(args.lag_bars, args.lag_pace_secs))
+                    lag_rows(args.lag_bars, args.lag_pace_secs, args.placement))
 
 
 if __name__ == "__main__":
