@@ -392,9 +392,19 @@ class Actor:
         self.log.info("actor_started", pid=os.getpid(), subscriptions=[m.TOPIC for m in self.subscriptions])
         self.spawn(self._stats_loop(), "stats")
         await self.__stopping.wait()
+        try:
+            await asyncio.wait_for(self.finish_in_flight(), timeout=STOP_TIMEOUT_SECS)
+        except asyncio.TimeoutError:
+            self.log.warning("finish_in_flight_timeout", secs=STOP_TIMEOUT_SECS)
+        except Exception as exc:  # noqa: BLE001
+            self.log.error("finish_in_flight_failed", exc_info=exc)
         self.__update_reader()  # stopping: no more reading
         await self._stop()
         return self.__exit_code
+
+    async def finish_in_flight(self) -> None:
+        """A stop was requested and messages are still read: an actor may wait here (bounded) for an answer already on
+        its way, e.g. the paper env for the verdict on its last bar. Default: nothing."""
 
     async def _stop(self) -> None:
         self.log.info("actor_stopping", reason=self.__stop_reason)

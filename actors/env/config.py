@@ -131,6 +131,11 @@ class EnvConfig(ConfigSection, kw_only=True):
     """Where the env reads fusion.decision (reports, lockstep figures): on direct lanes risk's verdict can come before
     the fusion decision it was made from; the verdict is held this long for it, then executed anyway (counted as
     fusion_decisions_missing). Through the broker the decision always comes first."""
+    max_late_verdict_wait_ms: NonNegative = 500.0
+    """Paper: a bar that comes while the previous bar's risk.verdict is still out waits this long for it before it is
+    played (counted bars_waited_for_verdict, verdict_waits_expired), and a stop waits as long for a verdict on its way.
+    On direct lanes the verdict can arrive after a bar sent later: an agent-paced feed sends the next bar as soon as
+    it has read the verdict itself. 0 = play every bar at once."""
     verdict_retry_ms: NonNegative = 1000.0
     """No risk.verdict this long after env.obs: the observation goes out once more (fusion, risk and policy answer a
     step once; a repeat gets the same answer), so a frame lost while the broker restarts costs a second; 0 = never."""

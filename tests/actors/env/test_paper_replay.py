@@ -6,6 +6,7 @@ thought accounting (ThoughtTally, unused_thoughts_cause) alone.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import numpy as np
@@ -106,6 +107,60 @@ async def test_a_reasoner_slower_than_the_bars_counts_stale_thoughts_and_the_sum
     assert summary["thought_age_min_bars"] == 11 == summary["thought_age_max_bars"] and summary["thought_age_mean_secs"] > 0
     cause = summary["thoughts_unused_cause"]
     assert "19 thoughts arrived" in cause and "11 bars old (max_staleness_steps = 10)" in cause and "--speed agent" in cause
+
+
+async def test_a_bar_that_comes_before_the_verdict_on_the_previous_one_waits_for_it(tmp_path):
+    """Direct lanes: an agent-paced feed reads risk's verdict and sends the next bar, which can reach the env before
+    that same verdict does. Played at once, the bar would drop the decision (bars_without_decision)."""
+    bars = session_bars(WARMUP + 2)
+    async with actor_harness("env", {**PAPER, "env.max_late_verdict_wait_ms": 60_000.0}, run_dir=tmp_path) as h:
+        await h.deliver(*[as_history(bar) for bar in bars[:WARMUP]], bars[WARMUP])
+        await h.recv(EnvObs)
+        await h.deliver(bars[WARMUP + 1])  # before the verdict on step 0
+        assert len(h.messages(EnvObs)) == 1
+
+        await h.deliver(verdict(0))
+        second = await h.recv(EnvObs)
+        await h.deliver(verdict(1))  # nothing left on its way: the stop does not wait
+        counters = dict(h.actor.counters)
+        await h.stop()
+
+    summary = json.loads((tmp_path / "paper" / "summary.json").read_text())
+    decisions = [json.loads(line) for line in (tmp_path / "paper" / "decisions.jsonl").read_text().splitlines()]
+    assert second.step == 1 and [d["step"] for d in decisions] == [0, 1]
+    assert summary["bars_without_decision"] == 0 and counters["bars_waited_for_verdict"] == 1
+    assert counters.get("verdict_waits_expired", 0) == 0
+
+
+async def test_a_verdict_that_never_comes_lets_the_waiting_bar_play_after_the_wait(tmp_path):
+    bars = session_bars(WARMUP + 2)
+    async with actor_harness("env", {**PAPER, "env.max_late_verdict_wait_ms": 200.0}, run_dir=tmp_path) as h:
+        await h.deliver(*[as_history(bar) for bar in bars[:WARMUP]], bars[WARMUP])
+        await h.recv(EnvObs)
+        await h.deliver(bars[WARMUP + 1])
+        second = await h.recv(EnvObs)  # after the wait
+        counters = dict(h.actor.counters)
+        await h.stop()
+
+    summary = json.loads((tmp_path / "paper" / "summary.json").read_text())
+    assert second.step == 1 and summary["bars_without_decision"] == 1 and counters["verdict_waits_expired"] == 1
+
+
+async def test_a_stop_waits_for_the_verdict_on_the_last_bar(tmp_path):
+    """bin/run paper --until-feed-done stops when the feed has read the verdict on its last bar; the env may not have."""
+    bars = session_bars(WARMUP + 1)
+    async with actor_harness("env", {**PAPER, "env.max_late_verdict_wait_ms": 60_000.0}, run_dir=tmp_path) as h:
+        await h.deliver(*[as_history(bar) for bar in bars[:WARMUP]], bars[WARMUP])
+        await h.recv(EnvObs)
+        h.actor.request_stop("done:feed")
+        stopping = asyncio.ensure_future(h.stop())
+        await asyncio.sleep(0.3)
+        still_waiting = not stopping.done()
+        await h.deliver(verdict(0))
+        assert await asyncio.wait_for(stopping, 30) == 0
+
+    decisions = [json.loads(line) for line in (tmp_path / "paper" / "decisions.jsonl").read_text().splitlines()]
+    assert still_waiting and [d["step"] for d in decisions] == [0]
 
 
 def test_the_cause_names_the_bar_interval_and_the_thought_time_when_both_were_measured():
