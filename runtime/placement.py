@@ -62,11 +62,18 @@ def place_process(process: str, placement: str, llm_cpus: int, run_has_llm: bool
         chosen = llm_cpus_set
     else:
         return None
-    os.sched_setaffinity(0, chosen)
+    try:
+        os.sched_setaffinity(0, chosen)
+    except OSError:  # a sandbox that forbids it: the process runs where the scheduler puts it
+        _released_cpus = None
+        return None
     return chosen
 
 
 def release_worker_thread() -> None:
     """A loop actor's worker thread runs on every CPU the process had (the ThreadPoolExecutor's initializer)."""
     if _released_cpus is not None:
-        os.sched_setaffinity(0, _released_cpus)
+        try:
+            os.sched_setaffinity(0, _released_cpus)
+        except OSError:
+            pass

@@ -115,3 +115,13 @@ def test_without_a_reasoner_the_loop_keeps_every_cpu():
         run_dir = rt.run_dir
     assert risk == set(CPUS)
     assert _placed_events(run_dir, "risk") == []
+
+
+@needs_two_cpus
+def test_a_sandbox_that_forbids_placement_leaves_the_process_where_it_is(monkeypatch, restore_released):
+    def forbidden(pid, cpus):
+        raise PermissionError("operation not permitted")
+
+    monkeypatch.setattr(os, "sched_setaffinity", forbidden)
+    assert place_process("env", "split", 1) is None and placement._released_cpus is None
+    release_worker_thread()  # nothing to give back, and no error
