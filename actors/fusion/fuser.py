@@ -84,9 +84,10 @@ class Fuser:
         masks = np.asarray(masks, dtype=bool)
         thoughts = [self.thoughts.usable(env_ids[i], episode_ids[i], step) for i in range(n)]
         with_market = self.config.market_inputs
+        # Only the network reads (and learns from) the inputs: the rules skip building them, a hot-path cost per step.
         inputs = np.stack([fusion_input(int(rl_actions[i]), float(rl_confidences[i]), thoughts[i].action,
                                         thoughts[i].confidence, contexts[i], with_market) for i in range(n)]) \
-            if n else np.zeros((0, input_dim(with_market)), dtype=np.float32)
+            if n and self.learner is not None else np.zeros((0, input_dim(with_market)), dtype=np.float32)
         fused = self._decide(rl_actions, rl_confidences, masks, thoughts, inputs)
         fused = [make_legal(f, masks[i], int(rl_actions[i])) for i, f in enumerate(fused)]
         for i, f in enumerate(fused if self.learns else ()):
