@@ -22,7 +22,10 @@ Plain Python, no bus: the actor calls ``begin`` after each step, ``record`` per 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -105,6 +108,59 @@ class ThoughtGate:
             "thought_wait_secs": self.waited_secs,
             "thought_wait_share": self.waited_secs / wall_secs if wall_secs > 0 else 0.0,
         }
+
+
+class LateVerdictWait:
+    """Paper, direct lanes: bars that come while the previous bar's risk.verdict is still out wait for it.
+
+    An agent-paced feed reads the verdict on bar N and sends bar N+1 at once; on direct lanes that bar can reach the
+    env before the verdict does, and played at once it would drop the decision. Waiting bars are played in order once
+    the verdict is taken (``taken``) or after ``wait_secs`` (counted verdict_waits_expired). A stop waits as long for
+    a verdict on its way (``before_stop``; the feed is done once it has read the verdict on its last bar)."""
+
+    def __init__(self, wait_secs: float, play: Callable[[Any], None], counters: Counter) -> None:
+        self.wait_secs = wait_secs
+        self._play = play
+        self._counters = counters
+        self._bars: deque = deque()
+        self._timer: asyncio.TimerHandle | None = None
+        self._taken = asyncio.Event()
+
+    def hold(self, bar: Any, verdict_out: bool) -> bool:
+        """True when ``bar`` waits: a verdict is out, or earlier bars wait."""
+        if not self._bars and not (verdict_out and self.wait_secs > 0):
+            return False
+        self._bars.append(bar)
+        self._counters["bars_waited_for_verdict"] += 1
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.wait_secs, self._expired)
+        return True
+
+    def taken(self) -> None:
+        """The verdict that was out is in: the waiting bars are played."""
+        self._taken.set()
+        self._release()
+
+    async def before_stop(self, verdict_out: bool) -> None:
+        if verdict_out and self.wait_secs > 0:
+            self._taken.clear()
+            try:
+                await asyncio.wait_for(self._taken.wait(), self.wait_secs)
+            except asyncio.TimeoutError:
+                self._counters["stop_without_last_verdict"] += 1
+        self._release()
+
+    def _expired(self) -> None:
+        self._timer = None
+        self._counters["verdict_waits_expired"] += 1
+        self._release()
+
+    def _release(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        while self._bars:
+            self._play(self._bars.popleft())
 
 
 class LagStats:

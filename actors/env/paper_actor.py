@@ -45,7 +45,7 @@ from actors.env.decision_book import DecisionBook, backtest_report
 from actors.env.explain import VerdictRow
 from actors.env.live import PaperSession, SilenceWatch
 from actors.env.paper_recorder import PaperRecorder, trade_row
-from actors.env.pacing import ThoughtGate, ThoughtTally, unused_thoughts_cause
+from actors.env.pacing import LateVerdictWait, ThoughtGate, ThoughtTally, unused_thoughts_cause
 from actors.env.report import ReportInput, ReportTrade
 from actors.env.settings import EnvSettings
 from bus.messages import Bar, EnvObs, EnvOutcome, FusionDecision, LlmThought, MarketContext, RiskVerdict
@@ -112,11 +112,7 @@ class PaperEnvActor(Actor):
         self._played_at: list[float] = []
         """When the first and the newest played bar arrived; with _played, the mean wall-clock bar interval."""
         self._played = 0
-        self._late_verdict_secs = cfg.max_late_verdict_wait_ms / 1000.0
-        self._waiting_bars: deque[Bar] = deque()
-        """Bars that came while the previous bar's verdict was still out: played once it is in, or after the wait."""
-        self._bar_wait_timer: asyncio.TimerHandle | None = None
-        self._verdict_taken = asyncio.Event()
+        self.verdict_wait = LateVerdictWait(cfg.max_late_verdict_wait_ms / 1000.0, self._play_bar, self.counters)
         self.log.info("env_ready", mode="paper", lag_steps=cfg.thought_lag_steps, history_bars=self.session.counters["history_bars"], warmup_bars=cfg.paper_warmup_bars,
                       instrument=self.session.instrument.symbol, account=self.config.account.name, out_dir=str(self.out_dir))
         self.spawn(self._watch_silence(), "feed_silence")
@@ -129,8 +125,8 @@ class PaperEnvActor(Actor):
                 self._on_bar(msg)
             case RiskVerdict():
                 self._on_paper_verdict(msg)
-                if self._waiting_bars and self._awaiting_step < 0:
-                    self._play_waiting_bars(expired=False)
+                if self._awaiting_step < 0:
+                    self.verdict_wait.taken()
             case FusionDecision():
                 self._on_fusion(msg)
             case LlmThought():
@@ -163,35 +159,11 @@ class PaperEnvActor(Actor):
             self._explain()
 
     def _on_bar(self, msg: Bar) -> None:
-        if self._waiting_bars or (self._awaiting_step >= 0 and self._late_verdict_secs > 0):
-            # Direct lanes: the verdict on the previous bar can come after this bar, sent later (an agent-paced feed
-            # sends it as soon as it has read that verdict). Played now, the bar would drop that decision.
-            self._waiting_bars.append(msg)
-            self.counters["bars_waited_for_verdict"] += 1
-            if self._bar_wait_timer is None:
-                self._bar_wait_timer = asyncio.get_running_loop().call_later(self._late_verdict_secs, self._play_waiting_bars, True)
-            return
-        self._play_bar(msg)
-
-    def _play_waiting_bars(self, expired: bool) -> None:
-        if self._bar_wait_timer is not None:
-            self._bar_wait_timer.cancel()
-            self._bar_wait_timer = None
-        if expired:
-            self.counters["verdict_waits_expired"] += 1
-        while self._waiting_bars:
-            self._play_bar(self._waiting_bars.popleft())
+        if not self.verdict_wait.hold(msg, verdict_out=self._awaiting_step >= 0):
+            self._play_bar(msg)
 
     async def finish_in_flight(self) -> None:
-        """At a stop (an agent-paced feed is done once it has read the verdict on its last bar): that verdict may still
-        be on its way here; wait for it, bounded, then play any bar that waited for it."""
-        if self._awaiting_step >= 0 and self._late_verdict_secs > 0:
-            self._verdict_taken.clear()
-            try:
-                await asyncio.wait_for(self._verdict_taken.wait(), self._late_verdict_secs)
-            except asyncio.TimeoutError:
-                self.counters["stop_without_last_verdict"] += 1
-        self._play_waiting_bars(expired=False)
+        await self.verdict_wait.before_stop(verdict_out=self._awaiting_step >= 0)
 
     def _play_bar(self, msg: Bar) -> None:
         self._bar_sent_ns = time.monotonic_ns()
@@ -279,7 +251,6 @@ class PaperEnvActor(Actor):
             return
         now = time.monotonic_ns()
         self._awaiting_step = -1
-        self._verdict_taken.set()
         action = int(verdict.actions[0])
         query_id = verdict.llm_query_ids[0] if verdict.llm_query_ids else ""
         if not self.session.decide(verdict.step, action, query_id):
