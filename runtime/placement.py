@@ -19,7 +19,7 @@ threads a thread starts, so the process is placed before its bus exists.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable
 
 from actors import ENV, FEED, FUSION, POLICY, REASONER, RISK
 
@@ -27,13 +27,12 @@ LOOP_PROCESSES = frozenset({ENV, POLICY, FUSION, RISK, FEED, "broker"})
 """The processes on the obs -> verdict path (and the feed's bar -> obs): held on the loop's CPUs."""
 LLM_PROCESSES = frozenset({REASONER})
 """Held on the last runtime.llm_cpus CPUs, worker threads too (llama.cpp computes in the worker)."""
-PLACEMENTS = ("split", "off")
 
 _released_cpus: set[int] | None = None
 """What a loop actor's worker thread gets back (the CPUs the process was allowed before placement)."""
 
 
-def cpu_split(available: Sequence[int], llm_cpus: int) -> tuple[set[int], set[int]] | None:
+def cpu_split(available: Iterable[int], llm_cpus: int) -> tuple[set[int], set[int]] | None:
     """(loop CPUs, LLM CPUs) from the CPUs this process may use: the last ``llm_cpus`` for the LLM, the rest for
     the loop; None where that leaves the loop nothing (a single CPU, or llm_cpus >= the CPUs)."""
     cpus = sorted(available)
@@ -51,7 +50,7 @@ def place_process(process: str, placement: str, llm_cpus: int, run_has_llm: bool
     if placement == "off" or not run_has_llm or not hasattr(os, "sched_setaffinity"):
         return None
     available = os.sched_getaffinity(0)
-    split = cpu_split(sorted(available), llm_cpus)
+    split = cpu_split(available, llm_cpus)
     if split is None:
         return None
     loop_cpus, llm_cpus_set = split

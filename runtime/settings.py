@@ -94,6 +94,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+CPU_PLACEMENTS = ("split", "off")
+"""The values of runtime.cpu_placement (runtime/placement.py)."""
+
+
 class RuntimeConfig(ConfigSection, kw_only=True):
     actors: list[str] = msgspec.field(default_factory=lambda: list(DECISION_LOOP))
     """Actors to start, each in its own process: a name X means actors/X/actor.py; a dotted path names a module."""
@@ -123,8 +127,8 @@ class RuntimeConfig(ConfigSection, kw_only=True):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.cpu_placement not in ("split", "off"):
-            raise ValueError(f"runtime.cpu_placement must be 'split' or 'off', got {self.cpu_placement!r}")
+        if self.cpu_placement not in CPU_PLACEMENTS:
+            raise ValueError(f"runtime.cpu_placement must be one of {', '.join(CPU_PLACEMENTS)}, got {self.cpu_placement!r}")
 
 
 class LoggingConfig(ConfigSection, kw_only=True):

@@ -34,6 +34,7 @@ import pandas as pd
 from actors.feed.bars import BarBuilder
 from actors.feed.sources import PacedBars, SourceBar
 from actors.common.synthetic import generate_bars
+from runtime.settings import CPU_PLACEMENTS
 from tests.bench.common import percentiles_us, print_table
 
 MIN_NS = 60 * 10**9
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--feature-bars", type=int, default=500, help="bars timed in part 3, features per bar (0 skips it; default 500)")
     parser.add_argument("--lag-bars", type=int, default=120, help="bars timed in part 4, paper-mode lag (0 skips it; default 120)")
     parser.add_argument("--lag-pace-secs", type=float, default=0.5, help="seconds between the bars of part 4 (default 0.5)")
-    parser.add_argument("--placement", nargs="+", choices=["split", "off"], default=["split", "off"],
+    parser.add_argument("--placement", nargs="+", choices=CPU_PLACEMENTS, default=list(CPU_PLACEMENTS),
                         help="part 4: runtime.cpu_placement values to measure (default both)")
     args = parser.parse_args(argv)
 

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from bus.messages import MarketContext
 from config.loader import load_config
+from runtime.settings import CPU_PLACEMENTS
 from tests.bench.common import percentiles_us, print_table
 
 FROZEN = {"policy.learn": False, "env.mode": "train", "env.split": "train"}
@@ -286,7 +287,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--window-secs", type=float, default=10.0, help="--dashboard: seconds each rate is measured over")
     parser.add_argument("--repeats", type=int, default=4, help="--dashboard: pairs of windows (without, with) in one running loop")
     parser.add_argument("--no-hops", dest="hops", action="store_false", help="leave out the per-hop run (TT_PROFILE=hops)")
-    parser.add_argument("--placement", nargs="+", choices=["split", "off"], default=["split", "off"],
+    parser.add_argument("--placement", nargs="+", choices=CPU_PLACEMENTS, default=list(CPU_PLACEMENTS),
                         help="runtime.cpu_placement values to measure, each beside the same baseline (split: the loop's "
                         "processes on their own CPUs, the reasoner on the last; off: the scheduler places them)")
     parser.add_argument("--no-reasoner", dest="reasoner", action="store_false",
