@@ -25,7 +25,7 @@ from actors import DECISION_LOOP, LORA, POLICY
 from actors.jobs.common import JobError, configure, format_table
 from actors.jobs.presets import Preset
 from actors.lora import (LORA_DIR_NAME, AdapterVersion, RoundReport, StepProgress, VersionBook,
-                         read_experiences_file, train_offline, train_until_plateau)
+                         read_experiences_file, train_offline, train_until_plateau, usd_text)
 from bus.messages import Done, LlmThought, LoraAdapter, Message, Stats
 from config.schema import Config
 from runtime.rundir import RunDir, create_run_dir
@@ -207,6 +207,7 @@ def run_round_rows(book: VersionBook, watch: FirstRoundWatch) -> list[tuple[str,
         rows += [(f"LoRA v{version.version}", state),
                  (f"LoRA v{version.version} held-out match rate",
                   f"{m.get('match_rate_before', 0):.3f} -> {m.get('match_rate_after', 0):.3f} ({m.get('held_out', 0):.0f} held out)"),
+                 *([(f"LoRA v{version.version} held-out hindsight $", usd_text(m))] if usd_text(m) else []),
                  (f"LoRA v{version.version} training", f"{m.get('train_steps', 0):.0f} steps, {m.get('train_secs', 0):.0f} s, "
                   f"{m.get('tokens_per_sec', 0):,.0f} tokens/s, {m.get('experiences', 0):.0f} experiences stored")]
     by_version = ", ".join(f"v{v}: {n}" for v, n in sorted(watch.thoughts_by_version.items()))
@@ -240,6 +241,8 @@ def round_rows(reports: list[RoundReport], validation_rates: list[float] | None 
             (f"round {index}: match rate before -> after", f"{result.before:.3f} -> {result.after:.3f} ({result.held_out} held out{gain})"),
             (f"round {index}: version", f"v{version.version} {publish_state(version)}"),
         ]
+        if usd_text(result.metrics()):
+            rows.append((f"round {index}: hindsight $ of the answers (held out)", usd_text(result.metrics())))
         if verdict:
             mix = ", ".join(f"{name} {share:.2f}" for name, share in verdict.answer_mix.items())
             rows.append((f"round {index}: answers", f"{mix}{'  COLLAPSED' if verdict.collapsed else ''}"))

@@ -27,6 +27,7 @@ from actors.common.actions import ACTION_NAMES, allowed_actions
 from actors.common.llm.parser import DecisionParser
 from actors.lora.base_model import unwrapped_base
 from actors.lora.config import LoraConfig
+from actors.lora.dollars import DollarGain, dollar_gain
 from actors.lora.experience import Experience
 from actors.lora.export import export_peft_adapter
 from actors.lora.llama_arithmetic import mirror_llama_arithmetic
@@ -70,12 +71,15 @@ class RoundResult:
     """The current weights' answers to the held-out prompts, in their order ..."""
     after_answers: tuple[int, ...] = ()
     """... and the trained weights' (bin/bench lora compares them with llama.cpp's)."""
+    dollars: DollarGain | None = None
+    """The same answers in hindsight dollars a held-out prompt (actors/lora/dollars.py); informs, does not decide."""
 
     def metrics(self) -> dict[str, float]:
         return {"match_rate_before": self.before, "match_rate_after": self.after, "held_out": float(self.held_out),
                 "train_steps": float(self.stats.steps), "train_loss": self.stats.mean_loss,
                 "last_loss": self.stats.last_loss, "tokens_per_sec": self.stats.tokens_per_sec,
-                "train_secs": self.stats.secs, **(self.verdict.metrics() if self.verdict else {})}
+                "train_secs": self.stats.secs, **(self.verdict.metrics() if self.verdict else {}),
+                **(self.dollars.metrics() if self.dollars else {})}
 
 
 def encode_example(tokenizer, messages: list[dict], target: str, max_tokens: int) -> tuple[list[int], int]:
@@ -335,8 +339,9 @@ class LoraTrainer:
             self._kept_answers = (_ids(held_out), after)
         elif verdict.collapsed:
             self._restore(self._kept)
+        dollars = dollar_gain(held_out, before, after, self.config.publish_z)
         return RoundResult(verdict.before, verdict.after, verdict.publish, stats, len(held_out), verdict, tuple(before),
-                           tuple(after))
+                           tuple(after), dollars)
 
     def _current_answers(self, held_out: Sequence[Experience]) -> list[int]:
         """The current (kept) weights' answers to ``held_out``: remembered from when they were published on the

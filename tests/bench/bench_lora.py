@@ -59,6 +59,9 @@ def main() -> None:
     parser.add_argument("--market-days", type=int, default=None, metavar="D",
                         help="--market: synthetic days the prompts are drawn from (default: lora.market_history_days; 60 = the "
                              "run's default market)")
+    parser.add_argument("--seed", type=int, default=None, metavar="S",
+                        help="--market: run.seed, which draws the market (another seed: another market of the same kind, "
+                             "to ask whether an --adapter trained on seed 0 reads it too)")
     parser.add_argument("--held-out", type=int, default=300, help="--market: held-out-day prompts (fewer only to try it out)")
     parser.add_argument("--rounds", type=int, default=4, help="--market: training rounds (of --steps each)")
     parser.add_argument("--lr", type=float, default=None, help="--market: learning rate (default: the config's)")
@@ -130,6 +133,8 @@ def market_bench(args: argparse.Namespace) -> None:
     overrides = {"data.scenario": args.market, "reasoner.mode": "single_shot"}
     if args.market_days is not None:
         overrides["lora.market_history_days"] = args.market_days
+    if args.seed is not None:
+        overrides["run.seed"] = args.seed
     config = configure(build_parser().parse_args(["lora"]), overrides)
     started = time.perf_counter()
 
@@ -153,6 +158,7 @@ def market_bench(args: argparse.Namespace) -> None:
         core.add_experiences(experiences)
         held_out = core.store.held_out(held)
         labels = [e.action for e in held_out]
+        trends = [str(contexts.get(e.id, {}).get("trend", "")) for e in held_out]
         if args.adapter:
             reports, published, adapter_path = [], [], args.adapter
         else:
@@ -168,6 +174,7 @@ def market_bench(args: argparse.Namespace) -> None:
             # printed before the slower llama.cpp half, which a time limit may cut
             print(_match_line("peft", args.market, labels, peft_base, peft_adapter, lora.collapse_share), flush=True)
             print(_by_trend_line("peft", args.market, held_out, contexts, peft_adapter), flush=True)
+            print(_usd_line("peft", args.market, held_out, peft_base, peft_adapter, trends), flush=True)
         engine = _running_engine(core.model_path, args.llama_threads)
         asked = held_out[: args.four_step]
         try:
@@ -186,6 +193,7 @@ def market_bench(args: argparse.Namespace) -> None:
         core.close()
     print(_match_line("llama.cpp", args.market, labels, llama_base, llama_adapter, lora.collapse_share))
     print(_by_trend_line("llama.cpp", args.market, held_out, contexts, llama_adapter))
+    print(_usd_line("llama.cpp", args.market, held_out, llama_base, llama_adapter, trends))
     if args.reasons:
         print(f"llama.cpp {args.market} reasons contradicting the action (whole answers, first {args.reasons} held-out prompts): "
               f"base {reasons_base}, adapter {reasons_adapter}")
@@ -234,19 +242,48 @@ def _match_line(path: str, market: str, labels, base, adapter, collapse_share: f
 
 def _by_trend_line(path: str, market: str, held_out, contexts, answers) -> str:
     """The adapter's BUY share and the labels' BUY share per trend word of the prompt (up / sideways / down): an adapter
-    that reads the word answers BUY more often where it says up; one that only took a side answers alike everywhere."""
-    groups: dict[str, list[tuple[int, int]]] = {}
+    that reads the word answers BUY more often where it says up; one that only took a side answers alike everywhere.
+    And the answers' hindsight $ a prompt there (as ``_usd_line``): where the reading is worth trading and where not."""
+    from actors.lora.dollars import answer_usd
+
+    groups: dict[str, list[tuple[int, int, float]]] = {}
     for experience, answer in zip(held_out, answers):
         word = str(contexts.get(experience.id, {}).get("trend", "?"))
-        groups.setdefault(word, []).append((answer, experience.action))
+        groups.setdefault(word, []).append((answer, experience.action, answer_usd(answer, experience)))
     parts = []
     for word in sorted(groups, key=lambda w: ("up", "sideways", "down").index(w) if w in ("up", "sideways", "down") else 3):
-        pairs = groups[word]
-        answered = sum(1 for answer, _ in pairs if answer == 1) / len(pairs)
-        labelled = sum(1 for _, label in pairs if label == 1) / len(pairs)
-        hits = sum(1 for answer, label in pairs if answer == label) / len(pairs)
-        parts.append(f"{word} n={len(pairs)} answers BUY={answered:.2f} labels BUY={labelled:.2f} match={hits:.2f}")
+        rows = groups[word]
+        answered = sum(1 for answer, _, _ in rows if answer == 1) / len(rows)
+        labelled = sum(1 for _, label, _ in rows if label == 1) / len(rows)
+        hits = sum(1 for answer, label, _ in rows if answer == label) / len(rows)
+        usd = sum(value for _, _, value in rows) / len(rows)
+        parts.append(f"{word} n={len(rows)} answers BUY={answered:.2f} labels BUY={labelled:.2f} match={hits:.2f} ${usd:+.1f}")
     return f"{path} {market} by trend word: " + " | ".join(parts)
+
+
+def _usd_line(path: str, market: str, held_out, base, adapter, trends) -> str:
+    """Is the reading worth trading? Each answer valued as the trade it names from that bar (a long for BUY, a short for
+    SELL, one contract, the label's stop, target and horizon, costs paid; nothing for HOLD), a held-out prompt's mean
+    with its 95 % interval: base model, adapter, one side everywhere (the better one, chosen in hindsight), the trend
+    word alone (BUY where the prompt says up, SELL where down, HOLD where sideways: does the adapter read more than
+    that one word, which the policy sees too?) and the labels themselves (the oracle: the better side or nothing)."""
+    from actors.common.actions import BUY, HOLD, SELL
+    from actors.jobs.evaluation.sources import MeanDifference
+    from actors.lora.dollars import answer_usd
+
+    def usd(answers) -> list[float]:
+        return [answer_usd(answer, experience) for answer, experience in zip(answers, held_out)]
+
+    def mean(values) -> str:
+        return MeanDifference.of(values).bracketed()  # each against nothing (HOLD)
+
+    n = len(held_out)
+    side = max((BUY, SELL), key=lambda a: sum(usd([a] * n)))
+    trend_rule = [{"up": BUY, "down": SELL}.get(word, HOLD) for word in trends]
+    oracle = [max(answer_usd(BUY, e), answer_usd(SELL, e), 0.0) for e in held_out]
+    return (f"{path} {market} hindsight $ a held-out prompt (one contract, costs paid): base {mean(usd(base))} -> adapter "
+            f"{mean(usd(adapter))}; {ACTION_NAMES[side]} everywhere {mean(usd([side] * n))}; trend word "
+            f"{mean(usd(trend_rule))}; labels (oracle) {mean(oracle)}; n={n}")
 
 
 def _four_step_answers(engine, reasoner, experiences, contexts) -> list[int]:

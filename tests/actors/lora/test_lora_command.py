@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -19,7 +20,9 @@ TINY_ROUND = ["--set", "lora.steps_per_round=2", "--set", "lora.batch_size=2", "
 
 @pytest.mark.slow
 def test_offline_fine_tuning_trains_a_round_and_prints_the_match_rates_and_the_adapter(tmp_path, capsys):
-    experiences = write_experiences_file(tmp_path / "experiences.jsonl", planted_experiences(16))
+    # Hindsight experiences know what a long and a short made: the round also says what its answers were worth.
+    planted = [replace(e, meta={**e.meta, "long_pnl_usd": 40.0, "short_pnl_usd": -60.0}) for e in planted_experiences(16)]
+    experiences = write_experiences_file(tmp_path / "experiences.jsonl", planted)
     run_dir = tmp_path / "run"
 
     code = main(["lora", "--experiences", str(experiences), "--run-dir", str(run_dir), "--quiet", *TINY_ROUND])
@@ -29,6 +32,9 @@ def test_offline_fine_tuning_trains_a_round_and_prints_the_match_rates_and_the_a
     assert code == 0
     assert "round 1: match rate before -> after" in out and str(version.path) in out
     assert version.path.stat().st_size > 0 and version.metrics["train_steps"] == 2.0
+    assert "round 1: hindsight $ of the answers (held out)" in out
+    assert version.metrics["usd_oracle"] == 40.0  # the better side, a long, on every prompt
+    assert -60.0 <= version.metrics["usd_after"] <= 40.0
 
 
 def test_a_rollback_republishes_an_earlier_version_as_a_new_one(tmp_path, capsys):
