@@ -252,7 +252,8 @@ def lockstep_lines(summary: dict) -> list[str]:
         seen = (f" On its {scores['decisions']} scored flat decisions the LLM's advice matched the label "
                 f"{_share_cell(scores['llm'])}, and each source's action was worth, in hindsight $ a decision: fused "
                 f"{_num(scores['mean_usd']['fused'], '+,.1f')}, RL {_num(scores['mean_usd']['rl'], '+,.1f')}, LLM "
-                f"{_num(scores['mean_usd']['llm'], '+,.1f')}." if scores.get("decisions") and "mean_usd" in scores else "")
+                f"{_num(scores['mean_usd']['llm'], '+,.1f')}, the trend word alone {_num(scores['mean_usd'].get('trend'), '+,.1f')}."
+                if scores.get("decisions") and "mean_usd" in scores else "")
         lines += ["", f"Fusion warm-up ({name}): {warmup['decisions']} lockstep decisions of the training days from day "
                       f"{warmup['start_day']} ({warmup['run_dir']}), the network learning: {learned}; the test run "
                       + (f"fused with it, frozen ({warmup['network']})." if warmup["network"] else "fused by the rules (no update).")

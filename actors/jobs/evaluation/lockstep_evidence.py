@@ -162,7 +162,7 @@ def lockstep_rows(evidence: LockstepEvidence) -> list[Row]:
                     verdict_above(dollars.value, usd_low, usd_high, 0.0),
                     f"{run}: a decision's action valued at what a long (BUY) or a short (SELL) from there made, one "
                     f"contract, costs paid; fused {after.mean_usd('fused'):+,.1f}, RL {after.mean_usd('rl'):+,.1f}, "
-                    f"LLM {after.mean_usd('llm'):+,.1f} a decision")
+                    f"LLM {after.mean_usd('llm'):+,.1f}, the trend word alone {after.mean_usd('trend'):+,.1f} a decision")
     return [fusion, accuracy, agreement, fused, fused_usd]
 
 

@@ -33,12 +33,15 @@ from typing import ClassVar
 
 import numpy as np
 
-from actors.common.actions import BUY, NO_ACTION, SELL, flat_mask
+from actors.common.actions import BUY, HOLD, NO_ACTION, SELL, flat_mask
 from actors.jobs.evaluation.evidence import verdict_at_least, verdict_between, wilson_interval
 from actors.lora.publishing import paired_gain
 from bus.messages import EnvHindsight, EnvObs, FusionDecision, Message
 
 FUSION_ACCURACY_TARGET = (0.85, 0.90)
+USD_SOURCES = ("fused", "rl", "llm", "trend")
+TREND_ADVICE = {"up": BUY, "down": SELL}
+"""The trend word's advice; any other word (sideways) advises HOLD."""
 LLM_ACCURACY_TARGET = 0.75
 AGREEMENT_TARGET = (0.65, 0.75)
 
@@ -175,7 +178,9 @@ class SourceScores:
     fused_vs_rl_usd: MeanDifference = MeanDifference()
     """Per scored decision, the fused action's hindsight dollars minus RL's (one contract, costs paid)."""
     usd_totals: dict[str, float] = field(default_factory=dict)
-    """Hindsight dollars summed over the scored decisions, per source: fused, rl, llm."""
+    """Hindsight dollars summed over the scored decisions, per source: fused, rl, llm, and trend (the trend word alone:
+    BUY where the observation said up, SELL where down, HOLD where sideways: a reference, not a source fusion hears;
+    does the LLM read more than the one word the policy sees too?)."""
 
     def mean_usd(self, source: str) -> float:
         return self.usd_totals.get(source, 0.0) / self.decisions if self.decisions else float("nan")
@@ -199,8 +204,8 @@ class SourceScores:
             ("fused action = hindsight label", self.fused.text()),
             ("RL advice = hindsight label", self.rl.text()),
             ("fused minus RL advice (paired, same decisions)", self.fused_vs_rl.text()),
-            ("hindsight $ a decision: fused / RL / LLM (one contract, costs paid)",
-             " / ".join(f"{self.mean_usd(source):+,.1f}" for source in ("fused", "rl", "llm")) if self.decisions else "n/a"),
+            ("hindsight $ a decision: fused / RL / LLM / the trend word alone (one contract, costs paid)",
+             " / ".join(f"{self.mean_usd(source):+,.1f}" for source in USD_SOURCES) if self.decisions else "n/a"),
             ("fused minus RL advice, hindsight $ a decision (paired)", self.fused_vs_rl_usd.text()),
             (f"LLM advice = hindsight label (target >= {LLM_ACCURACY_TARGET:.2f})",
              f"{self.llm.text()}: {verdict_at_least(self.llm.value, *self.llm.interval, LLM_ACCURACY_TARGET)}"),
@@ -222,7 +227,7 @@ class SourceScores:
                 "fused_vs_rl": {"value": _finite(paired.value), "low": _finite(low), "high": _finite(high),
                                 "gained": paired.gained, "lost": paired.lost, "n": paired.n},
                 "fused_vs_rl_usd": self.fused_vs_rl_usd.to_json(),
-                "mean_usd": {source: _finite(self.mean_usd(source)) for source in ("fused", "rl", "llm")}}
+                "mean_usd": {source: _finite(self.mean_usd(source)) for source in USD_SOURCES}}
 
 
 def _finite(value: float) -> float | None:
@@ -247,12 +252,15 @@ class SourceBook:
         self.labels: dict[tuple[int, int], int] = {}
         self.side_usd: dict[tuple[int, int], tuple[float, float]] = {}
         """Per (env, step): what a long and a short from there made in hindsight."""
+        self.trends: dict[tuple[int, int], int] = {}
+        """Per (env, step): the trend word's advice (TREND_ADVICE)."""
 
     def add(self, msg: Message) -> None:
         match msg:
             case EnvObs():
                 for row, env_id in enumerate(msg.env_ids):
                     self.flat[(env_id, msg.step)] = flat_mask(msg.masks[row])
+                    self.trends[(env_id, msg.step)] = TREND_ADVICE.get(msg.contexts[row].trend, HOLD)
             case FusionDecision():
                 for row, env_id in enumerate(msg.env_ids):
                     self.decisions[(env_id, msg.step)] = _Decision(int(msg.actions[row]), int(msg.rl_actions[row]), int(msg.llm_actions[row]))
@@ -262,16 +270,20 @@ class SourceBook:
                     self.side_usd[(env_id, msg.steps[row])] = (float(msg.long_pnl_usd[row]), float(msg.short_pnl_usd[row]))
 
     def scores(self) -> SourceScores:
-        return score_sources(self.decisions, self.labels, self.flat, self.side_usd)
+        return score_sources(self.decisions, self.labels, self.flat, self.side_usd, self.trends)
 
 
 def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tuple[int, int], int],
-                  flat: dict[tuple[int, int], bool], side_usd: dict[tuple[int, int], tuple[float, float]] | None = None) -> SourceScores:
-    """``side_usd``: per key, the hindsight dollars of a long and a short (none: the dollar rows stay empty)."""
+                  flat: dict[tuple[int, int], bool], side_usd: dict[tuple[int, int], tuple[float, float]] | None = None,
+                  trends: dict[tuple[int, int], int] | None = None) -> SourceScores:
+    """``side_usd``: per key, the hindsight dollars of a long and a short (none: the dollar rows stay empty);
+    ``trends``: per key, the trend word's advice (none: HOLD, which makes nothing)."""
     thought_and_label = [key for key, d in sorted(decisions.items()) if key in labels and d.llm != NO_ACTION]
     scored_keys = [key for key in thought_and_label if flat.get(key, False)]
     scored = [(decisions[key], labels[key]) for key in scored_keys]
-    priced = [(decisions[key], side_usd[key]) for key in scored_keys if key in side_usd] if side_usd else []
+    priced = [(key, side_usd[key]) for key in scored_keys if key in side_usd] if side_usd else []
+    advice = {key: {"fused": decisions[key].fused, "rl": decisions[key].rl, "llm": decisions[key].llm,
+                    "trend": (trends or {}).get(key, HOLD)} for key, _ in priced}
     contested = [(d, label) for d, label in scored if d.rl != d.llm and label in (d.rl, d.llm)]
     mix = np.bincount([label for _, label in scored], minlength=3) if scored else np.zeros(3, dtype=int)
     return SourceScores(
@@ -285,9 +297,10 @@ def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tupl
         fused_vs_rl=PairedDifference(sum(d.fused == label != d.rl for d, label in scored),
                                      sum(d.rl == label != d.fused for d, label in scored), len(scored)),
         in_position=len(thought_and_label) - len(scored),
-        fused_vs_rl_usd=MeanDifference.of([action_usd(d.fused, sides) - action_usd(d.rl, sides) for d, sides in priced]),
-        usd_totals={source: float(sum(action_usd(getattr(d, source), sides) for d, sides in priced))
-                    for source in ("fused", "rl", "llm")} if priced else {},
+        fused_vs_rl_usd=MeanDifference.of([action_usd(advice[key]["fused"], sides) - action_usd(advice[key]["rl"], sides)
+                                           for key, sides in priced]),
+        usd_totals={source: float(sum(action_usd(advice[key][source], sides) for key, sides in priced))
+                    for source in USD_SOURCES} if priced else {},
     )
 
 

@@ -116,7 +116,8 @@ def test_hindsight_dollars_weigh_what_each_source_would_have_made_and_pool_by_th
     assert both.fused_vs_rl_usd.n == 120 and math.isclose(both.fused_vs_rl_usd.value, 350.0 / 3) and low > 0
     assert both.to_json()["mean_usd"]["rl"] == 0.0
     rows = dict(both.rows())
-    assert rows["hindsight $ a decision: fused / RL / LLM (one contract, costs paid)"] == "+116.7 / +0.0 / +116.7"
+    # no trend words given: the trend word's advice is HOLD, worth nothing
+    assert rows["hindsight $ a decision: fused / RL / LLM / the trend word alone (one contract, costs paid)"] == "+116.7 / +0.0 / +116.7 / +0.0"
 
 
 def test_the_book_keeps_each_steps_hindsight_dollars():
@@ -130,3 +131,22 @@ def test_the_book_keeps_each_steps_hindsight_dollars():
 
     scores = book.scores()
     assert scores.fused_vs_rl_usd.n == 2 and math.isclose(scores.fused_vs_rl_usd.value, 45.0)
+
+
+def test_the_trend_word_alone_is_priced_beside_the_sources_whatever_order_the_messages_come_in():
+    book = SourceBook()
+    obs = _obs(5, [FLAT_MASK, FLAT_MASK])
+    contexts = [msgspec.structs.replace(obs.contexts[0], trend=word) for word in ("down", "sideways")]
+    obs = msgspec.structs.replace(obs, contexts=contexts)
+    fused = msgspec.structs.replace(sample_struct(FusionDecision), env_ids=[0, 1], step=5, actions=np.array([HOLD, HOLD]),
+                                    rl_actions=np.array([HOLD, HOLD]), llm_actions=np.array([BUY, BUY]))
+    label = msgspec.structs.replace(sample_struct(EnvHindsight), env_ids=[0, 1], steps=[5, 5], actions=np.array([SELL, BUY]),
+                                    long_pnl_usd=np.array([-100.0, 60.0]), short_pnl_usd=np.array([90.0, -70.0]))
+    for msg in (fused, label, obs):  # the decision before its observation (direct lanes)
+        book.add(msg)
+
+    scores = book.scores()
+
+    assert scores.decisions == 2
+    assert scores.mean_usd("trend") == 45.0  # a short where the word said down (+90), nothing where sideways
+    assert scores.mean_usd("llm") == -20.0 and scores.to_json()["mean_usd"]["trend"] == 45.0
