@@ -112,8 +112,7 @@ def history_bars(config: Config, count: int, held_out: int | None = None, valida
     split_days); ``validation`` > 0 sets the last of the earlier days apart (split_days again) as validation
     days and draws that many bars there. Each is what a thought at that bar would have been shown flat (an env
     reset there) and the triple-barrier label of its next bars; only bars where an entry is allowed and whose label horizon ends the
-    same day, so no label reads across a night or into another day. With lora.market_history_vary_account the
-    account's drawdown buffer is drawn per bar (actors/lora/history.py vary_account)."""
+    same day, so no label reads across a night or into another day."""
     import numpy as np
 
     from actors.common.hindsight import triple_barrier_label
@@ -121,7 +120,7 @@ def history_bars(config: Config, count: int, held_out: int | None = None, valida
     from actors.common.llm.tape import TAPE_BARS
     from actors.env.factory import make_env
     from actors.env.hindsight import barrier_spec
-    from actors.lora.history import MIN_HELD_OUT, HistoryBar, split_days, vary_account
+    from actors.lora.history import MIN_HELD_OUT, HistoryBar, split_days
 
     lora = config.lora
     spec = barrier_spec(resolve_instrument(config.instrument), lora.hindsight_horizon_bars, lora.hindsight_stop_atr,
@@ -138,8 +137,6 @@ def history_bars(config: Config, count: int, held_out: int | None = None, valida
         train_days, validation_days = split_days(train_days, lora.held_out_fraction)
     held = held_out if held_out is not None else max(MIN_HELD_OUT, round(count * lora.held_out_fraction))
     rng = np.random.default_rng(config.run.seed)
-    account_rng = np.random.default_rng([config.run.seed, 1])  # its own stream: the bars drawn stay the same either way
-    trailing = env.account_config.trailing_drawdown if lora.market_history_vary_account else 0.0
     rows: list[HistoryBar] = []
     # (held out, validation, days, bars wanted)
     for side, checks, days, wanted in ((False, False, train_days, count), (True, False, held_days, held),
@@ -149,8 +146,7 @@ def history_bars(config: Config, count: int, held_out: int | None = None, valida
             env.reset(options={"start": bar, "n_bars": 1})
             label = triple_barrier_label(data.open, data.high, data.low, data.close, bar, float(data.features.atr[bar]), spec)
             if label is not None:
-                context = vary_account(env.context(), account_rng, trailing)
-                rows.append(HistoryBar(str(bar), context, env.action_masks().tolist(), label, int(day[bar]), side, checks))
+                rows.append(HistoryBar(str(bar), env.context(), env.action_masks().tolist(), label, int(day[bar]), side, checks))
     return rows
 
 

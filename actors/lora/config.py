@@ -140,10 +140,6 @@ class LoraConfig(ConfigSection, kw_only=True):
     8 held-out days: on 400 prompts the "down" trend word was labelled SELL 48 % of the time, so nothing taught the
     model to sell, and 300 held-out prompts from 8 days are far fewer independent cases than 300. With 600 days:
     232 training and 80 held-out days, "up" BUY 72 % and "down" SELL 72 % (seed 0)."""
-    market_history_vary_account: bool = True
-    """Market-history prompts show a drawdown buffer drawn between 0.2 and 1.3 times the trailing drawdown, as a
-    running account's does, rather than a fresh account's on every prompt: the label does not depend on it, and an
-    adapter trained on one value answered otherwise on 13-16 % of held-out prompts when only that number changed."""
     versions_dir: str = ""
     """Where every adapter version is kept (vNNNN/adapter.gguf + metrics.json); "" = <run dir>/lora/versions."""
 

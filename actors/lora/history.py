@@ -40,23 +40,6 @@ class HistoryBar(NamedTuple):
     """A validation day's bar (the last training days): early stopping reads it, training never does."""
 
 
-BUFFER_SHARES = (0.2, 1.3)
-"""The drawdown buffer a market-history prompt shows, as shares of the account's trailing drawdown: from near a
-breach to past the point where the threshold stops trailing (a fresh account shows 1.0 on every prompt)."""
-
-
-def vary_account(context: Mapping[str, Any], rng, trailing_drawdown: float) -> dict[str, Any]:
-    """``context`` with a drawdown buffer drawn from BUFFER_SHARES of ``trailing_drawdown`` (unchanged without one).
-
-    A history prompt is what a thought would see flat on a fresh account, so its buffer never varies, while a
-    running account's does. The label does not depend on it; an adapter trained on one value answered otherwise on
-    13-16 % of held-out prompts when only that number changed (2,100, 2,900 or 5,000 for 2,500)."""
-    if trailing_drawdown <= 0:
-        return dict(context)
-    low, high = BUFFER_SHARES
-    return {**context, "drawdown_buffer": round(float(rng.uniform(low, high)) * trailing_drawdown, 2)}
-
-
 def split_days(days: Iterable[int], held_out_fraction: float) -> tuple[list[int], list[int]]:
     """(training days, held-out days): the later ``held_out_fraction`` of the days is held out, at least one of
     each when there are two or more. Later days, not random ones: a held-out prompt then never shares a day, a

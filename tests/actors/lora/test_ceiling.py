@@ -23,19 +23,6 @@ def test_held_out_prompts_never_come_from_a_training_day():
     assert all(b.context["tape"].startswith("moves ") for b in bars)  # every prompt shows the tape
 
 
-def test_history_prompts_show_a_drawn_drawdown_buffer_and_the_same_bars_and_labels_as_a_fresh_account():
-    config = history_config("regimes")
-    fresh = configure(build_parser().parse_args(["lora"]), {"data.scenario": "regimes", "lora.market_history_vary_account": False})
-
-    varied, fixed = history_bars(config, 120, held_out=60), history_bars(fresh, 120, held_out=60)
-
-    buffers = [b.context["drawdown_buffer"] for b in varied]
-    assert {b.context["drawdown_buffer"] for b in fixed} == {2500.0}  # a fresh Apex 50K account, every prompt
-    assert 500.0 <= min(buffers) < 1500.0 < 2500.0 < max(buffers) <= 3250.0  # 0.2 to 1.3 x the trailing drawdown
-    assert [(b.key, b.label, b.held_out) for b in varied] == [(b.key, b.label, b.held_out) for b in fixed]
-    assert all({**b.context, "drawdown_buffer": 0} == {**f.context, "drawdown_buffer": 0} for b, f in zip(varied, fixed))
-
-
 def test_validation_days_for_early_stopping_are_the_last_training_days_and_never_a_held_out_day():
     bars = history_bars(history_config("regimes"), 200, held_out=100, validation=60)
 
