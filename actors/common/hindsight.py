@@ -46,7 +46,16 @@ class HindsightLabel:
     @property
     def pnl_usd(self) -> float:
         """P&L of the labelled action (0 for HOLD)."""
-        return {BUY: self.long.pnl_usd, SELL: self.short.pnl_usd}.get(self.action, 0.0)
+        return action_pnl_usd(self.action, self.long.pnl_usd, self.short.pnl_usd)
+
+
+def action_pnl_usd(action: int, long_pnl_usd: float, short_pnl_usd: float) -> float:
+    """What ``action`` at a flat step made in hindsight: the long's P&L for BUY, the short's for SELL, nothing else."""
+    if action == BUY:
+        return float(long_pnl_usd)
+    if action == SELL:
+        return float(short_pnl_usd)
+    return 0.0
 
 
 def triple_barrier_label(

@@ -40,7 +40,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from actors.common.actions import BUY, HOLD, N_ACTIONS, NO_ACTION, SELL
+from actors.common.actions import HOLD, N_ACTIONS, NO_ACTION
+from actors.common.hindsight import action_pnl_usd
 from actors.fusion.config import FusionConfig
 
 INPUT_DIM = 20
@@ -194,8 +195,10 @@ def hindsight_lesson(record: DecisionRecord, choices: np.ndarray, long_pnl_usd: 
     """The example a flat step's hindsight makes: among ``choices`` (bool [6], the actions fusion could pick there),
     the one that would have paid most (BUY: the long, SELL: the short, HOLD and the rest: nothing), weighted by
     min(its lead over the runner-up / pnl_scale_usd, 1). None: a single choice or a tie, nothing to learn."""
-    value = {BUY: float(long_pnl_usd), SELL: float(short_pnl_usd)}
-    ranked = sorted(((value.get(a, 0.0), a == HOLD, a) for a in np.flatnonzero(choices)), reverse=True)
+    def value(action: int) -> float:
+        return action_pnl_usd(action, long_pnl_usd, short_pnl_usd)
+
+    ranked = sorted(((value(a), a == HOLD, a) for a in np.flatnonzero(choices)), reverse=True)
     if len(ranked) < 2:
         return None
     (best, _, target), (runner_up, _, _) = ranked[0], ranked[1]
@@ -204,7 +207,7 @@ def hindsight_lesson(record: DecisionRecord, choices: np.ndarray, long_pnl_usd: 
         return None
 
     def trust(side_action: int) -> float:
-        return float(value.get(side_action, 0.0) >= best)
+        return float(value(side_action) >= best)
 
     llm_trust = trust(record.llm_action) if record.llm_action != NO_ACTION else float("nan")
     return Experience(record.inputs, int(target), weight, trust(record.rl_action), llm_trust)

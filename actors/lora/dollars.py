@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from actors.common.actions import BUY, SELL
+from actors.common.hindsight import action_pnl_usd
 from actors.lora.experience import Experience
 from actors.lora.publishing import paired_gain
 
@@ -27,11 +28,7 @@ def has_side_dollars(experience: Experience) -> bool:
 
 def answer_usd(answer: int, experience: Experience) -> float:
     """The hindsight dollars of ``answer`` at ``experience``'s bar: the long's P&L for BUY, the short's for SELL, 0 else."""
-    if answer == BUY:
-        return float(experience.meta[LONG_KEY])
-    if answer == SELL:
-        return float(experience.meta[SHORT_KEY])
-    return 0.0
+    return action_pnl_usd(answer, experience.meta[LONG_KEY], experience.meta[SHORT_KEY])
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from typing import ClassVar
 import numpy as np
 
 from actors.common.actions import BUY, HOLD, NO_ACTION, SELL, flat_mask
+from actors.common.hindsight import action_pnl_usd
 from actors.jobs.evaluation.evidence import verdict_at_least, verdict_between, wilson_interval
 from actors.lora.publishing import paired_gain
 from bus.messages import EnvHindsight, EnvObs, FusionDecision, Message
@@ -282,8 +283,11 @@ def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tupl
     scored_keys = [key for key in thought_and_label if flat.get(key, False)]
     scored = [(decisions[key], labels[key]) for key in scored_keys]
     priced = [(key, side_usd[key]) for key in scored_keys if key in side_usd] if side_usd else []
-    advice = {key: {"fused": decisions[key].fused, "rl": decisions[key].rl, "llm": decisions[key].llm,
-                    "trend": (trends or {}).get(key, HOLD)} for key, _ in priced}
+
+    def usd(key: tuple[int, int], source: str, sides: tuple[float, float]) -> float:
+        action = (trends or {}).get(key, HOLD) if source == "trend" else getattr(decisions[key], source)
+        return action_pnl_usd(action, *sides)
+
     contested = [(d, label) for d, label in scored if d.rl != d.llm and label in (d.rl, d.llm)]
     mix = np.bincount([label for _, label in scored], minlength=3) if scored else np.zeros(3, dtype=int)
     return SourceScores(
@@ -297,16 +301,10 @@ def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tupl
         fused_vs_rl=PairedDifference(sum(d.fused == label != d.rl for d, label in scored),
                                      sum(d.rl == label != d.fused for d, label in scored), len(scored)),
         in_position=len(thought_and_label) - len(scored),
-        fused_vs_rl_usd=MeanDifference.of([action_usd(advice[key]["fused"], sides) - action_usd(advice[key]["rl"], sides)
-                                           for key, sides in priced]),
-        usd_totals={source: float(sum(action_usd(advice[key][source], sides) for key, sides in priced))
-                    for source in USD_SOURCES} if priced else {},
+        fused_vs_rl_usd=MeanDifference.of([usd(key, "fused", sides) - usd(key, "rl", sides) for key, sides in priced]),
+        usd_totals={source: float(sum(usd(key, source, sides) for key, sides in priced)) for source in USD_SOURCES}
+        if priced else {},
     )
-
-
-def action_usd(action: int, sides: tuple[float, float]) -> float:
-    """What an action at a flat step made in hindsight: the long's P&L for BUY, the short's for SELL, else nothing."""
-    return {BUY: sides[0], SELL: sides[1]}.get(action, 0.0)
 
 
 def pooled(scores: list[SourceScores]) -> SourceScores:
