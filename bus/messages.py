@@ -28,6 +28,7 @@ import numpy as np
 from actors.common.actions import ACTION_NAMES, N_ACTIONS, NO_ACTION, OBS_DIM  # noqa: F401
 from actors.common.bars import OHLCVBar
 from actors.common.decisions import FusedBatch
+from actors.common.events import MarketEvent
 from actors.common.thoughts import ThoughtHeader
 
 
@@ -129,6 +130,14 @@ def _require_vectors(message: str, n: int, **per_env: np.ndarray) -> None:
 # do the _require_* helpers above run, to name the field in the ValueError.
 _FLOAT32 = np.dtype("float32")
 _BOOL = np.dtype("bool")
+
+
+class Event(MarketEvent, Message, frozen=True, kw_only=True):
+    """A market event (a scheduled release or a headline) as a feed or a replay publishes it."""
+
+    TOPIC: ClassVar[str] = "md.event"
+    source: str = ""
+    """Where it came from: ``calendar:FILE``, ``headlines:FILE``, ``rss:URL``, ``synthetic:news``."""
 
 
 # --------------------------------------------------------------------------- decision loop
@@ -442,6 +451,7 @@ ALL_MESSAGES: tuple[type[Message], ...] = (
     Done,
     Progress,
     Bar,
+    Event,
     EnvObs,
     PolicyProposal,
     LlmThought,

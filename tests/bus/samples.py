@@ -40,6 +40,9 @@ SHAPED_ARRAYS = {
     "probs": lambda: np.full((2, N_ACTIONS), 1 / N_ACTIONS, dtype=np.float32),
 }
 
+# Fields whose values a message's __post_init__ restricts to a vocabulary (actors/common/events.py).
+VOCABULARY_VALUES = {"kind": lambda: "headline", "importance": lambda: "high"}
+
 
 def ragged_frames(msg, **changes) -> list[bytes]:
     """The bus frames of ``msg`` with ``changes`` made to its body, bypassing __post_init__ as a buggy sender
@@ -52,4 +55,5 @@ def ragged_frames(msg, **changes) -> list[bytes]:
 
 def sample_struct(cls):
     info = msgspec.inspect.type_info(cls)
-    return cls(**{f.name: SHAPED_ARRAYS[f.name]() if f.name in SHAPED_ARRAYS else sample_value(f.type) for f in info.fields})
+    fixed = SHAPED_ARRAYS | VOCABULARY_VALUES
+    return cls(**{f.name: fixed[f.name]() if f.name in fixed else sample_value(f.type) for f in info.fields})
