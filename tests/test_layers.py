@@ -87,11 +87,7 @@ LAYERED_TOPS = ("actors", "bus", "runtime", "config")
 ALLOWED_ROUTES: dict[str, str] = {}
 """importer -> why its imports of actor packages are not followed by the transitive check."""
 
-ALLOWED_CYCLES = {
-    frozenset({"actors.reasoner.cache", "actors.reasoner.memo", "actors.reasoner.thinker"}):
-        "thinker.py imports memo.py inside a function (the memo is optional) and memo.py/cache.py import thinker.py's "
-        "Thought; left for the reasoner's own branch: Thought in a module of its own ends it.",
-}
+ALLOWED_CYCLES: dict[frozenset[str], str] = {}
 """Import cycles known and not yet removed, each with its reason."""
 
 
