@@ -24,7 +24,7 @@ from actors.env.statistics import TRADING_DAYS_PER_YEAR
 from actors.jobs.evaluation.chain import InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, learner_decide, play_window
 from actors.jobs.evaluation.folds import Fold, walk_forward_folds
 from actors.policy.checkpoint import Checkpoint
-from config.schema import Config
+from actors.jobs.config import Config
 
 Progress = Callable[[str], None]
 
