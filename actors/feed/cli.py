@@ -166,6 +166,18 @@ def load_feed_config(args: argparse.Namespace):
     return load_config(args.config, settings)
 
 
+def check_event_files(feed) -> str:
+    """The first event file that cannot be read, as the error naming its file, row and field ('' when all can)."""
+    from actors.common.event_files import EventFileError, read_events
+
+    for path in [*feed.event_calendar_paths, *feed.event_headline_paths]:
+        try:
+            read_events(path)
+        except EventFileError as exc:
+            return str(exc)
+    return ""
+
+
 async def run_feed(name: str, config: Config, run_dir: Path, addresses, log) -> int:
     from actors.feed.actor import FeedActor
     from bus.client import AsyncBus
@@ -198,6 +210,10 @@ def main(argv: list[str] | None = None) -> int:
         config = load_feed_config(args)
     except ConfigError as exc:
         print(f"bin/feed: config error: {exc}", file=sys.stderr)
+        return 2
+    problem = check_event_files(config.feed)
+    if problem:
+        print(f"bin/feed: {problem}", file=sys.stderr)
         return 2
     # --run: log beside the runtime's actors; --bus: a run directory of the feed's own.
     rd = RunDir(args.run.resolve()) if args.run is not None else create_run_dir(config, "feed")
