@@ -42,6 +42,7 @@ from actors.env.batch import BatchStep, EnvBatch
 from actors.env.checkpoint import AccountCheckpoints, restore
 from actors.env.decision_book import DecisionBook
 from actors.env.env import FuturesTradingEnv
+from actors.env.event_replay import EventReplay
 from actors.env.factory import load_dataset
 from actors.env.hindsight import HindsightBook, LabelledStep, hindsight_book
 from actors.env.loop_figures import DECISION_LATENCY_WINDOW, LoopFigures
@@ -88,6 +89,7 @@ class EnvLoop(LoopFigures, Actor):
         self.batch = EnvBatch(envs, mode=cfg.mode, seed=self.config.run.seed)
         self.batch.reset()
         self.hindsight = hindsight_book(self.config, instrument, split.dataset.lists)
+        self.event_replay = EventReplay.of(split.dataset)  # the news market's md.event (actors/env/event_replay.py)
         self.decisions = DecisionStats()
         self.step_index = 0
         self.env_steps = 0
@@ -382,6 +384,8 @@ class EnvLoop(LoopFigures, Actor):
         if self.book is not None:
             self.book.note_observation(self.batch, env_ids, masks)
         contexts = [MarketContext(**context) for context in self.batch.contexts(env_ids)]
+        for event in self.event_replay.due([self.batch.envs[e].bar for e in env_ids]) if self.event_replay else ():
+            self.publish(event)  # before the observation that makes it public
         thought_steps = self.gate.newest_seen(env_ids) if self.gate is not None else []  # lockstep: the thoughts it waited for
         self._last_obs = EnvObs(env_ids=env_ids, episode_ids=self.batch.episode_ids(env_ids), step=self.step_index, obs=obs, masks=masks,
                                 contexts=contexts, thought_steps=thought_steps)
