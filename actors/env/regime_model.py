@@ -18,9 +18,12 @@ Nothing here knows the synthetic generator: the constants the old filter (regime
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -90,6 +93,44 @@ class RegimeModel:
                 f"  state {k}: {stationary[k]:5.1%} of bars, change {raw_change:+.3f} ATR ({change:+.3f} sd), "
                 f"range {raw_range:.2f} ATR ({spread:+.2f} sd), lasts {1.0 / max(1.0 - stay, 1e-9):.0f} bars")
         return lines
+
+
+MODEL_FILE_NAME = "regime_model.json"
+"""Written by the env actor into <run_dir>/checkpoints/, beside the policy checkpoints trained on its belief."""
+
+
+def save_regime_model(directory: Path, model: RegimeModel) -> Path:
+    """``model`` as <directory>/regime_model.json (atomically: a tmp file and os.replace)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / MODEL_FILE_NAME
+    temp = directory / f".{MODEL_FILE_NAME}.tmp-{os.getpid()}"
+    temp.write_text(json.dumps(model.to_dict(), indent=1))
+    os.replace(temp, path)
+    return path
+
+
+def record_regime_model(log, model: RegimeModel | None, save_to: Path | None) -> list[str]:
+    """Log what each state of the model behind market_regime looks like and, when training (``save_to``: the run's
+    checkpoints folder), save it beside the policy checkpoints; the lines, for the run's report notes."""
+    if model is None:
+        return []
+    lines = model.describe()
+    log.info("regime_model", fit_bars=model.fit_bars, description=lines[0], states=lines[1:])
+    if save_to is not None:
+        save_regime_model(save_to, model)
+    return lines
+
+
+def load_regime_model_beside(checkpoint: Path | str) -> RegimeModel | None:
+    """The regime model saved beside a policy checkpoint file (or in a checkpoints folder); None when there is none."""
+    location = Path(checkpoint)
+    path = (location if location.is_dir() else location.parent) / MODEL_FILE_NAME
+    if not path.is_file():
+        return None
+    try:
+        return RegimeModel.from_dict(json.loads(path.read_text()))
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(f"{path}: not a regime model ({error})") from error
 
 
 def _stationary(transition: np.ndarray) -> np.ndarray:
