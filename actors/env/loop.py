@@ -44,6 +44,7 @@ from actors.env.decision_book import DecisionBook
 from actors.env.env import FuturesTradingEnv
 from actors.env.event_replay import EventReplay
 from actors.env.factory import load_dataset
+from actors.env.regime_model import record_regime_model
 from actors.env.hindsight import HindsightBook, LabelledStep, hindsight_book
 from actors.env.loop_figures import DECISION_LATENCY_WINDOW, LoopFigures
 from actors.env.pacing import LagStats, ThoughtGate
@@ -127,6 +128,7 @@ class EnvLoop(LoopFigures, Actor):
         self._restore_checkpoint()
         self.log.info("env_ready", source=dataset.source, split=cfg.split, bars=split.n_bars, n_envs=cfg.n_envs, mode=cfg.mode,
                       **({f"repaired_{k}": v for k, v in dataset.repair.as_dict().items()} if dataset.repair else {}))
+        self.data_notes += record_regime_model(self.log, dataset.regime_model, self.run_dir / "checkpoints" if cfg.split == "train" else None)
         self.spawn(self._begin(), "begin")
         self.spawn(self._watch_deadline(), "verdict_deadline")
         if self._retry_secs > 0:
