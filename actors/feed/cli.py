@@ -16,8 +16,8 @@ import signal
 import sys
 from pathlib import Path
 
-from config.loader import ConfigError
-from config.schema import Config
+from actors.feed.actor import FeedSettings
+from config.tree import ConfigError
 
 SOURCES_HELP = """Sources:
   replay     a CSV or Parquet file of bars (timestamp and OHLCV columns auto-detected, as bin/run's data.path),
@@ -143,9 +143,13 @@ def read_addresses(args: argparse.Namespace):
     return BusAddresses(xsub=data["xsub"], xpub=data["xpub"])
 
 
-def load_feed_config(args: argparse.Namespace):
-    """The run's resolved config (or the defaults) + --config + the feed options + --set."""
-    from config.loader import dump_toml, load_config, load_resolved, parse_override
+def load_feed_config(args: argparse.Namespace) -> FeedSettings:
+    """The run's resolved config (or the defaults) + --config + the feed options + --set, read as the feed's own
+    settings (the sections it reads; a job validated the rest of a run's config)."""
+    from config.tree import dump_toml, load_resolved, load_settings, parse_override
+
+    def load_config(path, overrides) -> FeedSettings:
+        return load_settings(FeedSettings, path, overrides)
 
     settings = feed_overrides(args)
     for text in args.overrides:
@@ -153,7 +157,7 @@ def load_feed_config(args: argparse.Namespace):
         settings[".".join(keys)] = value
     if args.run is None:
         return load_config(args.config, settings)
-    base = load_resolved(args.run / "config.toml")
+    base = load_resolved(args.run / "config.toml", FeedSettings)
     if args.config is None:
         import tempfile
 
@@ -178,7 +182,7 @@ def check_event_files(feed) -> str:
     return ""
 
 
-async def run_feed(name: str, config: Config, run_dir: Path, addresses, log) -> int:
+async def run_feed(name: str, config: FeedSettings, run_dir: Path, addresses, log) -> int:
     from actors.feed.actor import FeedActor
     from bus.client import AsyncBus
 
