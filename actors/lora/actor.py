@@ -22,7 +22,7 @@ from actors.lora.core import LoraCore, RoundReport
 from actors.lora.matching import TradeOutcome
 from actors.lora.store import read_experiences_file
 from actors.lora.trainer import StepProgress
-from bus.messages import EnvHindsight, EnvObs, EnvOutcome, LlmThought, LoraAdapter
+from bus.messages import EnvHindsight, EnvObs, EnvOutcome, LlmThought, LoraAdapter, LoraRound
 from runtime.actor import Actor
 from runtime.settings import RuntimeSettings
 
@@ -147,7 +147,9 @@ class LoraActor(Actor):
         report: RoundReport = await self.in_worker(self.core.run_round, progress)
         self._rounds += 1
         version = report.version
-        self.log.info("lora_round", **{**version.metrics, "version": version.version, "published": version.published})
+        summary = round_message(version.version, version.metrics, version.published)
+        self.log.info(LoraRound.LOG_EVENT, **{**version.metrics, **msgspec.structs.asdict(summary)})
+        self.publish(summary)
         if version.published:
             self.publish(LoraAdapter(version=version.version, path=str(version.path), metrics=version.metrics))
 
@@ -161,6 +163,14 @@ class LoraActor(Actor):
                 "pending_hindsight": float(self.core.matcher.pending_hindsight), "rounds": float(self._rounds),
                 "lora_collapse": float(self.core.collapses),
                 "duplicates": float(counts["duplicates"]), "pending_dropped": float(counts["pending_outcomes_dropped"])}
+
+
+def round_message(version: int, metrics: dict[str, float], published: bool) -> LoraRound:
+    """A round's version metrics (actors/lora/core.py: the trainer's match rates, the verdict's collapse alarm, the
+    store's size) as the typed message."""
+    return LoraRound(version=version, experiences=int(metrics.get("experiences", 0)), published=published,
+                     match_rate_before=float(metrics.get("match_rate_before", float("nan"))),
+                     match_rate_after=float(metrics.get("match_rate_after", float("nan"))), collapsed=bool(metrics.get("collapse", 0.0)))
 
 
 def outcome_of(msg: EnvOutcome) -> TradeOutcome:
