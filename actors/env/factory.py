@@ -18,7 +18,7 @@ from actors.common.instruments import resolve_instrument
 from actors.common.synthetic import generate_market, scenario
 
 if TYPE_CHECKING:
-    from actors.env.settings import EnvSettings
+    from actors.env.config import EnvSettings
 
 _CACHE: dict[tuple, Dataset] = {}
 

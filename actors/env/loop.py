@@ -46,7 +46,7 @@ from actors.env.factory import load_dataset
 from actors.env.hindsight import HindsightBook, LabelledStep, hindsight_book
 from actors.env.loop_figures import DECISION_LATENCY_WINDOW, LoopFigures
 from actors.env.pacing import LagStats, ThoughtGate
-from actors.env.settings import EnvSettings
+from actors.env.config import EnvSettings
 from bus.messages import EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, EnvTransition, FusionDecision, Heartbeat, LlmThought, MarketContext, RiskVerdict
 from runtime.actor import Actor
 

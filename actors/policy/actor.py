@@ -16,14 +16,12 @@ from pathlib import Path
 
 import msgspec
 
-from actors.common.loop_settings import LoopShape
 from actors.policy.checkpoint import checkpoint_dir, latest_checkpoint, prune_checkpoints, read_checkpoint
-from actors.policy.config import PolicyConfig
+from actors.policy.config import PolicySettings
 from actors.policy.learner import OnlineMaskablePPO
 from bus.messages import EnvEpisode, EnvObs, EnvTransition, PolicyProposal, PolicyUpdate
 from runtime.actor import Actor
 from runtime.rate import StepRate
-from runtime.settings import RuntimeSettings
 
 PROGRESS_FIGURES = (
     "approx_kl",
@@ -57,14 +55,6 @@ def resolve_start_checkpoint(resume_from: str, model_path: str, learn: bool, own
             raise ValueError(f"policy.model_path: {model_path} is not a file")
         return path
     return None
-
-
-class PolicySettings(RuntimeSettings, kw_only=True):
-    """What the policy actor reads: the runtime's sections, [policy], and of [env] its width (n_envs: one
-    rollout-buffer row per environment)."""
-
-    policy: PolicyConfig = msgspec.field(default_factory=PolicyConfig)
-    env: LoopShape = LoopShape()  # a view of [env]: a frozen value
 
 
 class PolicyActor(Actor):
