@@ -15,6 +15,7 @@ from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.common.instruments import resolve_instrument
+from actors.common.news_market import NEWS_SCENARIOS, generate_news_market
 from actors.common.synthetic import generate_market, scenario
 
 if TYPE_CHECKING:
@@ -40,11 +41,16 @@ def build_dataset(
         dataset = Dataset.from_frame(frame, flat_minute, data.train_fraction, data.validation_fraction, source=source, repair=report)
         dataset.warnings = fit.warnings
         return dataset
-    market = generate_market(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price, start_date=data.synthetic_start_date,
-                             tick_size=tick_size, market=market_scenario(data))
+    if data.scenario in NEWS_SCENARIOS:  # a base market with releases and headlines on top
+        market = generate_news_market(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price,
+                                      start_date=data.synthetic_start_date, tick_size=tick_size, news=data.scenario)
+    else:
+        market = generate_market(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price, start_date=data.synthetic_start_date,
+                                 tick_size=tick_size, market=market_scenario(data))
     source = f"synthetic({data.scenario}, seed={seed}, days={data.synthetic_days})"
     dataset = Dataset.from_frame(market.bars, flat_minute, data.train_fraction, data.validation_fraction, source=source)
     dataset.hidden_regime = market.regime
+    dataset.events = getattr(market, "events", ())
     return dataset
 
 

@@ -42,7 +42,9 @@ from actors.env.batch import BatchStep, EnvBatch
 from actors.env.checkpoint import AccountCheckpoints, restore
 from actors.env.decision_book import DecisionBook
 from actors.env.env import FuturesTradingEnv
+from actors.env.event_replay import EventReplay
 from actors.env.factory import load_dataset
+from actors.env.regime_model import record_regime_model
 from actors.env.hindsight import HindsightBook, LabelledStep, hindsight_book
 from actors.env.loop_figures import DECISION_LATENCY_WINDOW, LoopFigures
 from actors.env.pacing import LagStats, ThoughtGate
@@ -88,6 +90,7 @@ class EnvLoop(LoopFigures, Actor):
         self.batch = EnvBatch(envs, mode=cfg.mode, seed=self.config.run.seed)
         self.batch.reset()
         self.hindsight = hindsight_book(self.config, instrument, split.dataset.lists)
+        self.event_replay = EventReplay.of(split.dataset)  # the news market's md.event (actors/env/event_replay.py)
         self.decisions = DecisionStats()
         self.step_index = 0
         self.env_steps = 0
@@ -125,6 +128,7 @@ class EnvLoop(LoopFigures, Actor):
         self._restore_checkpoint()
         self.log.info("env_ready", source=dataset.source, split=cfg.split, bars=split.n_bars, n_envs=cfg.n_envs, mode=cfg.mode,
                       **({f"repaired_{k}": v for k, v in dataset.repair.as_dict().items()} if dataset.repair else {}))
+        self.data_notes += record_regime_model(self.log, dataset.regime_model, self.run_dir / "checkpoints" if cfg.split == "train" else None)
         self.spawn(self._begin(), "begin")
         self.spawn(self._watch_deadline(), "verdict_deadline")
         if self._retry_secs > 0:
@@ -382,6 +386,8 @@ class EnvLoop(LoopFigures, Actor):
         if self.book is not None:
             self.book.note_observation(self.batch, env_ids, masks)
         contexts = [MarketContext(**context) for context in self.batch.contexts(env_ids)]
+        for event in self.event_replay.due([self.batch.envs[e].bar for e in env_ids]) if self.event_replay else ():
+            self.publish(event)  # before the observation that makes it public
         thought_steps = self.gate.newest_seen(env_ids) if self.gate is not None else []  # lockstep: the thoughts it waited for
         self._last_obs = EnvObs(env_ids=env_ids, episode_ids=self.batch.episode_ids(env_ids), step=self.step_index, obs=obs, masks=masks,
                                 contexts=contexts, thought_steps=thought_steps)
