@@ -19,7 +19,7 @@ from actors.common.news_market import NEWS_SCENARIOS, generate_news_market
 from actors.common.synthetic import generate_market, scenario
 
 if TYPE_CHECKING:
-    from actors.env.settings import EnvSettings
+    from actors.env.config import EnvSettings
 
 _CACHE: dict[tuple, Dataset] = {}
 

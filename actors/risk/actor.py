@@ -18,13 +18,9 @@ from __future__ import annotations
 
 import asyncio
 
-import msgspec
-
 from actors.common.actions import BUY, SELL
 from actors.common.instruments import resolve_instrument
-from actors.common.loop_settings import LoopShape
-from actors.common.market_settings import AccountConfig, InstrumentConfig
-from actors.risk.config import RiskConfig
+from actors.risk.config import RiskSettings
 from actors.risk.halts import Halts
 from actors.risk.news import NEWS_RULES, InForce, NewsRule, overlay
 from actors.risk.rules import AccountLimits, EpisodeTrades, RiskRules
@@ -32,17 +28,6 @@ from actors.risk.verdicts import Verdict, VerdictBook
 from bus.messages import Bar, EnvObs, EnvOutcome, Event, FusionDecision, PolicyProposal, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
-from runtime.settings import RuntimeSettings
-
-
-class RiskSettings(RuntimeSettings, kw_only=True):
-    """What the risk actor reads: the runtime's sections, [risk], the shared [instrument] and [account], and
-    of [env] its mode (no vetoes in training) and trade size."""
-
-    instrument: InstrumentConfig = msgspec.field(default_factory=InstrumentConfig)
-    account: AccountConfig = msgspec.field(default_factory=AccountConfig)
-    env: LoopShape = LoopShape()  # a view of [env]: a frozen value
-    risk: RiskConfig = msgspec.field(default_factory=RiskConfig)
 
 
 class RiskActor(Actor):

@@ -1,11 +1,14 @@
-"""The [risk] config section. The account's own limits (trailing drawdown, daily loss
-limit) are read from [account], owned by the env package."""
+"""The [risk] config section and RiskSettings (what the risk actor reads). The account's own limits (trailing
+drawdown, daily loss limit) are read from [account], the shared vocabulary's."""
 
 from __future__ import annotations
 
 import msgspec
 
+from actors.common.loop_settings import LoopShape
+from actors.common.market_settings import AccountConfig, InstrumentConfig
 from config.checks import ConfigSection, Count, Fraction, NonNegative, Positive, PositiveCount
+from runtime.settings import RuntimeSettings
 
 
 class RiskConfig(ConfigSection, kw_only=True):
@@ -70,3 +73,13 @@ class RiskConfig(ConfigSection, kw_only=True):
         if env_mode == "train" and not self.vetoes_while_training and self.veto_enabled:
             return msgspec.structs.replace(self, veto_enabled=False)
         return self
+
+
+class RiskSettings(RuntimeSettings, kw_only=True):
+    """What the risk actor reads: the runtime's sections, [risk], the shared [instrument] and [account], and
+    of [env] its mode (no vetoes in training) and trade size."""
+
+    instrument: InstrumentConfig = msgspec.field(default_factory=InstrumentConfig)
+    account: AccountConfig = msgspec.field(default_factory=AccountConfig)
+    env: LoopShape = LoopShape()  # a view of [env]: a frozen value
+    risk: RiskConfig = msgspec.field(default_factory=RiskConfig)
