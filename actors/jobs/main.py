@@ -31,7 +31,7 @@ from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest
 from actors.jobs.common import JobResult, configure, format_table
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
-from actors.jobs.evaluation.evidence import backtest_evidence_rows, choose_on_validation
+from actors.jobs.evaluation.backtest_evidence import backtest_evidence_rows, choose_on_validation
 from actors.jobs.lockstep import lockstep_backtest
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
 from actors.policy import checkpoint_steps, latest_checkpoint
