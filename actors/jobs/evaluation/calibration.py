@@ -32,6 +32,17 @@ def what_the_market_shows(market: str) -> str:
             "configured; how far it carries to other periods is what the folds' spread says.")
 
 
+def market_name(config) -> str:
+    """The market a config's [data] section describes: the scenario's name, or the bars file's path."""
+    return config.data.path if config.data.source == "file" else config.data.scenario
+
+
+def market_lines(config, dataset) -> list[str]:
+    """What the market is, what it can show, and its calibration beside real NQ (the main job's phase 3)."""
+    market = market_name(config)
+    return [f"market: {market}: {what_the_market_shows(market)}", "", *calibration_lines(dataset_frame(dataset), market)]
+
+
 def dataset_frame(dataset) -> pd.DataFrame:
     """A dataset's bars as the UTC-indexed OHLCV frame ``market_stats`` reads."""
     return pd.DataFrame({"open": dataset.open, "high": dataset.high, "low": dataset.low, "close": dataset.close,
