@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data", type=Path, help="backtest: a CSV/Parquet file of bars to test on instead of the held-out split")
     parser.add_argument("--resume", type=Path, help="train: continue from the last checkpoint of this run directory")
     parser.add_argument("--seeds", type=int, default=None, help="ablation, evaluate: seeds per variant (mean and 95%% interval over them; default 3, evaluate --quick 1)")
-    parser.add_argument("--market", help="evaluate: regimes | null (synthetic markets with a known answer) | a bars file (default regimes)")
+    parser.add_argument("--market", nargs="+", help="evaluate: regimes | null (synthetic markets with a known answer) | one or more bars files, "
+                        "joined into one calendar (actors/common/bar_join.py; default regimes)")
     parser.add_argument("--folds", type=int, help="evaluate: walk-forward test windows (default 3, --quick 2)")
     parser.add_argument("--budgets", help="evaluate: training steps of the learning curve, comma-separated (default 50000,100000,200000; --quick 50000,100000)")
     parser.add_argument("--days", type=int, help="evaluate: trading days of a synthetic market (default 700, --quick 400); paper --write-bars: sessions (default 2)")
