@@ -113,12 +113,12 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     purge = purge_days_for(config.lora.hindsight_horizon_bars, bars_per_session(dataset.session_starts, len(dataset)))
     n_days = len(dataset.session_starts)
     train_days = first_train_days(settings, n_days, purge)
-    if not 1 <= train_days <= n_days - purge - settings["folds"]:
-        raise JobError(f"--train-days {train_days} leaves no test days: {n_days} days, a purge of {purge} and "
-                       f"{settings['folds']} fold(s) allow at most {n_days - purge - settings['folds']}")
     shortfall = too_few_days(n_days, train_days, purge, settings["folds"])
     if shortfall:
         raise JobError(f"{dataset.source}: {shortfall}")
+    if not 1 <= train_days <= n_days - purge - settings["folds"]:
+        raise JobError(f"--train-days {train_days} leaves no test days: {n_days} days, a purge of {purge} and "
+                       f"{settings['folds']} fold(s) allow at most {n_days - purge - settings['folds']}")
     say = (lambda _t: None) if args.quiet else (lambda text: print(f"evaluate: {text}", file=sys.stderr, flush=True))
     say(f"run directory {rd.path}; market {market} ({dataset.source}), {len(dataset.session_starts)} days, "
         f"{settings['folds']} folds, seeds {seeds}, budgets {list(settings['budgets'])}, purge {purge} day(s), embargo 1")
