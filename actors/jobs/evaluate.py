@@ -1,6 +1,6 @@
 """``bin/run evaluate``: walk-forward evidence that the policy learns, against floors, a ceiling and the null market.
 
-    bin/run evaluate [--market regimes|null|FILE] [--folds K] [--seeds N] [--budgets 10000,50000,200000] [--quick]
+    bin/run evaluate [--market regimes|null|FILE [FILE ...]] [--folds K] [--seeds N] [--budgets 10000,50000,200000] [--quick]
                      [--lockstep-decisions N [--adapter ADAPTER.gguf]]
 
 Writes ``<run>/evaluate/metrics.json`` (key ``success_table``), ``report.md`` and
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -25,9 +26,9 @@ from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
 from actors.jobs.evaluation.evidence import REGIME_RULE, summarise
-from actors.jobs.evaluation.folds import purge_days_for
 from actors.jobs.evaluation.ledger import LedgerError, append_trials, config_hash, current_commit, ledger_path, read_trials, utc_now
 from actors.jobs.evaluation.trials import ledger_trials, walk_forward_records
+from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
 from actors.jobs.evaluation.walkforward import run_walk_forward
 from actors.jobs.config import Config
@@ -76,20 +77,24 @@ def parse_budgets(text: str) -> list[int]:
     return values
 
 
-def market_settings(market: str, days: int) -> dict:
-    if market in SCENARIO_MARKETS:
-        return {"data.source": "synthetic", "data.scenario": market, "data.synthetic_days": days}
-    path = Path(market)
-    if not path.is_file():
-        raise JobError(f"--market takes {' | '.join(SCENARIO_MARKETS)} or a bars file; no file {market}")
-    return {"data.source": "file", "data.path": str(path.resolve())}
+def market_settings(market: str | list[str], days: int) -> dict:
+    """The [data] keys of ``--market``: a synthetic scenario, or one or more bars files joined into one calendar
+    (actors/common/bar_join.py; their paths joined by os.pathsep in data.path)."""
+    markets = [market] if isinstance(market, str) else list(market)
+    if len(markets) == 1 and markets[0] in SCENARIO_MARKETS:
+        return {"data.source": "synthetic", "data.scenario": markets[0], "data.synthetic_days": days}
+    for name in markets:
+        if not Path(name).is_file():
+            raise JobError(f"--market takes {' | '.join(SCENARIO_MARKETS)} or bars files; no file {name}")
+    return {"data.source": "file", "data.path": os.pathsep.join(str(Path(name).resolve()) for name in markets)}
 
 
 def mode_evaluate(args: argparse.Namespace) -> int:
     settings = plan(args)
-    market = args.market or "regimes"
-    data = market_settings(market, settings["days"])
-    config: Config = configure(args, {**data, "run.name": f"evaluate-{Path(market).stem}"})
+    markets = args.market if isinstance(args.market, list) else [args.market or "regimes"]
+    market = " + ".join(markets)
+    data = market_settings(markets, settings["days"])
+    config: Config = configure(args, {**data, "run.name": f"evaluate-{Path(markets[0]).stem}"})
     lockstep_decisions = getattr(args, "lockstep_decisions", None)
     if lockstep_decisions is not None and lockstep_decisions < 1:
         raise JobError(f"--lockstep-decisions takes a positive number of decisions, got {lockstep_decisions}")
@@ -110,9 +115,12 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     seed = config.data.seed if config.data.seed >= 0 else config.run.seed
     dataset = build_dataset(config.data, config.account, seed, instrument.tick_size, symbol=instrument.symbol)
     seeds = [config.run.seed + k for k in range(settings["seeds"])]
-    purge = purge_days_for(config.lora.hindsight_horizon_bars, 390)
+    purge = purge_days_for(config.lora.hindsight_horizon_bars, bars_per_session(dataset.session_starts, len(dataset)))
     n_days = len(dataset.session_starts)
     train_days = first_train_days(settings, n_days, purge)
+    shortfall = too_few_days(n_days, train_days, purge, settings["folds"])
+    if shortfall:
+        raise JobError(f"{dataset.source}: {shortfall}")
     if not 1 <= train_days <= n_days - purge - settings["folds"]:
         raise JobError(f"--train-days {train_days} leaves no test days: {n_days} days, a purge of {purge} and "
                        f"{settings['folds']} fold(s) allow at most {n_days - purge - settings['folds']}")
