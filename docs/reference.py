@@ -37,8 +37,8 @@ DEFAULT_TOML = ROOT / "config" / "default.toml"
 
 
 def config_class() -> type[msgspec.Struct]:
-    """The root configuration struct. Where it lives is this one import (config/schema.py today)."""
-    from config.schema import Config
+    """The root configuration struct. Where it lives is this one import (actors/jobs/config.py today)."""
+    from actors.jobs.config import Config
 
     return Config
 
