@@ -278,13 +278,16 @@ def config_page() -> str:
 
 
 def _meaning(item: ConfigKey) -> str:
-    if item.doc and item.comment and _plain(item.comment) not in _plain(item.doc):
+    """The docstring, and the default.toml comment too where it says something the docstring does not."""
+    if item.doc and item.comment and not _says_the_same(item.comment, item.doc):
         return f"{item.doc} *default.toml:* {item.comment}"
     return item.doc or item.comment
 
 
-def _plain(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+def _says_the_same(comment: str, doc: str) -> bool:
+    """Most of the comment's words are in the docstring (the two are usually written as one sentence twice)."""
+    words = set(re.findall(r"[a-z0-9_]+", comment.lower()))
+    return len(words & set(re.findall(r"[a-z0-9_]+", doc.lower()))) >= 0.6 * len(words)
 
 
 # --------------------------------------------------------------------------- command lines
