@@ -31,20 +31,16 @@ import asyncio
 import time
 from collections import deque
 
-import msgspec
 import numpy as np
 import pandas as pd
 
-from actors.common.loop_settings import LoopShape
-from actors.common.market_settings import InstrumentConfig
 from actors.feed.bars import OHLCV, BarBuilder, timeframe_ns
-from actors.feed.config import FeedConfig
+from actors.feed.config import FeedConfig, FeedSettings
 from actors.feed.event_sources import EventSchedule, RssSource, as_message, event_log_fields
 from actors.feed.sources import CcxtSource, Record, Source, SourceBar, make_exchange, replay_source, synthetic_source
 from bus.messages import Bar, Event, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
-from runtime.settings import RuntimeSettings
 
 FLUSH_INTERVAL_SECS = 0.5
 MAX_LAG_SAMPLES = 10_000  # per stats interval; a fast replay keeps the newest
@@ -81,15 +77,6 @@ def load_event_schedule(feed: FeedConfig) -> tuple[EventSchedule, list[str]]:
 def warmup_bars(config) -> int:
     """Bars before a replay's start to publish as history: feed.warmup_bars, or the env's paper warm-up (-1)."""
     return config.env.paper_warmup_bars if config.feed.warmup_bars < 0 else config.feed.warmup_bars
-
-
-class FeedSettings(RuntimeSettings, kw_only=True):
-    """What the feed actor reads: the runtime's sections, [feed], the shared [instrument] (its symbol), and of
-    [env] the paper warm-up (feed.warmup_bars = -1 publishes as many history bars)."""
-
-    instrument: InstrumentConfig = msgspec.field(default_factory=InstrumentConfig)
-    env: LoopShape = LoopShape()  # a view of [env]: a frozen value
-    feed: FeedConfig = msgspec.field(default_factory=FeedConfig)
 
 
 class FeedActor(Actor):
