@@ -34,14 +34,13 @@ import torch
 from actors.common.actions import N_ACTIONS
 from actors.common.decisions import DecisionStats, FusedBatch
 from actors.common.stepjoin import StepJoin
-from actors.fusion.config import FusionConfig
+from actors.fusion.config import FusionSettings
 from actors.fusion.fuser import Fuser
 from actors.fusion.network import MODEL_FILE_NAME, FusionLearner
 from actors.fusion.thoughts import ThoughtsReceived
 from bus.messages import EnvHindsight, EnvObs, EnvOutcome, Event, FusionDecision, LlmThought, PolicyProposal, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
-from runtime.settings import RuntimeSettings
 
 SAVE_DIR_NAME = "fusion"
 
@@ -52,12 +51,6 @@ class _Step:
 
     obs: EnvObs | None = None
     proposal: PolicyProposal | None = None
-
-
-class FusionSettings(RuntimeSettings, kw_only=True):
-    """What the fusion actor reads: the runtime's sections and [fusion]."""
-
-    fusion: FusionConfig = msgspec.field(default_factory=FusionConfig)
 
 
 class FusionActor(Actor):

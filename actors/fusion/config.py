@@ -1,10 +1,13 @@
-"""The [fusion] config section."""
+"""The [fusion] config section, and what the fusion actor reads (``FusionSettings``)."""
 
 from __future__ import annotations
 
 from functools import partial
 
+import msgspec
+
 from config.checks import ConfigSection, Count, Fraction, NonNegative, Positive, PositiveCount, require
+from runtime.settings import RuntimeSettings
 
 FUSION_METHODS = ("rules", "network", "rl_only", "llm_only")
 NETWORK_CHOICES = ("proposals", "any")
@@ -94,3 +97,9 @@ class FusionConfig(ConfigSection, kw_only=True):
                  f"must be one of {NETWORK_CHOICES}, got {self.network_choices!r}")
         _require(len(self.hidden_dims) >= 1 and all(d > 0 for d in self.hidden_dims),
                  "hidden_dims", f"must be one or more positive sizes, got {self.hidden_dims}")
+
+
+class FusionSettings(RuntimeSettings, kw_only=True):
+    """What the fusion actor reads: the runtime's sections and [fusion]."""
+
+    fusion: FusionConfig = msgspec.field(default_factory=FusionConfig)

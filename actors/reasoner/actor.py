@@ -26,23 +26,16 @@ import time
 
 import msgspec
 
-from actors.reasoner.config import ReasonerConfig
+from actors.reasoner.config import ReasonerSettings
 from actors.reasoner.core import FinishedThought, ReasonerCore
 from actors.reasoner.engine import EngineError
 from actors.reasoner.engines import build_engine
 from bus.messages import ACTION_NAMES, EnvObs, Event, LlmThought, LoraAdapter, PolicyProposal
 from runtime.actor import Actor
-from runtime.settings import RuntimeSettings
 
 MAX_FAILURE_BACKOFF_SECS = 10.0
 BUS_PEEK_SECS = 0.25
 """While generating, the bus is read this often (not per message): a sys.shutdown must get through."""
-
-
-class ReasonerSettings(RuntimeSettings, kw_only=True):
-    """What the reasoner actor reads: the runtime's sections and [reasoner]."""
-
-    reasoner: ReasonerConfig = msgspec.field(default_factory=ReasonerConfig)
 
 
 class ReasonerActor(Actor):

@@ -1,4 +1,4 @@
-"""The [reasoner] config section: engine, thinking mode, prompts, query policy, cache.
+"""The [reasoner] config section (engine, thinking mode, prompts, query policy, cache) and ReasonerSettings.
 
 Prompts are kept here (and in config/default.toml) so a user can change them without
 touching code. Templates are ``str.format`` strings over the named market context
@@ -13,6 +13,7 @@ from typing import Annotated
 import msgspec
 
 from config.checks import ConfigSection, Count, Fraction, PositiveCount
+from runtime.settings import RuntimeSettings
 
 
 def _between(low: float, high: float) -> msgspec.Meta:
@@ -211,3 +212,8 @@ def _one_of(key: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise ValueError(f"reasoner.{key} must be one of {', '.join(allowed)}; got {value!r}")
 
+
+class ReasonerSettings(RuntimeSettings, kw_only=True):
+    """What the reasoner actor reads: the runtime's sections and [reasoner]."""
+
+    reasoner: ReasonerConfig = msgspec.field(default_factory=ReasonerConfig)
