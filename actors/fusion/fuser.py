@@ -10,16 +10,20 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from actors.common.actions import HOLD, NO_ACTION, flat_mask
 from actors.common.decisions import FusedBatch
 from actors.fusion.config import FusionConfig
-from actors.fusion.network import (AccountContext, DecisionRecord, Experience, FusionLearner, fusion_input,
+from actors.fusion.network import (DecisionRecord, Experience, FusionLearner, fusion_input,
                                    hindsight_lesson, input_dim, label_decision)
 from actors.fusion.rules import Fused, fuse_llm_only, fuse_rl_only, fuse_rules, make_legal
 from actors.fusion.thoughts import Thought, ThoughtBook, UsableThought
+
+if TYPE_CHECKING:
+    from bus.messages import MarketContext
 
 
 class DecisionMemory:
@@ -77,7 +81,7 @@ class Fuser:
         return self.thoughts.add(thought)
 
     def fuse(self, step: int, env_ids: Sequence[int], episode_ids: Sequence[int], rl_actions: np.ndarray,
-             rl_confidences: np.ndarray, masks: np.ndarray, contexts: Sequence[AccountContext]) -> FusedBatch:
+             rl_confidences: np.ndarray, masks: np.ndarray, contexts: Sequence[MarketContext]) -> FusedBatch:
         n = len(env_ids)
         rl_actions = np.asarray(rl_actions, dtype=np.int64)
         rl_confidences = np.asarray(rl_confidences, dtype=np.float32)
