@@ -23,11 +23,11 @@ import numpy as np
 from actors.env.factory import build_dataset
 from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
+from actors.jobs.config import Config
 from actors.jobs.evaluation.evidence import REGIME_RULE, summarise
 from actors.jobs.evaluation.folds import purge_days_for
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
 from actors.jobs.evaluation.walkforward import run_walk_forward
-from actors.jobs.config import Config
 from runtime.rundir import create_run_dir
 
 QUICK = {"days": 400, "folds": 2, "seeds": 1, "budgets": (50_000, 100_000), "train_share": 0.625}
