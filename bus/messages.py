@@ -12,7 +12,7 @@ the env actor hosts, with per-env values in arrays or lists of equal length. The
 batch never reaches an actor: on decode msgspec turns the ValueError into a
 ValidationError, which the codec counts as a dropped ``field_type`` frame.
 
-Action ids (DESIGN.md section 6) are defined in actors/common/actions.py: 0 HOLD, 1 BUY,
+Action ids (docs/architecture.md, environment facts) are defined in actors/common/actions.py: 0 HOLD, 1 BUY,
 2 SELL, 3 MOVE_SL_TO_BE, 4 ENABLE_TRAIL, 5 DISABLE_TRAIL.
 """
 
@@ -388,7 +388,7 @@ class EnvEpisode(Message, frozen=True, kw_only=True):
     steps: int
     episode_return: float
     metrics: dict[str, float]
-    """Episode metrics (DESIGN.md section 6): win_rate, sharpe, max_drawdown, profit_factor, trades, ..."""
+    """Episode metrics (docs/architecture.md, environment facts): win_rate, sharpe, max_drawdown, profit_factor, trades, ..."""
 
 
 class EnvHindsight(Message, frozen=True, kw_only=True):

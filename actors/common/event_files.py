@@ -10,7 +10,7 @@ row, 1-based, header not counted; JSONL and ICS: the line) and the field, so no 
 silently. A calendar row is a schedule a risk rule relies on: a half-read calendar would quietly miss a
 blackout. Duplicates (the same release at the same time, the same headline id) are refused too, naming
 both rows. A release dated on a CME holiday, a half day or a weekend (actors/common/trading_calendar.py)
-is read but warned about, naming the row: CPI has come out on Good Friday, so it is not an error.
+is read but warned about, naming the row: payrolls came out on Good Friday 2023-04-07, so it is not an error.
 
 CSV economic calendar (a header, any column order, names case-insensitive)::
 

@@ -38,7 +38,7 @@ from actors.fusion.config import FusionSettings
 from actors.fusion.fuser import Fuser
 from actors.fusion.network import MODEL_FILE_NAME, FusionLearner
 from actors.fusion.thoughts import ThoughtsReceived
-from bus.messages import EnvHindsight, EnvObs, EnvOutcome, FusionDecision, LlmThought, PolicyProposal, RiskVerdict
+from bus.messages import EnvHindsight, EnvObs, EnvOutcome, Event, FusionDecision, LlmThought, PolicyProposal, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
 
@@ -67,6 +67,8 @@ class FusionActor(Actor):
             self.subscriptions = (EnvObs, PolicyProposal, LlmThought)
         elif not self.fuser.learns_from_hindsight:
             self.subscriptions = (EnvObs, PolicyProposal, LlmThought, RiskVerdict, EnvOutcome)
+        if config.event_inputs and self.fuser.learner is not None:  # the news around each decision (fusion.event_inputs)
+            self.subscriptions = (*self.subscriptions, Event)
         self._steps: StepJoin[_Step] = StepJoin(config.max_pending_steps, _Step, self.counters)
         self._update: asyncio.Task | None = None
         self.decision_stats = DecisionStats()
@@ -110,6 +112,8 @@ class FusionActor(Actor):
                 self._on_outcome(msg)
             case EnvHindsight():
                 self._on_hindsight(msg)
+            case Event():
+                self.fuser.add_event(msg)
 
     # ------------------------------------------------------------------ decision loop
 
@@ -331,6 +335,8 @@ class FusionActor(Actor):
         if learner is not None:
             figures.update(experience_buffer=learner.experience_count, network_updates=learner.updates_done,
                            network_loss=learner.last_loss, network_accuracy=learner.last_accuracy)
+        if self.config.fusion.event_inputs:  # decisions near an event, and those whose thought had read it
+            figures.update({name: float(count) for name, count in self.fuser.event_counts.items()})
         return figures
 
 

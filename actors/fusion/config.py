@@ -82,6 +82,13 @@ class FusionConfig(ConfigSection, kw_only=True):
     """The network also reads the market its proposals are about (trend, RSI, ADX, momentum, VWAP distance, position
     side: 8 more inputs), so it can trust a reader in one kind of market and not in another. A saved network
     (model_path) must have been trained with the same setting."""
+    event_inputs: bool = False
+    """The network also reads the news around a decision (md.event, placed on the env's clock: actors/common/llm/news.py):
+    whether the latest thought read an event made public within event_window_minutes, how recent that event is, and
+    how soon a release is due (3 more inputs), so hindsight can teach whom to trust around events. A saved network
+    must have been trained with the same setting."""
+    event_window_minutes: PositiveCount = 60
+    """fusion.event_inputs: an event this many minutes old or older counts as no news."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

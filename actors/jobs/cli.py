@@ -161,7 +161,8 @@ def paper_options(parser: argparse.ArgumentParser) -> None:
 
 
 def evaluate_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--market", help="regimes | null (synthetic markets with a known answer) | a bars file (default regimes)")
+    parser.add_argument("--market", nargs="+", help="regimes | null (synthetic markets with a known answer) | one or more bars files, "
+                        "joined into one calendar (actors/common/bar_join.py; default regimes)")
     parser.add_argument("--folds", type=int, help="walk-forward test windows (default 3, --quick 2)")
     parser.add_argument("--seeds", type=int, default=None, help="seeds per fold (mean and 95%% interval over them; default 3, --quick 1)")
     parser.add_argument("--budgets", help="training steps of the learning curve, comma-separated (default 50000,100000,200000; --quick 50000,100000)")

@@ -32,7 +32,9 @@ from actors.jobs.common import JobResult, configure, format_table
 from actors.jobs.config import Config
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
-from actors.jobs.evaluation.evidence import backtest_evidence_rows, choose_on_validation
+from actors.jobs.evaluation.backtest_evidence import backtest_evidence_rows, choose_on_validation
+from actors.env.factory import load_dataset
+from actors.jobs.evaluation.calibration import market_lines
 from actors.jobs.lockstep import lockstep_backtest
 from actors.jobs.train import MAIN_STAGES, policy_checkpoint, run_training, train_settings, training_summary
 from actors.policy import checkpoint_steps, latest_checkpoint
@@ -165,6 +167,8 @@ def mode_main(args: argparse.Namespace) -> int:
     print(format_table(backtest_evidence_rows(backtest_config, metrics, backtest_session_pnl(result, backtest_config), other_policy,
                                               policy_checkpoint=checkpoint),
                        "evidence: the same test bars played by the floors and the oracle (same env, costs, risk rules)"))
+    print()
+    print("\n".join(market_lines(backtest_config, load_dataset(backtest_config))))
 
     lockstep_backtest(args, {**data, **backtest_settings(checkpoint, args.data), **fusion, **lora}, root / MAIN_STAGES["lockstep"],
                       LOCKSTEP_BACKTEST_STEPS, extra=[("full-speed backtest query rate, for comparison", metrics.get("query_rate", 0.0))])

@@ -46,6 +46,13 @@ def test_schedule_without_lookahead_publishes_a_release_only_at_its_time_and_a_l
     assert [e.name for e in schedule.due(ns("2024-03-12T13:00Z"))] == ["R10", "R20", "R40"]
 
 
+def test_a_release_already_past_when_the_bars_begin_goes_out_once_whole():
+    schedule = EventSchedule(ahead_ns=30 * MINUTE)
+    schedule.add([MarketEvent(time_ns=ns("2024-03-12T12:30Z"), kind="release", name="CPI", actual=0.4)], "calendar:c.csv")
+    out = schedule.due(ns("2024-03-12T13:31Z"))  # the session's first bar closes after the release
+    assert [(e.name, e.actual) for e in out] == [("CPI", 0.4)]
+
+
 # --------------------------------------------------------------------------- RSS against a local server
 
 

@@ -29,6 +29,14 @@ def test_appended_records_read_back_equal_and_in_order(tmp_path):
     assert len(path.read_text().splitlines()) == 3  # one line each
 
 
+def test_numpy_numbers_are_written_as_plain_numbers(tmp_path):
+    import numpy as np
+
+    path = tmp_path / "trials.jsonl"
+    append_trial(path, record(daily_returns=list(np.array([0.25, -0.5])), seed=np.int64(4)))
+    assert read_trials(path) == [record(daily_returns=[0.25, -0.5], seed=4)]
+
+
 def test_no_ledger_yet_reads_as_no_trials(tmp_path):
     assert read_trials(tmp_path / "absent.jsonl") == []
 
