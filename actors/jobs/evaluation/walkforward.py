@@ -21,11 +21,11 @@ import numpy as np
 
 from actors.env.dataset import DataSplit, Dataset
 from actors.env.statistics import TRADING_DAYS_PER_YEAR
+from actors.jobs.config import Config
 from actors.jobs.evaluation.chain import InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, learner_decide, play_window
 from actors.jobs.evaluation.floors import FloorChoice, chosen_floors, fit_floors
 from actors.jobs.evaluation.folds import Fold, walk_forward_folds
 from actors.policy.checkpoint import Checkpoint
-from actors.jobs.config import Config
 
 Progress = Callable[[str], None]
 
