@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from actors.env.config import SCENARIO_NAMES
 from actors.env.factory import build_dataset
 from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
@@ -42,7 +43,8 @@ and found the out-of-sample P&L highest near 100k steps (+$249..+$345 a day over
 by 400k: hence the budgets."""
 """Synthetic days are cheap, and a policy trained on a few dozen days memorises their noise (issue 18: on 44 days, in
 sample +$1,259 a day and out of sample -$95), so every fold trains on at least a few hundred days."""
-SCENARIO_MARKETS = ("regimes", "null")
+SCENARIO_MARKETS = SCENARIO_NAMES
+"""The synthetic markets --market names (data.scenario's choices); anything else is a bars file."""
 
 
 def plan(args: argparse.Namespace) -> dict:
