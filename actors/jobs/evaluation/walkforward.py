@@ -14,7 +14,7 @@ Every variant ends as one out-of-sample daily P&L series over all test days in t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import msgspec
 import numpy as np
@@ -25,7 +25,7 @@ from actors.jobs.evaluation.chain import InProcessTrainer, WindowResult, ensembl
 from actors.jobs.evaluation.floors import FloorChoice, chosen_floors, fit_floors
 from actors.jobs.evaluation.folds import Fold, walk_forward_folds
 from actors.policy.checkpoint import Checkpoint
-from config.schema import Config
+from actors.jobs.config import Config
 
 Progress = Callable[[str], None]
 
@@ -103,7 +103,12 @@ def run_walk_forward(config: Config, dataset: Dataset, market: str, *, n_folds: 
     def add(name: str, window: WindowResult) -> None:
         series.setdefault(name, VariantSeries(name)).add(window)
 
+    full_data = dataset
     for fold in folds:
+        # The regime HMM behind market_regime is refitted on this fold's training days only (actors/env/regime_model.py).
+        dataset = full_data.with_regime_fitted_on(int(full_data.session_starts[fold.train_stop_day]))
+        for line in dataset.regime_model.describe():
+            say(f"fold {fold.index + 1}/{len(folds)} {line}")
         train = day_split(dataset, f"fold{fold.index}_train", fold.train_start_day, fold.train_stop_day)
         test = day_split(dataset, f"fold{fold.index}_test", fold.test_start_day, fold.test_stop_day)
         choice = fit_floors(config, train, (fold.train_start_day, fold.train_stop_day))  # the test window is not seen
@@ -118,7 +123,9 @@ def run_walk_forward(config: Config, dataset: Dataset, market: str, *, n_folds: 
             for budget in budgets:
                 learner = trainer.train_until(budget)
                 if fold is folds[-1] and seed == seeds[0] and budget == budgets[-1]:
-                    result.last_policy = (learner.num_timesteps, learner.checkpoint())
+                    checkpoint = learner.checkpoint()
+                    meta = {**checkpoint.meta, "regime_model": dataset.regime_model.to_dict()}  # the belief it was trained on
+                    result.last_policy = (learner.num_timesteps, replace(checkpoint, meta=meta))
                 frozen[budget].append(frozen_copy(learner, seeded))
                 window = play_window(seeded, test, learner_decide(frozen[budget][-1]))
                 add(policy_name(budget, seed), window)
