@@ -1,12 +1,17 @@
 """``bin/run evaluate``: walk-forward evidence that the policy learns, against floors, a ceiling and the null market.
 
-    bin/run evaluate [--market regimes|null|FILE [FILE ...]] [--folds K] [--seeds N] [--budgets 10000,50000,200000] [--quick]
+    bin/run evaluate [--market regimes|null|realistic|realistic_null|news|news_null|FILE [FILE ...]] [--folds K] [--seeds N] [--budgets 10000,50000,200000] [--quick]
                      [--lockstep-decisions N [--adapter ADAPTER.gguf]]
 
 Writes ``<run>/evaluate/metrics.json`` (key ``success_table``), ``report.md`` and
 ``learning_curve.png``, and prints the success table and a one-line verdict. ``--lockstep-decisions N`` adds a
 lockstep backtest of the last fold's policy through the actors (actors/jobs/evaluation/lockstep_evidence.py: the
 fusion, LLM accuracy and RL/LLM agreement rows, metrics.json key ``lockstep``).
+
+Every variant's test days are appended to the trials ledger (``run.trials_path``, default ``<runs_dir>/trials.jsonl``;
+actors/jobs/evaluation/ledger.py), and the deflated Sharpe counts every policy trial the ledger holds for the market.
+The momentum and regime floors are chosen on each fold's training days (actors/jobs/evaluation/floors.py); SPA, the
+reality check and StepM (arch) test every candidate; the minimum track record says how many test days a verdict needs.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ by 400k: hence the budgets."""
 """Synthetic days are cheap, and a policy trained on a few dozen days memorises their noise (issue 18: on 44 days, in
 sample +$1,259 a day and out of sample -$95), so every fold trains on at least a few hundred days."""
 SCENARIO_MARKETS = SCENARIO_NAMES
-"""The synthetic markets --market names (data.scenario's choices); anything else is a bars file."""
+"""Every synthetic market --market names (actors/env/config.py); anything else is a bars file."""
 
 
 def plan(args: argparse.Namespace) -> dict:
