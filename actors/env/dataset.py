@@ -57,6 +57,9 @@ class Dataset:
     hidden_regime: np.ndarray | None = None
     """int8 per bar: the synthetic market's hidden regime (actors/common/synthetic.py), None for files. For the
     oracle of actors/env/references.py only: features and observations are computed from the bars alone."""
+    events: tuple = ()
+    """The synthetic news market's MarketEvents (actors/common/news_market.py), sorted by time; () otherwise. The env
+    replays them beside the bars (actors/env/event_replay.py)."""
     regime_model: RegimeModel | None = None
     """The HMM behind ``market_regime`` (actors/env/regime_model.py), fitted on the training split's bars only."""
     lists: dict[str, list] = field(default_factory=dict)

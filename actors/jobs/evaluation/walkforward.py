@@ -2,9 +2,10 @@
 
 For each fold (actors/jobs/evaluation/folds.py) and each seed, the policy actor's learner is
 trained in process (actors/jobs/evaluation/chain.py) on the fold's training days, stopping at
-each budget of the learning curve to play the fold's test window frozen. The reference
-policies (actors/env/references.py: flat, random, buy-and-hold, momentum 30/60/120 and, on a
-synthetic market, the oracle) play the same windows through the same env and risk rules.
+each budget of the learning curve to play the fold's test window frozen. The floors (flat,
+random, buy-and-hold, the momentum rule and the regime rule, their lookback and threshold
+chosen on the fold's training days: actors/jobs/evaluation/floors.py) and, on a synthetic
+market, the oracle play the same windows through the same env and risk rules.
 
 Every variant ends as one out-of-sample daily P&L series over all test days in time order;
 ``summarise`` turns them into the figures the report and the success table read.
@@ -19,12 +20,12 @@ import msgspec
 import numpy as np
 
 from actors.env.dataset import DataSplit, Dataset
-from actors.env.references import reference_policies
 from actors.env.statistics import TRADING_DAYS_PER_YEAR
 from actors.jobs.evaluation.chain import InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, learner_decide, play_window
+from actors.jobs.evaluation.floors import FloorChoice, chosen_floors, fit_floors
 from actors.jobs.evaluation.folds import Fold, walk_forward_folds
 from actors.policy.checkpoint import Checkpoint
-from config.schema import Config
+from actors.jobs.config import Config
 
 Progress = Callable[[str], None]
 
@@ -40,9 +41,12 @@ class VariantSeries:
     halted_bars: float = 0.0
     bars: int = 0
     breaches: int = 0
+    fold_days: list[int] = field(default_factory=list)
+    """How many of ``daily_pnl``'s days each fold added, in fold order (the trials ledger keeps one line a fold)."""
 
     def add(self, result: WindowResult) -> None:
         self.daily_pnl.extend(result.daily_pnl.tolist())
+        self.fold_days.append(len(result.daily_pnl))
         self.trades += len(result.trades)
         self.wins += sum(1 for trade in result.trades if trade.pnl_usd > 0)
         self.halted_bars += sum(result.halted_share.values()) * result.steps
@@ -63,6 +67,8 @@ class WalkForward:
     last_policy: tuple[int, Checkpoint] | None = None
     """(env steps, checkpoint) of the last fold's first seed at the last budget, frozen as tested: what
     ``bin/run evaluate --lockstep-decisions`` plays through the actors at the start of that fold's test window."""
+    floor_choices: list[FloorChoice] = field(default_factory=list)
+    """Per fold, what the tunable floors chose on its training days (actors/jobs/evaluation/floors.py)."""
 
     def policy_names(self, budget: int | None = None) -> list[str]:
         budget = self.budgets[-1] if budget is None else budget
@@ -105,7 +111,10 @@ def run_walk_forward(config: Config, dataset: Dataset, market: str, *, n_folds: 
             say(f"fold {fold.index + 1}/{len(folds)} {line}")
         train = day_split(dataset, f"fold{fold.index}_train", fold.train_start_day, fold.train_stop_day)
         test = day_split(dataset, f"fold{fold.index}_test", fold.test_start_day, fold.test_stop_day)
-        for name, decide in reference_policies(dataset.hidden_regime, seed=config.run.seed + fold.index).items():
+        choice = fit_floors(config, train, (fold.train_start_day, fold.train_stop_day))  # the test window is not seen
+        result.floor_choices.append(choice)
+        say(f"fold {fold.index + 1}/{len(folds)} floors: {choice.text()}")
+        for name, decide in chosen_floors(choice, dataset.hidden_regime, seed=config.run.seed + fold.index).items():
             add(name, play_window(config, test, decide))
         frozen: dict[int, list] = {budget: [] for budget in budgets}
         for seed in seeds:
