@@ -126,7 +126,7 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     n_days = len(dataset.session_starts)
     train_days = first_train_days(settings, n_days, purge)
     shortfall = too_few_days(n_days, train_days, purge, settings["folds"])
-    if shortfall:
+    if shortfall and not settings["train_days"] and not 1 <= train_days <= n_days - purge - settings["folds"]:
         raise JobError(f"{dataset.source}: {shortfall}")
     if not 1 <= train_days <= n_days - purge - settings["folds"]:
         raise JobError(f"--train-days {train_days} leaves no test days: {n_days} days, a purge of {purge} and "
@@ -134,6 +134,8 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     say = (lambda _t: None) if args.quiet else (lambda text: print(f"evaluate: {text}", file=sys.stderr, flush=True))
     say(f"run directory {rd.path}; market {market} ({dataset.source}), {len(dataset.session_starts)} days, "
         f"{settings['folds']} folds, seeds {seeds}, budgets {list(settings['budgets'])}, purge {purge} day(s), embargo 1")
+    if shortfall:  # it runs (the machinery can be checked on a short file), and says what its figures are worth
+        print(f"evaluate: WARNING {dataset.source}: {shortfall}", file=sys.stderr, flush=True)
     started = time.monotonic()
     result = run_walk_forward(config, dataset, market, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
                               purge_days=purge, min_train_days=train_days,
@@ -161,6 +163,8 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     (out / "report.md").write_text(report_markdown(summary))
     draw_learning_curve(summary, out / "learning_curve.png")
     print(console_summary(summary))
+    if shortfall:
+        print(f"\nno verdict: {shortfall}")
     print(f"\nreport: {out / 'report.md'}\nmetrics: {out / 'metrics.json'}\nlearning curve: {out / 'learning_curve.png'}")
     return EXIT_OK
 
