@@ -24,6 +24,7 @@ MODES = {
     "evaluate": "walk-forward evidence: per fold, train the policy on the days before a test window and test it frozen, against flat, random, buy-and-hold, momentum rules and the oracle; success table, deflated Sharpe, PBO, learning curve (--market regimes|null|FILE, --folds, --seeds, --quick; --lockstep-decisions N [--adapter PATH] [--fusion-warmup M]: the fusion and LLM rows)",
     "dashboard": "a live dashboard of a run in the browser (--run RUN_DIR live or finished, or --bus BUS_JSON; --port, --host); "
                  "main/train/backtest/paper --dashboard start one beside the job",
+    "sweep": "an Optuna search over SPACE.toml's settings (bin/run sweep SPACE.toml): each trial a walk-forward on the validation folds, pruned fold by fold, on Ray workers; the best trial tested once on the held-out test folds; every trial in the ledger",
     "lora": "fine-tune the LLM's LoRA once from --experiences FILE (--rounds N; prints match rate before -> after and the adapter), or --rollback VERSION --run-dir RUN to republish an earlier adapter",
 }
 MODE_HANDLERS = {
@@ -41,6 +42,7 @@ MODE_HANDLERS = {
     "lora": "actors.jobs.lora:mode_lora",
     "evaluate": "actors.jobs.evaluate:mode_evaluate",
     "dashboard": "actors.jobs.dashboard:mode_dashboard",
+    "sweep": "actors.jobs.sweep:mode_sweep",
 }
 """mode -> "module:function", imported only when the mode runs (``bin/run --help`` loads no actor)."""
 
@@ -55,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("mode", nargs="?", default="main", choices=list(MODES), help="what to run (default: main)")
+    parser.add_argument("space", nargs="?", type=Path, help="sweep: the SPACE.toml to search (docs/experiments/sweeps/)")
+    parser.add_argument("--ray", metavar="ADDRESS", help="evaluate, ablation, sweep: where the cells run: local (a Ray on "
+                        "this machine's CPUs), off (one after another in this process), auto or HOST:PORT (a cluster; "
+                        "default $RAY_ADDRESS, else local for a grid worth it, see docs/ray.md)")
     parser.add_argument("--config", type=Path, help="a TOML file merged over config/default.toml")
     parser.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",

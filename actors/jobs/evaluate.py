@@ -26,7 +26,8 @@ from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.evaluation.evidence import REGIME_RULE, summarise
 from actors.jobs.evaluation.folds import purge_days_for
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
-from actors.jobs.evaluation.walkforward import run_walk_forward
+from actors.jobs.cells.walkforward import cost_markdown, evaluate_on_cells
+from actors.jobs.evaluation.walkforward import plan_walk_forward
 from config.schema import Config
 from runtime.rundir import create_run_dir
 
@@ -115,21 +116,22 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     say(f"run directory {rd.path}; market {market} ({dataset.source}), {len(dataset.session_starts)} days, "
         f"{settings['folds']} folds, seeds {seeds}, budgets {list(settings['budgets'])}, purge {purge} day(s), embargo 1")
     started = time.monotonic()
-    result = run_walk_forward(config, dataset, market, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
-                              purge_days=purge, min_train_days=train_days,
-                              progress=say)
+    cells_plan = plan_walk_forward(config, dataset, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
+                                   purge_days=purge, min_train_days=train_days)
+    result, cells_cost = evaluate_on_cells(args, cells_plan, market, rd.path, say)  # actors/jobs/cells: local Ray, a cluster or this process
     walk_forward_secs = time.monotonic() - started
     lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say,
                                       fusion_warmup=fusion_warmup, purge_days=purge)
                 if lockstep_decisions else None)
     summary = summarise(result, config.account.start_balance, lockstep)
     summary["elapsed_secs"] = walk_forward_secs
+    summary["cells"] = cells_cost
     if lockstep is not None:
         summary["lockstep"]["elapsed_secs"] = time.monotonic() - started - walk_forward_secs
     summary["folds_days"] = [{"fold": f.index, "train_days": [f.train_start_day, f.train_stop_day - 1],
                               "test_days": [f.test_start_day, f.test_stop_day - 1]} for f in result.folds]
     (out / "metrics.json").write_text(json.dumps(_json_ready(summary), indent=2))
-    (out / "report.md").write_text(report_markdown(summary))
+    (out / "report.md").write_text(report_markdown(summary) + cost_markdown(cells_cost))
     draw_learning_curve(summary, out / "learning_curve.png")
     print(console_summary(summary))
     print(f"\nreport: {out / 'report.md'}\nmetrics: {out / 'metrics.json'}\nlearning curve: {out / 'learning_curve.png'}")

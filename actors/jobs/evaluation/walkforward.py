@@ -21,9 +21,11 @@ import numpy as np
 from actors.env.dataset import DataSplit, Dataset
 from actors.env.references import reference_policies
 from actors.env.statistics import TRADING_DAYS_PER_YEAR
-from actors.jobs.evaluation.chain import InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, learner_decide, play_window
+from actors.jobs.evaluation.chain import (InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, frozen_policy_config,
+                                          learner_decide, play_window)
 from actors.jobs.evaluation.folds import Fold, walk_forward_folds
 from actors.policy.checkpoint import Checkpoint
+from actors.policy.learner import OnlineMaskablePPO
 from config.schema import Config
 
 Progress = Callable[[str], None]
@@ -85,12 +87,76 @@ def day_split(dataset: Dataset, name: str, first_day: int, stop_day: int) -> Dat
     return DataSplit(dataset, name, max(start, dataset.warmup_bars), stop)
 
 
-def run_walk_forward(config: Config, dataset: Dataset, market: str, *, n_folds: int, seeds: list[int], budgets: list[int],
-                     purge_days: int, embargo_days: int = 1, min_train_days: int = 10,
-                     progress: Progress | None = None) -> WalkForward:
+@dataclass(frozen=True)
+class WalkForwardPlan:
+    """What every cell of one walk-forward shares (the payload of evaluate's cells, shipped once to each node)."""
+
+    config: Config
+    dataset: Dataset
+    folds: list[Fold]
+    seeds: list[int]
+    budgets: list[int]
+    checkpoints: dict[tuple[int, int, int], Checkpoint] = field(default_factory=dict)
+    """(fold, seed, budget) -> the frozen policy: the ensemble cells' input, filled once the policy cells finished."""
+
+    def splits(self, fold: Fold) -> tuple[DataSplit, DataSplit]:
+        return (day_split(self.dataset, f"fold{fold.index}_train", fold.train_start_day, fold.train_stop_day),
+                day_split(self.dataset, f"fold{fold.index}_test", fold.test_start_day, fold.test_stop_day))
+
+
+@dataclass
+class PolicyCellResult:
+    """One seed trained on one fold's training days through every budget, each budget's policy tested frozen."""
+
+    windows: dict[int, WindowResult]
+    training: list[dict]
+    checkpoints: dict[int, tuple[int, Checkpoint]]
+    """budget -> (env steps, the checkpoint as tested)."""
+
+
+def seeded_config(config: Config, seed: int) -> Config:
+    return msgspec.structs.replace(config, policy=msgspec.structs.replace(config.policy, seed=seed, learn=True))
+
+
+def reference_cell(plan: WalkForwardPlan, fold: Fold) -> dict[str, WindowResult]:
+    """The reference policies on the fold's test window."""
+    _, test = plan.splits(fold)
+    policies = reference_policies(plan.dataset.hidden_regime, seed=plan.config.run.seed + fold.index)
+    return {name: play_window(plan.config, test, decide) for name, decide in policies.items()}
+
+
+def policy_cell(plan: WalkForwardPlan, fold: Fold, seed: int) -> PolicyCellResult:
+    """Train one seed on the fold's training days, stopping at each budget to test a frozen copy on the test window."""
+    train, test = plan.splits(fold)
+    seeded = seeded_config(plan.config, seed)
+    trainer = InProcessTrainer(seeded, train)
+    result = PolicyCellResult({}, [], {})
+    for budget in plan.budgets:
+        learner = trainer.train_until(budget)
+        checkpoint = learner.checkpoint()
+        result.checkpoints[budget] = (learner.num_timesteps, checkpoint)
+        result.windows[budget] = play_window(seeded, test, learner_decide(frozen_copy(learner, seeded)))
+        figures = learner.latest_figures
+        result.training.append({"fold": fold.index, "seed": seed, "budget": budget, "updates": learner.n_updates,
+                                **{k: float(figures[k]) for k in ("approx_kl", "clip_fraction", "explained_variance") if k in figures}})
+    return result
+
+
+def ensemble_cell(plan: WalkForwardPlan, fold: Fold, budget: int) -> WindowResult:
+    """The seeds' frozen policies at ``budget`` (plan.checkpoints) as one ensemble on the fold's test window."""
+    _, test = plan.splits(fold)
+    learners = [OnlineMaskablePPO(frozen_policy_config(seeded_config(plan.config, seed)), 1,
+                                  checkpoint=plan.checkpoints[(fold.index, seed, budget)]) for seed in plan.seeds]
+    return play_window(plan.config, test, ensemble_decide(learners))
+
+
+def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int, dict[str, WindowResult]],
+                        policies: dict[tuple[int, int], PolicyCellResult], ensembles: dict[tuple[int, int], WindowResult],
+                        progress: Progress | None = None) -> WalkForward:
+    """The cells' results as one WalkForward, in the order one process would have added them (fold by fold:
+    references, seeds x budgets, ensembles), so the report reads the same whatever ran the cells."""
     say = progress or (lambda _text: None)
-    folds = walk_forward_folds(len(dataset.session_starts), n_folds, purge_days=purge_days, embargo_days=embargo_days,
-                               min_train_days=min_train_days)
+    folds, seeds, budgets = plan.folds, plan.seeds, plan.budgets
     series: dict[str, VariantSeries] = {}
     result = WalkForward(market, folds, seeds, budgets, series)
 
@@ -98,32 +164,46 @@ def run_walk_forward(config: Config, dataset: Dataset, market: str, *, n_folds: 
         series.setdefault(name, VariantSeries(name)).add(window)
 
     for fold in folds:
-        train = day_split(dataset, f"fold{fold.index}_train", fold.train_start_day, fold.train_stop_day)
-        test = day_split(dataset, f"fold{fold.index}_test", fold.test_start_day, fold.test_stop_day)
-        for name, decide in reference_policies(dataset.hidden_regime, seed=config.run.seed + fold.index).items():
-            add(name, play_window(config, test, decide))
-        frozen: dict[int, list] = {budget: [] for budget in budgets}
+        for name, window in references[fold.index].items():
+            add(name, window)
         for seed in seeds:
-            seeded = msgspec.structs.replace(config, policy=msgspec.structs.replace(config.policy, seed=seed, learn=True))
-            trainer = InProcessTrainer(seeded, train)
+            cell = policies[(fold.index, seed)]
+            result.training.extend(cell.training)
             for budget in budgets:
-                learner = trainer.train_until(budget)
-                if fold is folds[-1] and seed == seeds[0] and budget == budgets[-1]:
-                    result.last_policy = (learner.num_timesteps, learner.checkpoint())
-                frozen[budget].append(frozen_copy(learner, seeded))
-                window = play_window(seeded, test, learner_decide(frozen[budget][-1]))
+                window = cell.windows[budget]
                 add(policy_name(budget, seed), window)
-                figures = learner.latest_figures
-                result.training.append({"fold": fold.index, "seed": seed, "budget": budget, "updates": learner.n_updates,
-                                        **{k: float(figures[k]) for k in ("approx_kl", "clip_fraction", "explained_variance") if k in figures}})
                 say(f"fold {fold.index + 1}/{len(folds)} seed {seed} {budget:,} steps: test days {fold.test_start_day}-"
                     f"{fold.test_stop_day - 1}, net ${window.net_pnl:,.0f}, {len(window.trades)} trades")
-        for budget, learners in frozen.items() if len(seeds) > 1 else ():
-            window = play_window(config, test, ensemble_decide(learners))
+        if fold is folds[-1]:
+            result.last_policy = policies[(fold.index, seeds[0])].checkpoints[budgets[-1]]
+        for budget in budgets if len(seeds) > 1 else ():
+            window = ensembles[(fold.index, budget)]
             add(ensemble_name(budget), window)
-            say(f"fold {fold.index + 1}/{len(folds)} ensemble of {len(learners)} seeds {budget:,} steps: net ${window.net_pnl:,.0f}, "
+            say(f"fold {fold.index + 1}/{len(folds)} ensemble of {len(seeds)} seeds {budget:,} steps: net ${window.net_pnl:,.0f}, "
                 f"{len(window.trades)} trades")
     return result
+
+
+def plan_walk_forward(config: Config, dataset: Dataset, *, n_folds: int, seeds: list[int], budgets: list[int],
+                      purge_days: int, embargo_days: int = 1, min_train_days: int = 10) -> WalkForwardPlan:
+    folds = walk_forward_folds(len(dataset.session_starts), n_folds, purge_days=purge_days, embargo_days=embargo_days,
+                               min_train_days=min_train_days)
+    return WalkForwardPlan(config, dataset, folds, list(seeds), list(budgets))
+
+
+def run_walk_forward(config: Config, dataset: Dataset, market: str, *, n_folds: int, seeds: list[int], budgets: list[int],
+                     purge_days: int, embargo_days: int = 1, min_train_days: int = 10,
+                     progress: Progress | None = None) -> WalkForward:
+    """Every cell in this process, one after another (actors/jobs/cells/walkforward.py runs them on a pool)."""
+    plan = plan_walk_forward(config, dataset, n_folds=n_folds, seeds=seeds, budgets=budgets, purge_days=purge_days,
+                             embargo_days=embargo_days, min_train_days=min_train_days)
+    references = {fold.index: reference_cell(plan, fold) for fold in plan.folds}
+    policies = {(fold.index, seed): policy_cell(plan, fold, seed) for fold in plan.folds for seed in seeds}
+    checkpoints = {(f, s, b): ckpt for (f, s), cell in policies.items() for b, (_, ckpt) in cell.checkpoints.items()}
+    plan = WalkForwardPlan(config, dataset, plan.folds, plan.seeds, plan.budgets, checkpoints)
+    ensembles = {(fold.index, budget): ensemble_cell(plan, fold, budget)
+                 for fold in plan.folds for budget in budgets if len(seeds) > 1}
+    return gather_walk_forward(plan, market, references, policies, ensembles, progress)
 
 
 def annualised_sharpe(daily_pnl: np.ndarray, capital: float) -> float:
