@@ -25,6 +25,7 @@ from typing import Any
 from actors.jobs.cells.cache import CellCache
 from actors.jobs.cells.cell import ROOT, Cell
 from actors.jobs.cells.progress import CellProgress
+from actors.jobs.common import JobStopped
 
 Runner = Callable[[Any, Cell], Any]
 """A pure function of (payload, cell) -> the cell's result; module-level, so Ray ships it by reference."""
@@ -133,6 +134,8 @@ class CellPool:
         self._in_flight: dict[Any, Cell] = {}
         self._remote = None
         self.capacity_cpus = float(os.cpu_count() or 1)
+        self.node_cpus = self.capacity_cpus
+        """The most CPUs one node has: a cell asking more would never be placed, so it asks that many."""
 
     @property
     def on_ray(self) -> bool:
@@ -163,6 +166,7 @@ class CellPool:
                          **{k: v for k, v in quiet.items() if k != "include_dashboard"})
             self._owns_ray = True
         self.capacity_cpus = float(ray.cluster_resources().get("CPU", self.capacity_cpus))
+        self.node_cpus = max((node["Resources"].get("CPU", 0.0) for node in ray.nodes() if node["Alive"]), default=1.0)
         self._remote = ray.remote(execute)
 
     def put(self, payload: Any) -> Any:
@@ -182,7 +186,7 @@ class CellPool:
         if not self.on_ray:
             self._queued.append((runner, payload, cell))
             return
-        options = {"num_cpus": resources.num_cpus, "num_gpus": resources.num_gpus, "max_retries": self.max_retries,
+        options = {"num_cpus": min(resources.num_cpus, self.node_cpus), "num_gpus": resources.num_gpus, "max_retries": self.max_retries,
                    "retry_exceptions": False, "name": cell.name}
         self._in_flight[self._remote.options(**options).remote(runner, payload, cell)] = cell
         self.progress.in_flight(self._running())
@@ -199,6 +203,8 @@ class CellPool:
             self.progress.in_flight(1)
             try:
                 return self._note(execute(runner, payload, cell))
+            except JobStopped:  # Ctrl-C inside a cell that runs the actors: the whole run stops, not just this cell
+                raise KeyboardInterrupt from None
             except Exception as error:  # noqa: BLE001 - a cell's own error: reported by name, the others still run
                 return self._note(CellFailure(cell, _one_line(error), traceback.format_exc()))
         return self._note(self._wait_ray())
@@ -266,6 +272,13 @@ class CellPool:
             self.cancel()
             outcome.stopped = True
         return outcome
+
+
+def cost_markdown(cost: dict) -> str:
+    """The report's line on what the evidence cost."""
+    return (f"\n## Cost\n\n{cost['cells']} cells ({cost['cells_cached']} from the cache), {cost['cpu_hours']:.3f} CPU-hours "
+            f"computed in this run on {cost['nodes']} node(s) ({cost['address']}), {cost['cpu_hours_cached']:.3f} CPU-hours "
+            "read back from the cache; CPU time of each cell's process, its threads and waited-for children.\n")
 
 
 def _one_line(error: BaseException) -> str:
