@@ -26,7 +26,8 @@ from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.evaluation.evidence import REGIME_RULE, summarise
 from actors.jobs.evaluation.folds import purge_days_for
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
-from actors.jobs.cells.walkforward import cost_markdown, evaluate_on_cells
+from actors.jobs.cells.pool import cost_markdown
+from actors.jobs.cells.walkforward import evaluate_on_cells
 from actors.jobs.evaluation.walkforward import plan_walk_forward
 from config.schema import Config
 from runtime.rundir import create_run_dir

@@ -107,9 +107,3 @@ def evaluate_on_cells(args, plan: WalkForwardPlan, market: str, run_dir: Path, s
                        f"{cache.directory}): {run.failure_text()}")
     return result, {**run.cost(), "address": address}
 
-
-def cost_markdown(cost: dict) -> str:
-    """The report's line on what the evidence cost."""
-    return (f"\n## Cost\n\n{cost['cells']} cells ({cost['cells_cached']} from the cache), {cost['cpu_hours']:.3f} CPU-hours "
-            f"computed in this run on {cost['nodes']} node(s) ({cost['address']}), {cost['cpu_hours_cached']:.3f} CPU-hours "
-            "read back from the cache; CPU time of each cell's process, its threads and waited-for children.\n")
