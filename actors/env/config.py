@@ -13,7 +13,7 @@ from config.checks import ConfigSection, Count, NonNegative, Positive, PositiveC
 from config.checks import require as _require
 
 DATA_SOURCES = ("synthetic", "file")
-SCENARIO_NAMES = ("regimes", "null")
+SCENARIO_NAMES = ("regimes", "null", "news", "news_null")
 ENV_MODES = ("train", "backtest", "paper")
 SPLITS = ("train", "validation", "test", "all")
 EPISODE_STARTS = ("random", "session_open")
@@ -34,7 +34,8 @@ class DataConfig(ConfigSection, kw_only=True):
     """auto | yes | no: how to read ambiguous dates like 03/04/2024 (auto: day-first only when the data proves it)."""
     scenario: str = "regimes"
     """synthetic: regimes (planted trends and ranges, the default) | null (the same seed's random walk: nothing to
-    learn); effect sizes in actors/common/synthetic.py."""
+    learn) | news (regimes with releases and headlines that move it, actors/common/news_market.py) | news_null (the same
+    events and words, moves independent of them); effect sizes in actors/common/synthetic.py."""
     trend_drift_sigmas: Annotated[float, msgspec.Meta(ge=0)] = 0.2
     """synthetic, regimes: drift per bar in a trend regime, in units of the bar's sigma (smaller = a harder market)."""
     min_regime_bars: Annotated[int, msgspec.Meta(ge=1)] = 30

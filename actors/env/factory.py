@@ -1,4 +1,4 @@
-"""Build datasets and envs from the root config (cached per process).
+"""Build datasets and envs from the env's settings (EnvSettings; the jobs pass their root Config, which has the same sections), cached per process.
 
 ``make_env(config, split, seed)`` is what plain-SB3 baselines and the env actor use;
 the dataset (bars + features) is computed once per process and shared by every env.
@@ -15,15 +15,16 @@ from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.common.instruments import resolve_instrument
+from actors.common.news_market import NEWS_SCENARIOS, generate_news_market
 from actors.common.synthetic import generate_market, scenario
 
 if TYPE_CHECKING:
-    from config.schema import Config
+    from actors.env.settings import EnvSettings
 
 _CACHE: dict[tuple, Dataset] = {}
 
 
-def _data_seed(config: Config) -> int:
+def _data_seed(config: EnvSettings) -> int:
     seed = config.data.seed
     return config.run.seed if seed < 0 and hasattr(config, "run") else max(seed, 0)
 
@@ -40,11 +41,16 @@ def build_dataset(
         dataset = Dataset.from_frame(frame, flat_minute, data.train_fraction, data.validation_fraction, source=source, repair=report)
         dataset.warnings = fit.warnings
         return dataset
-    market = generate_market(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price, start_date=data.synthetic_start_date,
-                             tick_size=tick_size, market=market_scenario(data))
+    if data.scenario in NEWS_SCENARIOS:  # a base market with releases and headlines on top
+        market = generate_news_market(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price,
+                                      start_date=data.synthetic_start_date, tick_size=tick_size, news=data.scenario)
+    else:
+        market = generate_market(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price, start_date=data.synthetic_start_date,
+                                 tick_size=tick_size, market=market_scenario(data))
     source = f"synthetic({data.scenario}, seed={seed}, days={data.synthetic_days})"
     dataset = Dataset.from_frame(market.bars, flat_minute, data.train_fraction, data.validation_fraction, source=source)
     dataset.hidden_regime = market.regime
+    dataset.events = getattr(market, "events", ())
     return dataset
 
 
@@ -54,7 +60,7 @@ def market_scenario(data: DataConfig):
     return scenario(data.scenario, trend_drift_sigmas=drift, min_regime_bars=data.min_regime_bars, max_regime_bars=data.max_regime_bars)
 
 
-def load_dataset(config: Config, path: str | None = None) -> Dataset:
+def load_dataset(config: EnvSettings, path: str | None = None) -> Dataset:
     """The dataset the root config describes, computed once per process (``path`` overrides [data])."""
     seed = _data_seed(config)
     instrument = resolve_instrument(config.instrument)
@@ -64,7 +70,7 @@ def load_dataset(config: Config, path: str | None = None) -> Dataset:
     return _CACHE[key]
 
 
-def make_env(config: Config, split: str = "train", seed: int = 0, path: str | None = None) -> FuturesTradingEnv:
+def make_env(config: EnvSettings, split: str = "train", seed: int = 0, path: str | None = None) -> FuturesTradingEnv:
     """A ready env over ``split`` of the configured data; ``seed`` seeds its episode starts."""
     dataset = load_dataset(config, path)
     env = FuturesTradingEnv(dataset.split(split), resolve_instrument(config.instrument), config.account, config.env)

@@ -26,7 +26,7 @@ from actors.jobs.lora import (FirstRoundWatch, learn_in_run_config, adapter_file
 from actors.jobs.main import HYBRID, MAIN_TRAINING, hybrid_settings
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
 from bus.messages import LlmThought, LoraAdapter
-from config.schema import Config
+from actors.jobs.config import Config
 from runtime.supervisor import EXIT_OK
 
 LLM_OFF = [ENV, POLICY, FUSION, RISK]

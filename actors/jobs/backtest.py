@@ -15,7 +15,7 @@ from actors.jobs.common import JobError, JobResult, configure, run_job
 from actors.jobs.presets import BACKTEST
 from actors.jobs.train import policy_checkpoint
 from bus.messages import Done, Message
-from config.schema import Config
+from actors.jobs.config import Config
 from runtime.supervisor import EXIT_OK
 
 

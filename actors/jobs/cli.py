@@ -7,7 +7,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from config.loader import ConfigError
+from config.tree import ConfigError
 
 MODES = {
     "main": "the default job: RL training at full speed, a hybrid phase in lockstep with the LLM in every decision, a full-speed backtest report on held-out data and a lockstep backtest on a slice of it",

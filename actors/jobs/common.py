@@ -17,8 +17,9 @@ from actors.reasoner import ModelFileError, check_model_files
 from actors.jobs.presets import Preset, preset_settings
 from actors.jobs.progress import ProgressView, console_enabled
 from bus.messages import Done, Message, Progress, Stats
-from config.loader import load_config, parse_override
-from config.schema import Config
+from actors.jobs.config import load_config
+from config.tree import parse_override
+from actors.jobs.config import Config
 from runtime.logs import configure_logging
 from runtime.rundir import RunDir, create_run_dir
 from runtime.supervisor import EXIT_OK, Supervisor

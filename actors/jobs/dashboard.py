@@ -61,7 +61,8 @@ def market_history(run_dir: Path):
         import pandas as pd
 
         from actors.env.factory import load_dataset
-        from config.loader import ConfigError, load_resolved
+        from actors.jobs.config import load_resolved
+        from config.tree import ConfigError
 
         config = load_resolved(run_dir / CONFIG_FILE)
         if config.env.mode != "backtest":

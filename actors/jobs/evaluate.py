@@ -29,7 +29,7 @@ from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_l
 from actors.jobs.cells.pool import cost_markdown
 from actors.jobs.cells.walkforward import evaluate_on_cells
 from actors.jobs.evaluation.walkforward import plan_walk_forward
-from config.schema import Config
+from actors.jobs.config import Config
 from runtime.rundir import create_run_dir
 
 QUICK = {"days": 400, "folds": 2, "seeds": 1, "budgets": (50_000, 100_000), "train_share": 0.625}

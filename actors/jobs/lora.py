@@ -27,7 +27,7 @@ from actors.jobs.presets import Preset
 from actors.lora import (LORA_DIR_NAME, AdapterVersion, RoundReport, StepProgress, VersionBook,
                          read_experiences_file, train_offline, train_until_plateau, usd_text)
 from bus.messages import Done, LlmThought, LoraAdapter, Message, Stats
-from config.schema import Config
+from actors.jobs.config import Config
 from runtime.rundir import RunDir, create_run_dir
 from runtime.supervisor import EXIT_OK
 

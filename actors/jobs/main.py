@@ -36,7 +36,7 @@ from actors.jobs.lockstep import lockstep_backtest
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
 from actors.policy import checkpoint_steps, latest_checkpoint
 from bus.messages import LlmThought, LoraAdapter
-from config.schema import Config
+from actors.jobs.config import Config
 from runtime.supervisor import EXIT_OK
 
 MAIN_TRAINING = {"policy.total_timesteps": 51200, "policy.n_steps": 512}

@@ -30,7 +30,7 @@ from actors.jobs.common import JobStopped, configure, format_table, run_job
 from actors.jobs.presets import LOCKSTEP, PAPER, Preset
 from actors.jobs.train import policy_checkpoint
 from bus.messages import Done
-from config.schema import Config
+from actors.jobs.config import Config
 from runtime.supervisor import EXIT_OK
 
 SUMMARY_ROWS = (

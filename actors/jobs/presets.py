@@ -22,8 +22,8 @@ from typing import Any
 from msgspec.structs import replace
 
 from actors.reasoner.config import MODES
-from config.loader import config_to_dict
-from config.schema import Config
+from config.tree import config_to_dict
+from actors.jobs.config import Config
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@
 The folds are evaluate's (actors/jobs/evaluation/folds.py) over the SPACE's market: ``validation_folds`` windows the
 trials are scored and pruned on, then ``test_folds`` newest windows that only the best trial plays, once, at the end
 (beside the reference rules on the same days). Every trial (complete, pruned or failed) and the final test go to the
-trials ledger (actors/jobs/evaluation/ledger.py, ``<runs_dir>/trials.jsonl``), so the deflated Sharpe of whatever is
+trials ledger (actors/jobs/evaluation/ledger.py: run.trials_path, default ``<runs_dir>/trials.jsonl``; one record per trial, seed and fold scored), so the deflated Sharpe of whatever is
 chosen can count them. Cells run on a local Ray by default (actors/jobs/cells/search.py), cached by configuration
 hash: the same SPACE.toml run again reads its finished cells back.
 """
@@ -29,10 +29,6 @@ from actors.jobs.evaluate import market_settings
 from actors.jobs.evaluation.folds import purge_days_for, walk_forward_folds
 from runtime.rundir import create_run_dir
 
-LEDGER_FILE = "trials.jsonl"
-"""The trials ledger, in the runs directory: every sweep's trials, whichever run directory they wrote to."""
-
-
 def mode_sweep(args: argparse.Namespace) -> int:
     if args.space is None:
         raise JobError("sweep needs a SPACE.toml: bin/run sweep docs/experiments/sweeps/policy_sweep.toml")
@@ -40,7 +36,7 @@ def mode_sweep(args: argparse.Namespace) -> int:
         space = load_space(args.space)
     except SpaceError as error:
         raise JobError(f"sweep: {error}") from None
-    from actors.jobs.evaluation.ledger import append_trial
+    from actors.jobs.evaluation.ledger import append_trials, ledger_path
 
     wf = space.walk_forward
     data = market_settings(wf.market, wf.days)
@@ -60,7 +56,7 @@ def mode_sweep(args: argparse.Namespace) -> int:
                                    min_train_days=wf.train_days)
     except ValueError as error:
         raise JobError(f"sweep: {args.space}: [walk_forward]: {error}") from None
-    ledger = Path(base.run.runs_dir) / LEDGER_FILE
+    ledger = ledger_path(base.run)
     say = (lambda _t: None) if args.quiet else (lambda text: print(f"sweep: {text}", file=sys.stderr, flush=True))
     address = resolve_address(getattr(args, "ray", None), LOCAL)
     cache = CellCache((rd.path / "cells") if args.run_dir else Path(base.run.runs_dir) / "cells")
@@ -68,7 +64,7 @@ def mode_sweep(args: argparse.Namespace) -> int:
         f"{[f.index for f in folds[:wf.validation_folds]]}, test folds {[f.index for f in folds[wf.validation_folds:]]}; "
         f"cells on {address}; ledger {ledger}")
     with CellPool(address, cache=cache, progress=CellProgress("sweep cells", enabled=not args.quiet)) as pool:
-        search = Search(space, pool, make_config, dataset, folds, lambda record: append_trial(ledger, record), say, name)
+        search = Search(space, pool, make_config, dataset, folds, lambda records: append_trials(ledger, records), say, name)
         try:
             outcome = search.run()
         except KeyboardInterrupt:

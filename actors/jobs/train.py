@@ -12,7 +12,7 @@ from actors.jobs.common import JobError, JobResult, configure, format_table, run
 from actors.jobs.presets import TRAIN
 from actors.policy import CheckpointNotFound, find_checkpoint, latest_checkpoint
 from bus.messages import Message
-from config.schema import Config
+from actors.jobs.config import Config
 from runtime.supervisor import EXIT_OK
 
 SUMMARY_KEYS = (

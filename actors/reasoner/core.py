@@ -23,7 +23,8 @@ from actors.reasoner.engine import ChatEngine
 from actors.reasoner.pending import PendingObservations, ThoughtRequest
 from actors.reasoner.query_policy import QueryPolicy
 from actors.reasoner.stats import ReasonerStats
-from actors.reasoner.thinker import Thinker, Thought
+from actors.reasoner.thinker import Thinker
+from actors.reasoner.thought import Thought
 
 
 @dataclass(frozen=True, slots=True)

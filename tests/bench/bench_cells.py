@@ -26,7 +26,7 @@ from actors.jobs.cells.walkforward import run_walk_forward_cells
 from actors.jobs.evaluate import market_settings
 from actors.jobs.evaluation.folds import purge_days_for
 from actors.jobs.evaluation.walkforward import plan_walk_forward
-from config.loader import load_config
+from actors.jobs.config import load_config
 from tests.bench.common import print_table
 
 

@@ -25,7 +25,7 @@ import sys
 import time
 
 from bus.messages import Done, Progress, Stats
-from config.loader import load_config
+from actors.jobs.config import load_config
 from tests.bench.common import print_table
 
 TARGETS = {1: 0.5, 8: 0.8}

@@ -1,7 +1,7 @@
 """Each actor's settings (Actor.settings_type): what it reads of the resolved config, and nothing else.
 
 The runtime decodes a run directory's config.toml into the settings type of the actor it starts; these
-tests hold each settings type to the root Config (config/schema.py) that the jobs validate and write.
+tests hold each settings type to the root Config (actors/jobs/config.py) that the jobs validate and write.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import msgspec.inspect
 import pytest
 
 from actors.common.market_settings import AccountConfig, InstrumentConfig
-from config.loader import ConfigError, load_config
-from config.schema import Config
+from actors.jobs.config import load_config
+from config.tree import ConfigError
+from actors.jobs.config import Config
 from config.tree import load_settings
 from runtime.entry import resolve_actor_class
 from runtime.settings import RuntimeSettings

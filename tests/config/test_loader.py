@@ -2,8 +2,9 @@ import pytest
 
 from actors.fusion.config import FusionConfig
 from config.checks import ConfigSection
-from config.loader import ConfigError, DEFAULT_CONFIG_PATH, dump_toml, load_config, load_resolved
-from config.schema import SECTIONS, Config
+from actors.jobs.config import load_config, load_resolved
+from config.tree import ConfigError, DEFAULT_CONFIG_PATH, dump_toml
+from actors.jobs.config import Config, SECTIONS
 
 
 def test_default_config_loads_and_every_section_is_a_real_struct():

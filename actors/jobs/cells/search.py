@@ -10,7 +10,8 @@ plays them, once, beside the reference rules on the same days.
 
 from __future__ import annotations
 
-import time
+import json
+from functools import cache
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +66,9 @@ class RunningTrial:
     days: list[np.ndarray] = field(default_factory=list)
     """Per validation fold done: the seeds' mean daily P&L at the last budget."""
     fold_cells: dict[int, np.ndarray] = field(default_factory=dict)
+    per_seed: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
+    """(fold, seed) -> its daily P&L at the last budget: the ledger's records."""
+    config: Any = None
     intermediate: list[float] = field(default_factory=list)
     cpu_secs: float = 0.0
 
@@ -111,7 +115,7 @@ class Search:
             return
         digest = config_hash(config, bars=self.bars, folds=[vars(f) for f in self.folds], budgets=self.budgets)
         payload = self.payload(config)
-        running = RunningTrial(trial, params, self.pool.put(payload), digest, payload.seeds)
+        running = RunningTrial(trial, params, self.pool.put(payload), digest, payload.seeds, config=config)
         self.running[trial.number] = running
         self.submit_fold(running)
 
@@ -135,6 +139,7 @@ class Search:
         running.waiting.discard(outcome.cell)
         running.cpu_secs += outcome.cpu_secs
         running.fold_cells[outcome.cell.seed] = outcome.result[self.budgets[-1]]
+        running.per_seed[(outcome.cell.fold, outcome.cell.seed)] = outcome.result[self.budgets[-1]]
         if running.waiting:
             return
         running.days.append(np.mean([running.fold_cells[s] for s in sorted(running.fold_cells)], axis=0))
@@ -157,12 +162,12 @@ class Search:
         states = {"COMPLETE": optuna.trial.TrialState.COMPLETE, "PRUNED": optuna.trial.TrialState.PRUNED,
                   "FAIL": optuna.trial.TrialState.FAIL}
         study.tell(running.trial, value if state == "COMPLETE" else None, state=states[state])
-        entry = {"kind": "sweep-trial", "sweep": self.name, "trial": running.trial.number, "state": state.lower(),
-                 "params": running.params, "value_pnl_per_day": value, "intermediate_pnl_per_day": running.intermediate,
-                 "validation_folds_scored": running.fold_pos, "validation_folds": [f.index for f in self.validation],
-                 "seeds": len(self.seeds), "budget": self.budgets[-1], "config_hash": running.digest,
-                 "cpu_secs": running.cpu_secs, "error": error, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        self.record(entry)
+        entry = {"trial": running.trial.number, "state": state.lower(), "params": running.params, "value_pnl_per_day": value,
+                 "intermediate_pnl_per_day": running.intermediate, "validation_folds_scored": running.fold_pos,
+                 "config_hash": running.digest, "cpu_secs": running.cpu_secs, "error": error}
+        if running.config is not None:  # a trial its config refused has no day to record
+            self.record([self.ledger_record(running.config, running.params, seed, fold, f"{self.name}-trial{running.trial.number}", days)
+                         for (fold, seed), days in sorted(running.per_seed.items())])
         self.finished.append(entry)
         self.say(f"trial {running.trial.number} {state.lower()}: {_money(value)} a day on {running.fold_pos} validation fold(s), "
                  f"{running.params}{'; ' + error if error else ''}")
@@ -188,10 +193,30 @@ class Search:
         test = {"folds": [f.index for f in self.test], "days": len(policy), "policy_pnl_per_day": float(policy.mean()),
                 "references_pnl_per_day": {name: float(days.mean()) for name, days in references.items()},
                 "cpu_secs": sum(r.cpu_secs for r in run.records.values() if not r.cached)}
-        self.record({"kind": "sweep-test", "sweep": self.name, "trial": best["trial"], "params": best["params"],
-                     "config_hash": digest, **test, "trials_tried": len(self.finished),
-                     "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        label = f"{self.name}-best-trial{best['trial']}"
+        records = [self.ledger_record(config, best["params"], s, f.index, label,
+                                      run.result(Cell(POLICY, digest, seed=s, fold=f.index, budget=self.budgets[-1]))[self.budgets[-1]])
+                   for f in self.test for s in payload.seeds]
+        records += [self.ledger_record(config, {}, config.run.seed, f.index, name, run.result(Cell(REFERENCE, digest, fold=f.index))[name].daily_pnl,
+                                       role="oracle" if name == "oracle" else "floor")
+                    for f in self.test for name in references]
+        self.record(records)
         return {"best": best, "test": test, "trials": self.finished}
+
+    def ledger_record(self, config, params: dict, seed: int, fold: int, variant: str, daily_pnl, role: str = "policy"):
+        """One (configuration, seed, fold) of the sweep as the trials ledger stores it (actors/jobs/evaluation/ledger.py)."""
+        from actors.jobs.evaluation.ledger import TrialRecord, config_hash as ledger_hash, current_commit, utc_now
+
+        budget = f"@{self.budgets[-1]}#{seed}" if role == "policy" else ""
+        return TrialRecord(config_hash=ledger_hash(config), market=self.space.walk_forward.market, seed=seed, fold=fold,
+                           variant=variant + budget, daily_returns=[float(v) / config.account.start_balance for v in daily_pnl],
+                           date=utc_now(), commit=_commit(current_commit), job="sweep", role=role,
+                           params={k: v if isinstance(v, (str, int, float, bool)) else json.dumps(v) for k, v in params.items()})
+
+
+@cache
+def _commit(current_commit) -> str:
+    return current_commit()  # one git call a sweep, not one a record
 
 
 def _money(value) -> str:

@@ -33,7 +33,7 @@ from actors.policy.learner import OnlineMaskablePPO
 from actors.risk.actor import account_limits
 from actors.risk.halts import Halts
 from actors.risk.rules import RiskRules
-from config.schema import Config
+from actors.jobs.config import Config
 
 Decide = Callable[[FuturesTradingEnv], int]
 

@@ -13,7 +13,7 @@ Every variant ends as one out-of-sample daily P&L series over all test days in t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import msgspec
 import numpy as np
@@ -26,7 +26,7 @@ from actors.jobs.evaluation.chain import (InProcessTrainer, WindowResult, ensemb
 from actors.jobs.evaluation.folds import Fold, walk_forward_folds
 from actors.policy.checkpoint import Checkpoint
 from actors.policy.learner import OnlineMaskablePPO
-from config.schema import Config
+from actors.jobs.config import Config
 
 Progress = Callable[[str], None]
 
@@ -99,9 +99,14 @@ class WalkForwardPlan:
     checkpoints: dict[tuple[int, int, int], Checkpoint] = field(default_factory=dict)
     """(fold, seed, budget) -> the frozen policy: the ensemble cells' input, filled once the policy cells finished."""
 
-    def splits(self, fold: Fold) -> tuple[DataSplit, DataSplit]:
-        return (day_split(self.dataset, f"fold{fold.index}_train", fold.train_start_day, fold.train_stop_day),
-                day_split(self.dataset, f"fold{fold.index}_test", fold.test_start_day, fold.test_stop_day))
+    def fold_dataset(self, fold: Fold) -> Dataset:
+        """The data with the regime HMM behind market_regime refitted on this fold's training days only
+        (actors/env/regime_model.py): each cell refits it (seconds), so a cell needs nothing from another."""
+        return self.dataset.with_regime_fitted_on(int(self.dataset.session_starts[fold.train_stop_day]))
+
+    def splits(self, fold: Fold, dataset: Dataset) -> tuple[DataSplit, DataSplit]:
+        return (day_split(dataset, f"fold{fold.index}_train", fold.train_start_day, fold.train_stop_day),
+                day_split(dataset, f"fold{fold.index}_test", fold.test_start_day, fold.test_stop_day))
 
 
 @dataclass
@@ -112,6 +117,9 @@ class PolicyCellResult:
     training: list[dict]
     checkpoints: dict[int, tuple[int, Checkpoint]]
     """budget -> (env steps, the checkpoint as tested)."""
+    regime_model: dict = field(default_factory=dict)
+    """The fold's regime HMM (fitted on its training days): the belief the policy was trained on."""
+    regime_lines: list[str] = field(default_factory=list)
 
 
 def seeded_config(config: Config, seed: int) -> Config:
@@ -120,17 +128,19 @@ def seeded_config(config: Config, seed: int) -> Config:
 
 def reference_cell(plan: WalkForwardPlan, fold: Fold) -> dict[str, WindowResult]:
     """The reference policies on the fold's test window."""
-    _, test = plan.splits(fold)
-    policies = reference_policies(plan.dataset.hidden_regime, seed=plan.config.run.seed + fold.index)
+    dataset = plan.fold_dataset(fold)
+    _, test = plan.splits(fold, dataset)
+    policies = reference_policies(dataset.hidden_regime, seed=plan.config.run.seed + fold.index)
     return {name: play_window(plan.config, test, decide) for name, decide in policies.items()}
 
 
 def policy_cell(plan: WalkForwardPlan, fold: Fold, seed: int) -> PolicyCellResult:
     """Train one seed on the fold's training days, stopping at each budget to test a frozen copy on the test window."""
-    train, test = plan.splits(fold)
+    dataset = plan.fold_dataset(fold)
+    train, test = plan.splits(fold, dataset)
     seeded = seeded_config(plan.config, seed)
     trainer = InProcessTrainer(seeded, train)
-    result = PolicyCellResult({}, [], {})
+    result = PolicyCellResult({}, [], {}, dataset.regime_model.to_dict(), list(dataset.regime_model.describe()))
     for budget in plan.budgets:
         learner = trainer.train_until(budget)
         checkpoint = learner.checkpoint()
@@ -144,7 +154,7 @@ def policy_cell(plan: WalkForwardPlan, fold: Fold, seed: int) -> PolicyCellResul
 
 def ensemble_cell(plan: WalkForwardPlan, fold: Fold, budget: int) -> WindowResult:
     """The seeds' frozen policies at ``budget`` (plan.checkpoints) as one ensemble on the fold's test window."""
-    _, test = plan.splits(fold)
+    _, test = plan.splits(fold, plan.fold_dataset(fold))
     learners = [OnlineMaskablePPO(frozen_policy_config(seeded_config(plan.config, seed)), 1,
                                   checkpoint=plan.checkpoints[(fold.index, seed, budget)]) for seed in plan.seeds]
     return play_window(plan.config, test, ensemble_decide(learners))
@@ -164,6 +174,8 @@ def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int
         series.setdefault(name, VariantSeries(name)).add(window)
 
     for fold in folds:
+        for line in policies[(fold.index, seeds[0])].regime_lines:
+            say(f"fold {fold.index + 1}/{len(folds)} {line}")
         for name, window in references[fold.index].items():
             add(name, window)
         for seed in seeds:
@@ -175,7 +187,10 @@ def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int
                 say(f"fold {fold.index + 1}/{len(folds)} seed {seed} {budget:,} steps: test days {fold.test_start_day}-"
                     f"{fold.test_stop_day - 1}, net ${window.net_pnl:,.0f}, {len(window.trades)} trades")
         if fold is folds[-1]:
-            result.last_policy = policies[(fold.index, seeds[0])].checkpoints[budgets[-1]]
+            first = policies[(fold.index, seeds[0])]
+            steps, checkpoint = first.checkpoints[budgets[-1]]
+            meta = {**checkpoint.meta, "regime_model": first.regime_model}  # the belief it was trained on
+            result.last_policy = (steps, replace(checkpoint, meta=meta))
         for budget in budgets if len(seeds) > 1 else ():
             window = ensembles[(fold.index, budget)]
             add(ensemble_name(budget), window)

@@ -12,7 +12,8 @@ from actors.dashboard.source import Reader, account_rules, resolve_target
 from actors.dashboard.state import MAX_CANDLES, DashboardState
 from actors.env.factory import load_dataset
 from actors.jobs.dashboard import bar_offset, market_history
-from config.loader import dump_toml, load_config
+from actors.jobs.config import load_config
+from config.tree import dump_toml
 
 
 def test_the_account_rules_come_from_the_runs_config_with_the_preset_resolved(tmp_path):

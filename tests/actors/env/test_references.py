@@ -11,7 +11,7 @@ from actors.env.env import FuturesTradingEnv
 from actors.common.instruments import resolve_instrument
 from actors.env.features import STATIC_FEATURES
 from actors.env.references import MOMENTUM_LOOKBACKS, REGIME_RULE_BELIEF, reference_policies, toward
-from config.loader import load_config
+from actors.jobs.config import load_config
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import numpy as np
 from actors.jobs.evaluation.evidence import (
     backtest_evidence_rows, choose_on_validation, decisions_alone_rows, verdict_at_least, verdict_between,
 )
-from config.loader import load_config
+from actors.jobs.config import load_config
 
 
 def small_test_split():
