@@ -16,6 +16,7 @@ from actors import ENV, FUSION, POLICY, RISK
 from actors.common.figures import brief_of
 from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobError, configure, format_table
+from actors.jobs.cells.ablation import ablation_on_cells
 from actors.jobs.cells.pool import cost_markdown
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN, Lockstep, Preset, Thoughts, preset_settings
 from actors.jobs.evaluate import success_lines
@@ -269,8 +270,6 @@ def variant_backtest(args: argparse.Namespace, root: Path, seed: int, index: int
 
 
 def mode_ablation(args: argparse.Namespace) -> int:
-    from actors.jobs.cells.ablation import ablation_on_cells  # the seeds x variants grid on a pool
-
     base = configure(args)
     root = ablation_root(args, base)
     n_seeds = max(1, getattr(args, "seeds", None) or 3)
@@ -280,7 +279,7 @@ def mode_ablation(args: argparse.Namespace) -> int:
     run_dirs: dict[str, list[str]] = {variant.name: [] for variant in variants}
     sources: dict[str, list[SourceScores]] = {variant.name: [] for variant in variants}
     config = base
-    cells, cost = ablation_on_cells(args, base, root, seeds, variants)
+    cells, cost = ablation_on_cells(args, base, root, seeds, variants, seed_inputs, variant_backtest)
     for seed in seeds:
         for index, variant in enumerate(variants):
             cell = cells[(seed, index)]

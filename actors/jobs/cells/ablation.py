@@ -11,7 +11,8 @@ start-up. On a bigger machine or a cluster, ``--ray local|ADDRESS`` runs them si
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from actors.jobs.cells.cache import CellCache
@@ -32,17 +33,19 @@ class AblationPlan:
     args: argparse.Namespace
     root: Path
     variants: list
+    train: Callable
+    """actors.jobs.ablation.seed_inputs (passed in: this package does not import the mode that uses it)."""
+    backtest: Callable
+    """actors.jobs.ablation.variant_backtest."""
     inputs: dict[int, object] = field(default_factory=dict)
     """seed -> its SeedInputs (the variant cells' input, filled once the seed cells finished)."""
 
 
 def run_cell(plan: AblationPlan, cell: Cell):
-    from actors.jobs.ablation import seed_inputs, variant_backtest
-
     if cell.kind == TRAIN:
-        return seed_inputs(plan.args, plan.root, cell.seed)
+        return plan.train(plan.args, plan.root, cell.seed)
     index = next(i for i, v in enumerate(plan.variants) if v.name == cell.variant)
-    return variant_backtest(plan.args, plan.root, cell.seed, index, plan.variants[index], plan.inputs[cell.seed])
+    return plan.backtest(plan.args, plan.root, cell.seed, index, plan.variants[index], plan.inputs[cell.seed])
 
 
 def resources(plan: AblationPlan, base):
@@ -54,19 +57,20 @@ def resources(plan: AblationPlan, base):
     return of
 
 
-def ablation_on_cells(args: argparse.Namespace, base, root: Path, seeds: list[int], variants: list):
+def ablation_on_cells(args: argparse.Namespace, base, root: Path, seeds: list[int], variants: list, train: Callable,
+                      backtest: Callable):
     """{(seed, variant index): VariantResult} and the cost; JobError naming failed cells, JobStopped on Ctrl-C."""
     digest = config_hash(base, args={k: v for k, v in sorted(vars(args).items()) if k not in UNHASHED_ARGS})
     address = resolve_address(getattr(args, "ray", None), OFF)
     cache = CellCache(root / "cells")
-    plan = AblationPlan(args, root, variants)
+    plan = AblationPlan(args, root, variants, train, backtest)
     trains = [Cell(TRAIN, digest, seed=seed) for seed in seeds]
     tests = [Cell(VARIANT, digest, seed=seed, variant=v.name) for seed in seeds for v in variants]
     with CellPool(address, cache=cache, progress=CellProgress("ablation cells", enabled=not args.quiet)) as pool:
         run = pool.run(run_cell, plan, trains, resources(plan, base))
         if not (run.stopped or run.failures):
             inputs = {c.seed: run.result(c) for c in trains}
-            run = pool.run(run_cell, AblationPlan(args, root, variants, inputs), tests, resources(plan, base), into=run)
+            run = pool.run(run_cell, replace(plan, inputs=inputs), tests, resources(plan, base), into=run)
     if run.stopped:
         raise JobStopped(root, f"Ctrl-C; {len(run.records)} cells finished, cached in {cache.directory}: rerun with --run-dir {root}")
     if run.failures:

@@ -21,10 +21,11 @@ import numpy as np
 from actors.jobs.cells.cell import Cell, array_fingerprint, config_hash
 from actors.jobs.cells.pool import CellFailure, CellPool, Resources
 from actors.jobs.cells.space import Space, distributions, setting_value
+from actors.jobs.common import JobError
 from actors.jobs.evaluation.folds import Fold
-from actors.jobs.evaluation.walkforward import WalkForwardPlan, policy_cell, reference_cell
+from actors.jobs.evaluation.walkforward import WalkForwardPlan, policy_cell, reference_cell, regime_cell
 
-POLICY, REFERENCE = "policy", "reference"
+POLICY, REFERENCE, REGIME = "policy", "reference", "regime"
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class TrialPayload:
     folds: list[Fold]
     seeds: list[int]
     budgets: list[int]
+    regimes: dict = field(default_factory=dict)
+    """fold -> its regime fit (actors/jobs/evaluation/walkforward.py regime_cell), shared by every trial."""
 
 
 def run_trial_cell(payload: TrialPayload, cell: Cell):
@@ -46,8 +49,10 @@ def run_trial_cell(payload: TrialPayload, cell: Cell):
         import ray
 
         dataset = ray.get(dataset)
-    plan = WalkForwardPlan(payload.config, dataset, payload.folds, payload.seeds, payload.budgets)
+    plan = WalkForwardPlan(payload.config, dataset, payload.folds, payload.seeds, payload.budgets, regimes=payload.regimes)
     fold = payload.folds[cell.fold]
+    if cell.kind == REGIME:
+        return regime_cell(plan, fold)
     if cell.kind == REFERENCE:
         return reference_cell(plan, fold)
     result = policy_cell(plan, fold, cell.seed)
@@ -85,14 +90,29 @@ class Search:
         self.running: dict[int, RunningTrial] = {}
         self.owner: dict[Cell, list[int]] = {}
         self.finished: list[dict] = []
+        self.regimes: dict = {}
 
     def payload(self, config) -> TrialPayload:
-        return TrialPayload(config, self.dataset_ref, self.folds, [config.run.seed + s for s in self.seeds], self.budgets)
+        return TrialPayload(config, self.dataset_ref, self.folds, [config.run.seed + s for s in self.seeds], self.budgets,
+                            self.regimes)
+
+    def fit_regimes(self) -> None:
+        """Each fold's regime HMM, fitted once on its training days for every trial (it depends on the bars alone)."""
+        base = self.make_config({})
+        digest = config_hash(base, bars=self.bars, folds=[vars(f) for f in self.folds])
+        cells = [Cell(REGIME, digest, fold=f.index) for f in self.folds]
+        run = self.pool.run(run_trial_cell, self.payload(base), cells)
+        if run.stopped:
+            raise KeyboardInterrupt
+        if run.failures:
+            raise JobError(f"sweep: the regime fits failed: {run.failure_text()}")
+        self.regimes = {c.fold: run.result(c) for c in cells}
 
     def run(self) -> dict:
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.fit_regimes()
         settings = self.space.sweep
         pruner = optuna.pruners.MedianPruner(n_startup_trials=2) if settings.pruner == "median" else optuna.pruners.NopPruner()
         study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=settings.seed), pruner=pruner)

@@ -17,9 +17,9 @@ from actors.jobs.cells.pool import LOCAL, OFF, CellPool, CellRun, Resources, res
 from actors.jobs.cells.progress import CellProgress
 from actors.jobs.common import JobError, JobStopped
 from actors.jobs.evaluation.walkforward import (WalkForward, WalkForwardPlan, ensemble_cell, gather_walk_forward, policy_cell,
-                                                reference_cell)
+                                                reference_cell, regime_cell)
 
-REFERENCE, POLICY, ENSEMBLE = "reference", "policy", "ensemble"
+REGIME, REFERENCE, POLICY, ENSEMBLE = "regime", "reference", "policy", "ensemble"
 
 
 def plan_hash(plan: WalkForwardPlan) -> str:
@@ -29,19 +29,23 @@ def plan_hash(plan: WalkForwardPlan) -> str:
                        folds=[vars(f) for f in plan.folds], budgets=plan.budgets, seeds=plan.seeds)
 
 
-def walk_forward_cells(plan: WalkForwardPlan) -> tuple[list[Cell], list[Cell]]:
-    """(the first stage: references and policies, the second: ensembles, which read the policies' checkpoints)."""
+def walk_forward_cells(plan: WalkForwardPlan) -> tuple[list[Cell], list[Cell], list[Cell]]:
+    """Three stages: each fold's regime fit; the references and policies, which read it; the ensembles, which read
+    the policies' checkpoints."""
     digest = plan_hash(plan)
+    regimes = [Cell(REGIME, digest, fold=fold.index) for fold in plan.folds]
     first = [Cell(REFERENCE, digest, fold=fold.index) for fold in plan.folds]
     first += [Cell(POLICY, digest, seed=seed, fold=fold.index, budget=plan.budgets[-1]) for fold in plan.folds for seed in plan.seeds]
     second = [Cell(ENSEMBLE, digest, fold=fold.index, budget=budget) for fold in plan.folds for budget in plan.budgets
               if len(plan.seeds) > 1]
-    return first, second
+    return regimes, first, second
 
 
 def run_cell(plan: WalkForwardPlan, cell: Cell):
     """The runner: a pure function of (plan, cell)."""
     fold = plan.folds[cell.fold]
+    if cell.kind == REGIME:
+        return regime_cell(plan, fold)
     if cell.kind == REFERENCE:
         return reference_cell(plan, fold)
     if cell.kind == POLICY:
@@ -59,8 +63,12 @@ def cell_resources(plan: WalkForwardPlan):
 
 def run_walk_forward_cells(pool: CellPool, plan: WalkForwardPlan, market: str, progress=None) -> tuple[WalkForward | None, CellRun]:
     """Every cell on ``pool``; the WalkForward when all finished (None when one failed or Ctrl-C stopped the run)."""
-    first, second = walk_forward_cells(plan)
-    run = pool.run(run_cell, plan, first, cell_resources(plan))
+    regimes, first, second = walk_forward_cells(plan)
+    run = pool.run(run_cell, plan, regimes, cell_resources(plan))
+    if run.stopped or run.failures:
+        return None, run
+    plan = replace(plan, regimes={c.fold: run.result(c) for c in regimes})
+    pool.run(run_cell, plan, first, cell_resources(plan), into=run)
     if run.stopped or run.failures:
         return None, run
     policies = {(c.fold, c.seed): run.result(c) for c in first if c.kind == POLICY}

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field, replace
 import msgspec
 import numpy as np
 
+from actors.common.observation import STATIC_FEATURES
 from actors.env.dataset import DataSplit, Dataset
+from actors.env.regime_model import RegimeModel
 from actors.env.references import reference_policies
 from actors.env.statistics import TRADING_DAYS_PER_YEAR
 from actors.jobs.evaluation.chain import (InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, frozen_policy_config,
@@ -98,15 +100,39 @@ class WalkForwardPlan:
     budgets: list[int]
     checkpoints: dict[tuple[int, int, int], Checkpoint] = field(default_factory=dict)
     """(fold, seed, budget) -> the frozen policy: the ensemble cells' input, filled once the policy cells finished."""
+    regimes: dict[int, FoldRegime] = field(default_factory=dict)
+    """fold -> its regime fit (regime_cell): the other cells' input, filled once the regime cells finished."""
 
     def fold_dataset(self, fold: Fold) -> Dataset:
-        """The data with the regime HMM behind market_regime refitted on this fold's training days only
-        (actors/env/regime_model.py): each cell refits it (seconds), so a cell needs nothing from another."""
-        return self.dataset.with_regime_fitted_on(int(self.dataset.session_starts[fold.train_stop_day]))
+        """The data with the regime HMM behind market_regime fitted on this fold's training days only
+        (actors/env/regime_model.py): from the fold's regime cell, else fitted here (a minute on 400 days)."""
+        regime = self.regimes.get(fold.index) or regime_cell(self, fold)
+        column = STATIC_FEATURES.index("market_regime")
+        static = self.dataset.features.static.copy()
+        static[:, column] = regime.market_regime
+        features = replace(self.dataset.features, static=static, trend_code=regime.trend_code)
+        return replace(self.dataset, features=features, regime_model=regime.model, lists=self.dataset.lists)
 
     def splits(self, fold: Fold, dataset: Dataset) -> tuple[DataSplit, DataSplit]:
         return (day_split(dataset, f"fold{fold.index}_train", fold.train_start_day, fold.train_stop_day),
                 day_split(dataset, f"fold{fold.index}_test", fold.test_start_day, fold.test_stop_day))
+
+
+@dataclass(frozen=True)
+class FoldRegime:
+    """What refitting the regime HMM on a fold's training days changes in the data (Dataset.with_regime_fitted_on):
+    the market_regime feature, the trend word and the model; a few MB a fold, not the whole market."""
+
+    market_regime: np.ndarray
+    trend_code: np.ndarray
+    model: RegimeModel
+
+
+def regime_cell(plan: WalkForwardPlan, fold: Fold) -> FoldRegime:
+    """Fit the fold's regime HMM once; every other cell of the fold reads it (the fit costs as much as a small cell)."""
+    fitted = plan.dataset.with_regime_fitted_on(int(plan.dataset.session_starts[fold.train_stop_day]))
+    column = STATIC_FEATURES.index("market_regime")
+    return FoldRegime(fitted.features.static[:, column].copy(), fitted.features.trend_code, fitted.regime_model)
 
 
 @dataclass
@@ -212,10 +238,11 @@ def run_walk_forward(config: Config, dataset: Dataset, market: str, *, n_folds: 
     """Every cell in this process, one after another (actors/jobs/cells/walkforward.py runs them on a pool)."""
     plan = plan_walk_forward(config, dataset, n_folds=n_folds, seeds=seeds, budgets=budgets, purge_days=purge_days,
                              embargo_days=embargo_days, min_train_days=min_train_days)
+    plan = replace(plan, regimes={fold.index: regime_cell(plan, fold) for fold in plan.folds})
     references = {fold.index: reference_cell(plan, fold) for fold in plan.folds}
     policies = {(fold.index, seed): policy_cell(plan, fold, seed) for fold in plan.folds for seed in seeds}
     checkpoints = {(f, s, b): ckpt for (f, s), cell in policies.items() for b, (_, ckpt) in cell.checkpoints.items()}
-    plan = WalkForwardPlan(config, dataset, plan.folds, plan.seeds, plan.budgets, checkpoints)
+    plan = replace(plan, checkpoints=checkpoints)
     ensembles = {(fold.index, budget): ensemble_cell(plan, fold, budget)
                  for fold in plan.folds for budget in budgets if len(seeds) > 1}
     return gather_walk_forward(plan, market, references, policies, ensembles, progress)

@@ -37,7 +37,6 @@ choices = [[16, 16], [32, 32]]
 
 @pytest.mark.slow
 def test_a_sweep_writes_every_trial_to_the_ledger_and_tests_only_the_best_once(two_nodes, tmp_path, capsys):
-    pytest.importorskip("actors.jobs.evaluation.ledger")
     from actors.jobs.evaluation.ledger import read_trials
 
     space = tmp_path / "tiny.toml"
@@ -46,20 +45,29 @@ def test_a_sweep_writes_every_trial_to_the_ledger_and_tests_only_the_best_once(t
     assert main(["sweep", str(space), "--ray", two_nodes.address, "--run-dir", str(tmp_path / "run"),
                  "--set", f"run.runs_dir={runs}", "--quiet"]) == 0
 
-    records = list(read_trials(runs / "trials.jsonl"))
-    trials = [r for r in records if r["kind"] == "sweep-trial"]
-    [test] = [r for r in records if r["kind"] == "sweep-test"]
-    assert sorted(r["trial"] for r in trials) == [0, 1, 2]
-    assert all(r["state"] in ("complete", "pruned") and r["params"]["policy.net_arch"] in ([16, 16], [32, 32]) for r in trials)
-    assert all(r["validation_folds"] == [0, 1] for r in trials) and test["folds"] == [2]
-    best = max((r for r in trials if r["state"] == "complete"), key=lambda r: r["value_pnl_per_day"])
-    assert test["trial"] == best["trial"] and test["trials_tried"] == 3
+    outcome = json.loads((tmp_path / "run" / "sweep" / "sweep.json").read_text())
+    records = read_trials(runs / "trials.jsonl")
+    assert all(r.job == "sweep" and r.market == "regimes" and r.daily_returns for r in records)
+    trials = [r for r in records if "-trial" in r.variant and "-best-" not in r.variant]
+    # Every trial is in the ledger, each with the validation folds it was scored on (a pruned one: fewer).
+    for entry in outcome["trials"]:
+        mine = [r for r in trials if r.variant.startswith(f"tiny-trial{entry['trial']}@")]
+        assert sorted(r.fold for r in mine) == list(range(entry["validation_folds_scored"])) and entry["state"] in ("complete", "pruned")
+        assert mine[0].params["policy.net_arch"] in ("[16, 16]", "[32, 32]")
+    assert len(outcome["trials"]) == 3 and {r.fold for r in trials} <= {0, 1}
+    # The test fold: the best trial's policy, once, beside the floors and the oracle on the same days.
+    tested = [r for r in records if r.fold == 2]
+    best = outcome["best"]
+    assert [r.variant for r in tested if r.role == "policy"] == [f"tiny-best-trial{best['trial']}@256#0"]
+    assert {r.role for r in tested} == {"policy", "floor", "oracle"}
+    assert outcome["test"]["folds"] == [2] and best["value_pnl_per_day"] == max(
+        e["value_pnl_per_day"] for e in outcome["trials"] if e["state"] == "complete")
 
-    # Every cell that played the test fold was the best trial's: no trial saw the test days.
+    # No trial's cell played the test fold: only the best configuration's did.
     cells = [pickle.loads(path.read_bytes()).cell for path in (tmp_path / "run" / "cells").glob("*.pkl")]
     on_test = {cell.config_hash for cell in cells if cell.fold == 2}
-    assert on_test == {test["config_hash"]}
-    assert {cell.fold for cell in cells if cell.config_hash != test["config_hash"]} <= {0, 1}
+    best_hashes = {e["config_hash"] for e in outcome["trials"] if e["trial"] == best["trial"]}
+    assert on_test == best_hashes
     assert "Best trial" in capsys.readouterr().out
 
 
