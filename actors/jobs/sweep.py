@@ -66,7 +66,8 @@ def mode_sweep(args: argparse.Namespace) -> int:
     with CellPool(address, cache=cache, progress=CellProgress("sweep cells", enabled=not args.quiet)) as pool:
         search = Search(space, pool, make_config, dataset, folds, lambda records: append_trials(ledger, records), say, name)
         try:
-            outcome = search.run()
+            with pool.interruptible():
+                outcome = search.run()
         except KeyboardInterrupt:
             pool.cancel()
             raise JobStopped(rd.path, f"Ctrl-C after {len(search.finished)} trials (in the ledger {ledger})") from None

@@ -15,10 +15,13 @@ from __future__ import annotations
 import logging
 import os
 import resource
+import signal
+import threading
 import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,6 +136,7 @@ class CellPool:
         self._queued: deque[tuple[Runner, Any, Cell]] = deque()
         self._in_flight: dict[Any, Cell] = {}
         self._remote = None
+        self._interrupted = threading.Event()
         self.capacity_cpus = float(os.cpu_count() or 1)
         self.node_cpus = self.capacity_cpus
         """The most CPUs one node has: a cell asking more would never be placed, so it asks that many."""
@@ -216,6 +220,8 @@ class CellPool:
         if not self._in_flight:
             raise RuntimeError("next_done() with no cell submitted")
         while True:
+            if self._interrupted.is_set():
+                raise KeyboardInterrupt
             done, _ = ray.wait(list(self._in_flight), num_returns=1, timeout=WAIT_TICK_SECS)
             if done:
                 break
@@ -247,6 +253,7 @@ class CellPool:
     def cancel(self) -> None:
         """Cancel the cells in flight (Ctrl-C): their workers are stopped; the finished cells stay cached."""
         self._queued.clear()
+        self._interrupted.clear()
         if self._in_flight:
             import ray
 
@@ -254,20 +261,36 @@ class CellPool:
                 ray.cancel(ref, force=True)
             self._in_flight.clear()
 
+    @contextmanager
+    def interruptible(self):
+        """While cells run on Ray, Ctrl-C sets a flag the wait loop reads each tick: a KeyboardInterrupt raised inside
+        Ray's C++ wait comes out as a SystemError, and would leave the cells in flight uncancelled. In this process
+        (off) a cell must stop at Ctrl-C itself, so the default handler stays."""
+        if not self.on_ray or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = signal.getsignal(signal.SIGINT)
+        signal.signal(signal.SIGINT, lambda *_: self._interrupted.set())
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
     def run(self, runner: Runner, payload: Any, cells: Iterable[Cell],
             resources: Callable[[Cell], Resources] = lambda _cell: Resources(), into: CellRun | None = None) -> CellRun:
         """Every cell of ``cells``; Ctrl-C cancels the rest and returns what finished (``stopped``)."""
         outcome = into or CellRun()
         try:
-            shared = self.put(payload)
-            for cell in cells:
-                self.submit(runner, shared, cell, resources(cell))
-            while self.pending():
-                done = self.next_done()
-                if isinstance(done, CellRecord):
-                    outcome.records[done.cell] = done
-                else:
-                    outcome.failures.append(done)
+            with self.interruptible():
+                shared = self.put(payload)
+                for cell in cells:
+                    self.submit(runner, shared, cell, resources(cell))
+                while self.pending():
+                    done = self.next_done()
+                    if isinstance(done, CellRecord):
+                        outcome.records[done.cell] = done
+                    else:
+                        outcome.failures.append(done)
         except KeyboardInterrupt:
             self.cancel()
             outcome.stopped = True
