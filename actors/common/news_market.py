@@ -242,28 +242,30 @@ def news_text_sign(market: NewsMarket) -> np.ndarray:
 
 
 def write_headlines_jsonl(events: tuple[MarketEvent, ...] | list[MarketEvent], path) -> int:
-    """Every event as one JSON object a line (the MarketEvent fields, time as UTC ns and ISO): for a user to read
-    what the market planted, or to feed back as a headlines file. Returns the rows written."""
-    import msgspec  # only the writers need it
+    """The headlines as a headlines file (actors/common/event_files.py reads it back: time with its zone, text,
+    importance, id), for a user to read what the market planted or to replay it. Returns the rows written."""
+    import json  # only the writers need it
 
-    encoder = msgspec.json.Encoder()
-    with open(path, "wb") as out:
-        for event in events:
-            row = {**msgspec.structs.asdict(event), "time_utc": pd.Timestamp(event.time_ns, tz="UTC").isoformat()}
-            row = {key: (None if isinstance(value, float) and np.isnan(value) else value) for key, value in row.items()}
-            out.write(encoder.encode(row) + b"\n")
-    return len(events)
+    rows = [e for e in events if e.kind == "headline"]
+    with open(path, "w", encoding="utf-8") as out:
+        for event in rows:
+            out.write(json.dumps({"time": _iso(event.time_ns), "text": event.text, "importance": event.importance,
+                                  "id": event.event_id}) + "\n")
+    return len(rows)
 
 
 def write_calendar_csv(events: tuple[MarketEvent, ...] | list[MarketEvent], path) -> int:
-    """The scheduled releases as an economic calendar (time in UTC and US/Eastern, name, importance, actual,
-    consensus, previous, text). Returns the rows written."""
+    """The scheduled releases as an economic calendar file (event_files.py's columns: time with its zone, name,
+    importance, actual, consensus, previous, text; an unknown figure is empty). Returns the rows written."""
     rows = [e for e in events if e.kind == "release"]
     frame = pd.DataFrame({
-        "time_utc": [pd.Timestamp(e.time_ns, tz="UTC").isoformat() for e in rows],
-        "time_et": [pd.Timestamp(e.time_ns, tz="UTC").tz_convert(ET).strftime("%Y-%m-%d %H:%M") for e in rows],
-        "name": [e.name for e in rows], "importance": [e.importance for e in rows], "actual": [e.actual for e in rows],
-        "consensus": [e.consensus for e in rows], "previous": [e.previous for e in rows], "text": [e.text for e in rows],
+        "time": [_iso(e.time_ns) for e in rows], "name": [e.name for e in rows], "importance": [e.importance for e in rows],
+        "actual": [e.actual for e in rows], "consensus": [e.consensus for e in rows], "previous": [e.previous for e in rows],
+        "text": [e.text for e in rows],
     })
-    frame.to_csv(path, index=False)
+    frame.to_csv(path, index=False, na_rep="")
     return len(rows)
+
+
+def _iso(time_ns: int) -> str:
+    return pd.Timestamp(time_ns, tz="UTC").tz_convert(ET).isoformat()

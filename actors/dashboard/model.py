@@ -5,6 +5,7 @@ table rows (``row()``); apart from it so that what a row shows can change withou
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,3 +188,35 @@ class Health:
     feed_lag_secs: float = float("nan")
     messages: int = 0
     dropped_frames: int = 0
+
+
+class Series:
+    """Points with increasing ids: a reader asks for those after the last id it saw."""
+
+    def __init__(self, columns: tuple[str, ...], maxlen: int) -> None:
+        self.columns = columns
+        self.rows: deque[tuple[int, tuple]] = deque(maxlen=maxlen)
+        self.next_id = 0
+
+    def add(self, *values: Any) -> None:
+        self.rows.append((self.next_id, values))
+        self.next_id += 1
+
+    def since(self, cursor: int) -> tuple[dict[str, list], int]:
+        """The columns of the points with id >= cursor, and the cursor for next time."""
+        new = [values for point_id, values in self.rows if point_id >= cursor] if self.rows and self.rows[-1][0] >= cursor else []
+        return {name: [row[i] for row in new] for i, name in enumerate(self.columns)}, self.next_id
+
+    def clear(self) -> None:
+        self.rows.clear()
+
+
+def live_account(context: Any) -> dict[str, Any]:
+    """The account panel's figures of env 0 from its market context (bus MarketContext)."""
+    equity = float(context.balance + context.unrealized_pnl)
+    return {"equity": equity, "balance": float(context.balance), "drawdown_buffer": float(context.drawdown_buffer),
+            "trailing_limit": float(context.trailing_limit), "daily_pnl": float(context.daily_pnl),
+            "minutes_to_close": float(context.minutes_to_close), "position": float(context.position),
+            "contracts": float(context.contracts), "entry_price": float(context.entry_price),
+            "unrealized_pnl": float(context.unrealized_pnl), "time_et": context.time_et, "symbol": context.symbol,
+            "stop_price": float(context.stop_price), "target_price": float(context.target_price)}

@@ -28,8 +28,8 @@ from bokeh.models import (CDSView, ColumnDataSource, DataTable, Div, HoverTool, 
 from bokeh.plotting import figure
 
 from actors.dashboard.model import Trade
-from actors.dashboard.state import (EVENT_KINDS, LEARNING_KEYS, MAX_CANDLES, MAX_POINTS, MAX_ROWS, DashboardState, account_lines,
-                                    columns_of, health_lines, learning_lines)
+from actors.dashboard.lines import account_lines, columns_of, health_lines, learning_lines
+from actors.dashboard.state import EVENT_KINDS, LEARNING_KEYS, MAX_CANDLES, MAX_POINTS, MAX_ROWS, DashboardState
 
 DECISION_COLUMNS = (("step", "step", 60), ("rl", "RL action", 115), ("probs", "RL probabilities", 230), ("llm", "LLM thought", 110),
                     ("reason", "LLM reason", 260), ("stale", "stale", 45), ("adapter", "adapter", 60), ("fusion", "fusion method/rule", 150),

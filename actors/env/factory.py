@@ -6,11 +6,12 @@ the dataset (bars + features) is computed once per process and shared by every e
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from actors.common.market_settings import AccountConfig
 from actors.env.config import DataConfig
-from actors.common.bar_files import load_bars
+from actors.common.bar_join import load_bar_files
 from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
@@ -19,7 +20,7 @@ from actors.common.news_market import NEWS_SCENARIOS, generate_news_market
 from actors.common.synthetic import generate_market, scenario
 
 if TYPE_CHECKING:
-    from actors.env.settings import EnvSettings
+    from actors.env.config import EnvSettings
 
 _CACHE: dict[tuple, Dataset] = {}
 
@@ -36,7 +37,7 @@ def build_dataset(
     flat_minute = account.flat_minute_of_day
     if path or data.source == "file":
         source = path or data.path
-        frame, report = load_bars(source, timezone=data.timezone, dayfirst=data.dayfirst)
+        frame, report = load_bar_files(bar_paths(source), timezone=data.timezone, dayfirst=data.dayfirst)
         fit = check_fit(frame, source=source, symbol=symbol, tick_size=tick_size, flat_minute_of_day=flat_minute)
         dataset = Dataset.from_frame(frame, flat_minute, data.train_fraction, data.validation_fraction, source=source, repair=report)
         dataset.warnings = fit.warnings
@@ -52,6 +53,12 @@ def build_dataset(
     dataset.hidden_regime = market.regime
     dataset.events = getattr(market, "events", ())
     return dataset
+
+
+def bar_paths(source: str) -> list[str]:
+    """The files of ``data.path``: one path, or several joined by the path separator (``a.csv:b.csv`` on Linux, as
+    ``bin/run evaluate --market a.csv b.csv`` writes them), read into one calendar by actors/common/bar_join.py."""
+    return [part for part in source.split(os.pathsep) if part]
 
 
 def market_scenario(data: DataConfig):

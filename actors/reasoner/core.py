@@ -17,9 +17,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from actors.common.events import MarketEvent
+from actors.common.llm.news import EventBook, context_minute, news_line
 from actors.reasoner.cache import ThoughtCache
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.engine import ChatEngine
+from actors.reasoner.news_trigger import NewsTrigger
 from actors.reasoner.pending import PendingObservations, ThoughtRequest
 from actors.reasoner.query_policy import QueryPolicy
 from actors.reasoner.stats import ReasonerStats
@@ -53,6 +56,11 @@ class ReasonerCore:
         self.thinker = Thinker(engine, config)
         self.pending = PendingObservations()
         self.policy = QueryPolicy(config)
+        self.events = EventBook()
+        """Every md.event received; each env reads it on its own bar clock (actors/common/llm/news.py)."""
+        self.trigger = NewsTrigger(config.think_every_bars) if config.think_on == "news" else None
+        self._news_shape = (config.news_window_minutes, config.news_horizon_minutes, config.news_max_items)
+        self.thoughts_with_news = 0
         self.cache = (
             ThoughtCache(
                 max_entries=config.cache_size,
@@ -90,9 +98,18 @@ class ReasonerCore:
     ) -> bool:
         """Offer one env's observation; True when it now waits for a thought."""
         self.stats.observed(1)
-        if not self.policy.reason_to_think(env_id, step, context):
+        now = context_minute(context) if len(self.events) else None
+        if self.trigger is not None:
+            newest = self.events.newest_visible_minute(now) if now is not None else None
+            reason = self.trigger.reason_to_think(env_id, step, context, newest)
+        else:
+            reason = self.policy.reason_to_think(env_id, step, context)
+        if not reason:
             self.skipped_by_policy += 1
             return False
+        news = news_line(self.events, now, *self._news_shape)
+        if news:
+            context = {**context, "news": news}
         self.pending.put(
             ThoughtRequest(
                 env_id=env_id,
@@ -104,6 +121,10 @@ class ReasonerCore:
             )
         )
         return True
+
+    def note_event(self, event: MarketEvent) -> bool:
+        """An md.event: kept for the prompts (and the news trigger); True when it is new to the book."""
+        return self.events.add(event)
 
     def next_request(self) -> ThoughtRequest | None:
         return self.pending.pop_next()
@@ -153,7 +174,11 @@ class ReasonerCore:
             obs_replaced=float(self.pending.replaced),
             skipped_by_policy=float(self.skipped_by_policy),
             adapter_version=float(self.engine.adapter_version),
+            events_received=float(self.events.received),
+            thoughts_with_news=float(self.thoughts_with_news),
         )
+        if self.trigger is not None:  # why thoughts were asked for (think_on = news), and the quiet bars skipped
+            figures.update({f"think_on_{reason}": float(count) for reason, count in self.trigger.counts.items()})
         return figures
 
     # ---- worker side (blocking)
@@ -186,8 +211,10 @@ class ReasonerCore:
 
     def _finish(self, request: ThoughtRequest, thought: Thought) -> FinishedThought:
         self.stats.published_thought(thought)
+        self.thoughts_with_news += bool(request.context.get("news"))
         return FinishedThought(request, thought, next(self._query_ids))
 
     def _cache_key(self, request: ThoughtRequest) -> tuple:
         assert self.cache is not None
-        return self.cache.key(request.obs, request.mask, int(request.context.get("position", 0)))
+        # The news line is part of the state: the same bars with a new headline are not the same question.
+        return (*self.cache.key(request.obs, request.mask, int(request.context.get("position", 0))), request.context.get("news", ""))

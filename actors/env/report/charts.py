@@ -15,7 +15,7 @@ from actors.env.report.model import ReportInput
 from actors.env.statistics import session_returns
 
 if TYPE_CHECKING:
-    from actors.env.evaluation import EvaluationRecord
+    from actors.env.account_walk import EvaluationRecord
 
 _HALT_COLOURS = ("#f4a261", "#e76f51", "#9b5de5", "#00bbf9", "#8d99ae", "#f15bb5")
 

@@ -10,7 +10,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from actors.env.batch import BarHistory
-    from actors.env.evaluation import EvaluationRecord
+    from actors.env.account_walk import EvaluationRecord
     from actors.env.trading import Trade
 
 

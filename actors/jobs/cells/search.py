@@ -208,8 +208,8 @@ class Search:
             return {"best": best, "test": None, "test_error": run.failure_text() or "stopped", "trials": self.finished}
         policy = np.concatenate([np.mean([run.result(Cell(POLICY, digest, seed=s, fold=f.index, budget=self.budgets[-1]))[self.budgets[-1]]
                                           for s in payload.seeds], axis=0) for f in self.test])
-        references = {name: np.concatenate([run.result(Cell(REFERENCE, digest, fold=f.index))[name].daily_pnl for f in self.test])
-                      for name in run.result(cells[0])}
+        references = {name: np.concatenate([run.result(Cell(REFERENCE, digest, fold=f.index)).windows[name].daily_pnl for f in self.test])
+                      for name in run.result(cells[0]).windows}
         test = {"folds": [f.index for f in self.test], "days": len(policy), "policy_pnl_per_day": float(policy.mean()),
                 "references_pnl_per_day": {name: float(days.mean()) for name, days in references.items()},
                 "cpu_secs": sum(r.cpu_secs for r in run.records.values() if not r.cached)}
@@ -217,7 +217,7 @@ class Search:
         records = [self.ledger_record(config, best["params"], s, f.index, label,
                                       run.result(Cell(POLICY, digest, seed=s, fold=f.index, budget=self.budgets[-1]))[self.budgets[-1]])
                    for f in self.test for s in payload.seeds]
-        records += [self.ledger_record(config, {}, config.run.seed, f.index, name, run.result(Cell(REFERENCE, digest, fold=f.index))[name].daily_pnl,
+        records += [self.ledger_record(config, {}, config.run.seed, f.index, name, run.result(Cell(REFERENCE, digest, fold=f.index)).windows[name].daily_pnl,
                                        role="oracle" if name == "oracle" else "floor")
                     for f in self.test for name in references]
         self.record(records)

@@ -68,7 +68,14 @@ class LedgerError(ValueError):
         self.records = records
 
 
-_ENCODER = msgspec.json.Encoder()
+def _numpy_scalar(value):
+    """numpy scalars (a daily return read off an array) are written as the Python numbers they hold."""
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():
+        return value.item()
+    raise NotImplementedError(f"a trial record cannot hold {type(value).__name__}")
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=_numpy_scalar)
 _DECODER = msgspec.json.Decoder(TrialRecord)
 
 

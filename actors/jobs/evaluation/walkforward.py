@@ -2,9 +2,10 @@
 
 For each fold (actors/jobs/evaluation/folds.py) and each seed, the policy actor's learner is
 trained in process (actors/jobs/evaluation/chain.py) on the fold's training days, stopping at
-each budget of the learning curve to play the fold's test window frozen. The reference
-policies (actors/env/references.py: flat, random, buy-and-hold, momentum 30/60/120 and, on a
-synthetic market, the oracle) play the same windows through the same env and risk rules.
+each budget of the learning curve to play the fold's test window frozen. The floors (flat,
+random, buy-and-hold, the momentum rule and the regime rule, their lookback and threshold
+chosen on the fold's training days: actors/jobs/evaluation/floors.py) and, on a synthetic
+market, the oracle play the same windows through the same env and risk rules.
 
 Every variant ends as one out-of-sample daily P&L series over all test days in time order;
 ``summarise`` turns them into the figures the report and the success table read.
@@ -21,10 +22,10 @@ import numpy as np
 from actors.common.observation import STATIC_FEATURES
 from actors.env.dataset import DataSplit, Dataset
 from actors.env.regime_model import RegimeModel
-from actors.env.references import reference_policies
 from actors.env.statistics import TRADING_DAYS_PER_YEAR
 from actors.jobs.evaluation.chain import (InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, frozen_policy_config,
                                           learner_decide, play_window)
+from actors.jobs.evaluation.floors import FloorChoice, chosen_floors, fit_floors
 from actors.jobs.evaluation.folds import Fold, walk_forward_folds
 from actors.policy.checkpoint import Checkpoint
 from actors.policy.learner import OnlineMaskablePPO
@@ -44,9 +45,12 @@ class VariantSeries:
     halted_bars: float = 0.0
     bars: int = 0
     breaches: int = 0
+    fold_days: list[int] = field(default_factory=list)
+    """How many of ``daily_pnl``'s days each fold added, in fold order (the trials ledger keeps one line a fold)."""
 
     def add(self, result: WindowResult) -> None:
         self.daily_pnl.extend(result.daily_pnl.tolist())
+        self.fold_days.append(len(result.daily_pnl))
         self.trades += len(result.trades)
         self.wins += sum(1 for trade in result.trades if trade.pnl_usd > 0)
         self.halted_bars += sum(result.halted_share.values()) * result.steps
@@ -67,6 +71,8 @@ class WalkForward:
     last_policy: tuple[int, Checkpoint] | None = None
     """(env steps, checkpoint) of the last fold's first seed at the last budget, frozen as tested: what
     ``bin/run evaluate --lockstep-decisions`` plays through the actors at the start of that fold's test window."""
+    floor_choices: list[FloorChoice] = field(default_factory=list)
+    """Per fold, what the tunable floors chose on its training days (actors/jobs/evaluation/floors.py)."""
 
     def policy_names(self, budget: int | None = None) -> list[str]:
         budget = self.budgets[-1] if budget is None else budget
@@ -152,12 +158,22 @@ def seeded_config(config: Config, seed: int) -> Config:
     return msgspec.structs.replace(config, policy=msgspec.structs.replace(config.policy, seed=seed, learn=True))
 
 
-def reference_cell(plan: WalkForwardPlan, fold: Fold) -> dict[str, WindowResult]:
-    """The reference policies on the fold's test window."""
+@dataclass
+class ReferenceCellResult:
+    choice: FloorChoice
+    """What the tunable floors chose on the fold's training days."""
+    windows: dict[str, WindowResult]
+    """Each floor (and, on a synthetic market, the oracle) on the fold's test window."""
+
+
+def reference_cell(plan: WalkForwardPlan, fold: Fold) -> ReferenceCellResult:
+    """The floors, their lookback and threshold chosen on the fold's training days (the test window is not seen),
+    and the oracle, on the fold's test window."""
     dataset = plan.fold_dataset(fold)
-    _, test = plan.splits(fold, dataset)
-    policies = reference_policies(dataset.hidden_regime, seed=plan.config.run.seed + fold.index)
-    return {name: play_window(plan.config, test, decide) for name, decide in policies.items()}
+    train, test = plan.splits(fold, dataset)
+    choice = fit_floors(plan.config, train, (fold.train_start_day, fold.train_stop_day))
+    policies = chosen_floors(choice, dataset.hidden_regime, seed=plan.config.run.seed + fold.index)
+    return ReferenceCellResult(choice, {name: play_window(plan.config, test, decide) for name, decide in policies.items()})
 
 
 def policy_cell(plan: WalkForwardPlan, fold: Fold, seed: int) -> PolicyCellResult:
@@ -186,7 +202,7 @@ def ensemble_cell(plan: WalkForwardPlan, fold: Fold, budget: int) -> WindowResul
     return play_window(plan.config, test, ensemble_decide(learners))
 
 
-def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int, dict[str, WindowResult]],
+def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int, ReferenceCellResult],
                         policies: dict[tuple[int, int], PolicyCellResult], ensembles: dict[tuple[int, int], WindowResult],
                         progress: Progress | None = None) -> WalkForward:
     """The cells' results as one WalkForward, in the order one process would have added them (fold by fold:
@@ -202,7 +218,10 @@ def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int
     for fold in folds:
         for line in policies[(fold.index, seeds[0])].regime_lines:
             say(f"fold {fold.index + 1}/{len(folds)} {line}")
-        for name, window in references[fold.index].items():
+        floors = references[fold.index]
+        result.floor_choices.append(floors.choice)
+        say(f"fold {fold.index + 1}/{len(folds)} floors: {floors.choice.text()}")
+        for name, window in floors.windows.items():
             add(name, window)
         for seed in seeds:
             cell = policies[(fold.index, seed)]

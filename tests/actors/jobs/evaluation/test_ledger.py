@@ -7,7 +7,7 @@ import pytest
 from actors.jobs.evaluation.ledger import (
     LedgerError, TrialRecord, append_trial, append_trials, config_hash, ledger_path, read_trials,
 )
-from config.loader import load_config
+from actors.jobs.config import load_config
 
 
 def record(variant: str = "policy@50000#0", seed: int = 0, fold: int = 0, **changes) -> TrialRecord:
@@ -27,6 +27,14 @@ def test_appended_records_read_back_equal_and_in_order(tmp_path):
     assert back == [first, second, record(job="sweep")]
     assert back[1].params == {"window": 60} and back[1].role == "floor"
     assert len(path.read_text().splitlines()) == 3  # one line each
+
+
+def test_numpy_numbers_are_written_as_plain_numbers(tmp_path):
+    import numpy as np
+
+    path = tmp_path / "trials.jsonl"
+    append_trial(path, record(daily_returns=list(np.array([0.25, -0.5])), seed=np.int64(4)))
+    assert read_trials(path) == [record(daily_returns=[0.25, -0.5], seed=4)]
 
 
 def test_no_ledger_yet_reads_as_no_trials(tmp_path):
