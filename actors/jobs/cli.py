@@ -200,7 +200,7 @@ def dashboard_options(parser: argparse.ArgumentParser) -> None:
 
 
 def sweep_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("space", type=Path, metavar="SPACE.toml", help="the search space (docs/experiments/sweeps/)")
+    parser.add_argument("space", nargs="?", type=Path, metavar="SPACE.toml", help="the search space (docs/experiments/sweeps/)")
     _ray(parser, "local")
 
 

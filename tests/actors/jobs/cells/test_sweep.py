@@ -84,3 +84,8 @@ def test_a_searched_data_setting_is_refused(tmp_path, capsys):
     space.write_text(SPACE.replace('[space."policy.gamma"]', '[space."data.seed"]'))
     assert main(["sweep", str(space), "--ray", "off", "--run-dir", str(tmp_path / "run")]) == 1
     assert "'data.seed'" in capsys.readouterr().err
+
+
+def test_a_sweep_without_a_space_says_how_to_give_one(tmp_path, capsys):
+    assert main(["sweep", "--ray", "off", "--run-dir", str(tmp_path / "run")]) == 1
+    assert "sweep needs a SPACE.toml" in capsys.readouterr().err
