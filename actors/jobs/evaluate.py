@@ -36,7 +36,9 @@ from actors.jobs.evaluation.ledger import LedgerError, append_trials, config_has
 from actors.jobs.evaluation.trials import ledger_trials, walk_forward_records
 from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
-from actors.jobs.evaluation.walkforward import run_walk_forward
+from actors.jobs.cells.pool import cost_markdown
+from actors.jobs.cells.walkforward import evaluate_on_cells
+from actors.jobs.evaluation.walkforward import plan_walk_forward
 from actors.jobs.config import Config
 from runtime.rundir import create_run_dir
 
@@ -137,9 +139,9 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     if shortfall:  # it runs (the machinery can be checked on a short file), and says what its figures are worth
         print(f"evaluate: WARNING {dataset.source}: {shortfall}", file=sys.stderr, flush=True)
     started = time.monotonic()
-    result = run_walk_forward(config, dataset, market, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
-                              purge_days=purge, min_train_days=train_days,
-                              progress=say)
+    cells_plan = plan_walk_forward(config, dataset, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
+                                   purge_days=purge, min_train_days=train_days)
+    result, cells_cost = evaluate_on_cells(args, cells_plan, market, rd.path, say)  # actors/jobs/cells: local Ray, a cluster or this process
     walk_forward_secs = time.monotonic() - started
     lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say,
                                       fusion_warmup=fusion_warmup, purge_days=purge)
@@ -155,12 +157,13 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     summary["market_shows"] = what_the_market_shows(market)
     summary["calibration"] = calibration_lines(dataset_frame(dataset), market)
     summary["elapsed_secs"] = walk_forward_secs
+    summary["cells"] = cells_cost
     if lockstep is not None:
         summary["lockstep"]["elapsed_secs"] = time.monotonic() - started - walk_forward_secs
     summary["folds_days"] = [{"fold": f.index, "train_days": [f.train_start_day, f.train_stop_day - 1],
                               "test_days": [f.test_start_day, f.test_stop_day - 1]} for f in result.folds]
     (out / "metrics.json").write_text(json.dumps(_json_ready(summary), indent=2))
-    (out / "report.md").write_text(report_markdown(summary))
+    (out / "report.md").write_text(report_markdown(summary) + cost_markdown(cells_cost))
     draw_learning_curve(summary, out / "learning_curve.png")
     print(console_summary(summary))
     if shortfall:
