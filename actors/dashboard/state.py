@@ -1,12 +1,9 @@
 """What the dashboard shows, aggregated from bus messages and log records: plain Python, no sockets.
 
-One ``DashboardState`` is fed by one reader thread (``on_message`` for decoded bus messages, ``on_log``
-for JSON log records) and read by every browser session (``snapshot``) under one lock. Charts take
-only the points added since the cursor a session holds (``Series.since``), so a session streams a
-few new points per update instead of re-sending a chart; tables are short and sent whole.
-
-Charts and the decisions table follow environment 0 (one account walking through the data, as in a
-backtest); counters (steps/s, latency, vetoes, fusion accuracy) cover every environment the reader decoded.
+One ``DashboardState`` is fed by one reader thread (``on_message``: bus messages, ``on_log``: JSON log records) and read by
+every browser session (``snapshot``) under one lock. Charts take only the points added since the cursor a session holds
+(``Series.since``): a few new points per update instead of a whole chart; tables are short and sent whole. Charts and
+the decisions table follow env 0 (one account walking through the data); counters cover every env the reader decoded.
 
 Everything is derived from the typed messages (bus/messages.py): candles, stops and targets from env.obs's market
 context, halted stretches from risk.verdict and the evaluation-account walk from env.obs and env.episode (walk.py),
@@ -14,9 +11,9 @@ trust from fusion.decision, fusion accuracy from env.hindsight labels joined to 
 (as actors/jobs/evaluation/sources.py scores it after a run), learning from policy.update and lora.round (or the
 same messages read back from a finished run's log), the trades of a finished run from its report (report.py).
 
-The records are model.py's, the page's text lines.py's. Over 400 lines, on purpose: one aggregate under one lock
-whose handlers write the same series and tables (a fusion decision completes the decision an env.obs opened, a
-verdict the trade's chain, hindsight the scores); split by message, the parts would reach into each other's fields.
+The records are model.py's, the page's text lines.py's, market events' (md.event) news.py's. Over 400 lines, on
+purpose: one aggregate under one lock whose handlers write the same series and tables; split by message, the parts
+would reach into each other's fields.
 """
 
 from __future__ import annotations
@@ -36,6 +33,7 @@ from actors.dashboard.config import RunView
 from actors.dashboard.lines import decision_text, fields_text
 from actors.dashboard.model import (AccountRules, ActorHealth, Decision, Event, Health, MarketHistory, Scores, Series, Trade, action_name,
                                     live_account, share)
+from actors.dashboard.news import NewsMarks
 from actors.dashboard.report import RunReport, read_report, report_file
 from actors.dashboard.walk import AccountWalk, HaltSpans
 from bus.messages import LoraRound, PolicyUpdate
@@ -64,7 +62,7 @@ LOG_EVENTS = {
     "feed_silent": "feed", "feed_resumed": "feed", "paper_stopped": "runtime", "done": "runtime",
 }
 EVENT_KINDS = ("order", "fill", "veto", "halt", "account", "adapter", "lora", "learning", "restart", "error", "warning", "feed",
-               "report", "runtime")
+               "report", "runtime", "news")
 """Every kind the events table can show (its filter offers these)."""
 
 
@@ -88,6 +86,7 @@ class DashboardState:
         """The open position of env 0 at each step: entry, stop and target prices (NaN while flat)."""
         self.marks = Series(("step", "price", "kind", "colour", "trade"), MAX_POINTS)
         """Entry and exit marks of env 0's trades; ``trade`` is the trade's id (a click on a mark shows its chain)."""
+        self.news = NewsMarks(MAX_POINTS)
         self.equity = Series(("step", "equity", "threshold"), MAX_POINTS)
         self.trust = Series(("step", "rl_trust", "llm_trust"), MAX_POINTS)
         self.accuracy = Series(("labels", "chose_right", "fused", "rl", "llm"), maxlen=1000)
@@ -126,7 +125,7 @@ class DashboardState:
         with self.lock:
             if run_dir != self.health.run_dir:
                 self.generation += 1
-                for series in (self.price, self.candles, self.position, self.marks, self.equity, self.trust):
+                for series in (self.price, self.candles, self.position, self.marks, self.news, self.equity, self.trust):
                     series.clear()
                 self.walk.clear()
                 self.halts.clear()
@@ -220,6 +219,7 @@ class DashboardState:
             self._event("order", "env 0", f"step {step}: entered {side} {context.contracts} @ {context.entry_price:.2f}"
                                           + (f" stop {context.stop_price:.2f} target {context.target_price:.2f}" if context.stop_price else ""))
         self.price.add(step, float(context.price))
+        self.news.bar(step, context)
         if context.bar_high > 0:  # senders that give the bar's range (the env does)
             colour = "#2ca02c" if context.price >= context.bar_open else "#d62728"
             self.candles.add(step, float(context.bar_open), float(context.bar_high), float(context.bar_low), float(context.price), colour)
@@ -231,6 +231,9 @@ class DashboardState:
         equity = float(context.balance + context.unrealized_pnl)
         self.equity.add(step, equity, equity - float(context.drawdown_buffer))
         self.account = live_account(context)
+
+    def _on_Event(self, msg) -> None:  # md.event: a line in the events table, a mark once env 0's clock reaches it
+        self._event("news", msg.source or "feed", self.news.arrived(msg))
 
     def _on_EnvEpisode(self, msg) -> None:
         if msg.env_id == 0 and (closed := self.walk.episode_ended(msg.episode_id, msg.metrics)):
@@ -471,7 +474,7 @@ class DashboardState:
             else:
                 reset = False
             new: dict[str, dict[str, list]] = {}
-            for name in ("price", "candles", "position", "marks", "equity", "trust", "accuracy", "learning"):
+            for name in ("price", "candles", "position", "marks", "news", "equity", "trust", "accuracy", "learning"):
                 new[name], cursors[name] = getattr(self, name).since(cursors.get(name, 0))
             needle = event_filter.lower()
             events = [e.row() for e in self.events if (not event_kinds or e.kind in event_kinds)
