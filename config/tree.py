@@ -1,7 +1,7 @@
 """Load, merge and validate a configuration tree against a settings type, without knowing the sections.
 
 Order: config/default.toml, then the user's file, then ``--set section.key=value`` overrides. The merged tree
-is validated against a settings struct (the root ``Config`` in config/loader.py; an actor's own settings in
+is validated against a settings struct (the root ``Config`` in actors/jobs/config.py; an actor's own settings in
 runtime/); an unknown key, a missing section or a wrong type raises ``ConfigError`` naming the key and the
 file. Imports no section: runtime/ reads run directories and test settings through this module.
 """

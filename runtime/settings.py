@@ -1,9 +1,9 @@
 """The runtime's own settings: run, bus, runtime and logging, the sections every process reads.
 
 An actor's settings extend ``RuntimeSettings`` with the sections it reads (its own and the shared vocabulary);
-the root ``Config`` of config/schema.py extends it with every section. Decoding a run directory's config.toml
+the root ``Config`` of actors/jobs/config.py extends it with every section. Decoding a run directory's config.toml
 into a subclass ignores the sections it does not list (the job validated the whole tree before writing it), so
-the runtime starts an actor with its own settings without importing config/schema.py or any actor's section.
+the runtime starts an actor with its own settings without importing actors/jobs/config.py or any actor's section.
 Imports nothing but msgspec, the stdlib and config.checks.
 """
 
@@ -20,6 +20,9 @@ class RunConfig(ConfigSection, kw_only=True):
     """Run id prefix; empty = mode name. The run directory is <runs_dir>/<timestamp>-<name>."""
     runs_dir: str = "runs"
     """Where run directories are created (relative to the working directory)."""
+    trials_path: str = ""
+    """The trials ledger every train, evaluate and sweep run appends to (actors/jobs/evaluation/ledger.py), one JSON
+    line per configuration tried; the deflated Sharpe counts them all. Empty = <runs_dir>/trials.jsonl."""
     seed: Count = 0
     """Seed for everything that is random (data, envs, policy, reasoner sampling)."""
     duration_secs: Secs = 0.0

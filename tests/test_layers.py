@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md section 2, read from every module's imports (including those inside functions).
+"""The layers of docs/architecture.md, read from every module's imports (including those inside functions).
 
 runtime/ and bus/ know no actor package but the shared vocabulary (bus/messages.py builds its messages
 from actors/common); an actor's package imports no other actor's, only actors/common; actors/common
@@ -46,13 +46,13 @@ def test_the_layer_check_sees_imports_inside_functions(tmp_path):
     assert actor_packages_imported(module) == {"env", "policy"}
 
 
-def test_config_imports_no_actor_but_the_section_structs_its_schema_lists():
-    """config/schema.py, the composition root, imports each actor's actors/<x>/config.py and the shared sections (actors/common)."""
-    offenders = {str(p.relative_to(ROOT)): sorted(actor_packages_imported(p) - {SHARED})
-                 for p in python_files("config") if p.name != "schema.py"}
-    assert {path: packages for path, packages in offenders.items() if packages} == {}
-    schema_imports = {name for name in imported_modules(ROOT / "config" / "schema.py") if name.startswith("actors.")}
-    assert schema_imports and all(name.endswith(".config") or name.startswith("actors.common.") for name in schema_imports)
+def test_config_imports_nothing_above_it():
+    """config/ (the tree loader and the checks every section uses) is the ground floor: it imports no actor, not
+    even the shared vocabulary, nor the bus or the runtime. The root Config that lists every section is the jobs'
+    (actors/jobs/config.py)."""
+    offenders = {str(p.relative_to(ROOT)): sorted(name for name in imported_modules(p) if name.split(".")[0] in ("actors", "bus", "runtime"))
+                 for p in python_files("config")}
+    assert {path: names for path, names in offenders.items() if names} == {}
 
 
 def test_runtime_imports_no_actor_not_even_the_shared_vocabulary():
@@ -87,11 +87,7 @@ LAYERED_TOPS = ("actors", "bus", "runtime", "config")
 ALLOWED_ROUTES: dict[str, str] = {}
 """importer -> why its imports of actor packages are not followed by the transitive check."""
 
-ALLOWED_CYCLES = {
-    frozenset({"actors.reasoner.cache", "actors.reasoner.memo", "actors.reasoner.thinker"}):
-        "thinker.py imports memo.py inside a function (the memo is optional) and memo.py/cache.py import thinker.py's "
-        "Thought; left for the reasoner's own branch: Thought in a module of its own ends it.",
-}
+ALLOWED_CYCLES: dict[frozenset[str], str] = {}
 """Import cycles known and not yet removed, each with its reason."""
 
 
@@ -224,8 +220,8 @@ def graph() -> dict[str, set[str]]:
     return import_graph(ROOT)
 
 
-@pytest.mark.parametrize("layer", ["runtime", "bus", "actors.common"])
-def test_no_import_runs_from_runtime_bus_or_common_into_an_actor_package_not_even_through_another_module(graph, layer):
+@pytest.mark.parametrize("layer", ["config", "runtime", "bus", "actors.common"])
+def test_no_import_runs_from_config_runtime_bus_or_common_into_an_actor_package_not_even_through_another_module(graph, layer):
     offenders = {}
     for module in sorted(name for name in graph if name == layer or name.startswith(layer + ".")):
         came_from = reachable(graph, module, ALLOWED_ROUTES)
@@ -235,31 +231,42 @@ def test_no_import_runs_from_runtime_bus_or_common_into_an_actor_package_not_eve
     assert offenders == {}
 
 
-@pytest.mark.parametrize("root", ["config.schema", "config.loader"])
-def test_the_runtime_does_not_import_the_config_composition_root(graph, root):
-    """config/schema.py assembles the root Config from every actor's section; runtime/ reads its own sections
-    (runtime/settings.py) and starts an actor with the settings the actor's class names (Actor.settings_type)."""
-    offenders = {module: route(came_from, root) for module in sorted(name for name in graph if name.split(".")[0] in ("runtime", "bus"))
-                 if root in (came_from := reachable(graph, module, {}))}
-    assert offenders == {}
+COMPOSITION_ROOT = "actors.jobs.config"
+"""The root Config: every actor's sections assembled, loaded and validated for a job."""
+
+JOBS_IMPORTERS: dict[str, str] = {}
+"""Modules outside actors/jobs/ that may reach the jobs layer, each with its reason (none: bin/ and the tests start jobs)."""
 
 
-CONFIG_ROOTS_IN_ACTORS = {
-    "actors.feed.cli": "bin/feed's command line: it loads and validates the whole config as a job does (a composition root).",
-}
-"""Modules of actor packages that may load the root Config, each with its reason; actors/jobs/ may, as the composition root."""
-
-
-def test_an_actor_reads_its_own_settings_not_the_root_config(graph):
-    """An actor's modules reach neither config/schema.py nor config/loader.py (each actor class names its own
-    settings_type); only the jobs and the CLIs of CONFIG_ROOTS_IN_ACTORS assemble the root."""
+def test_nothing_below_the_jobs_reaches_them_not_even_through_another_module(graph):
+    """The jobs (actors/jobs/) stand on the top floor: no module of config/, bus/, runtime/ or an actor package
+    imports them, directly or through another module; an actor reads its own settings (Actor.settings_type),
+    never the root Config (actors/jobs/config.py)."""
     offenders = {}
-    for module in sorted(name for name in graph if actor_package_of(name) and name not in CONFIG_ROOTS_IN_ACTORS):
+    for module in sorted(name for name in graph if name.split(".")[:2] != ["actors", JOBS] and name not in JOBS_IMPORTERS):
         came_from = reachable(graph, module, {})
-        for root in ("config.schema", "config.loader"):
-            if root in came_from:
-                offenders[module] = route(came_from, root)
+        reached = sorted(name for name in came_from if name.split(".")[:2] == ["actors", JOBS])
+        if reached:
+            offenders[module] = route(came_from, reached[0])
     assert offenders == {}
+
+
+def test_the_composition_root_is_a_jobs_module(graph):
+    assert COMPOSITION_ROOT in graph and COMPOSITION_ROOT.split(".")[:2] == ["actors", JOBS]
+
+
+def test_the_layer_check_names_the_route_to_the_jobs(tmp_path):
+    pkg = tmp_path / "actors"
+    for folder in ("env", "jobs", "common"):
+        (pkg / folder).mkdir(parents=True)
+        (pkg / folder / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "jobs" / "config.py").write_text("")
+    (pkg / "common" / "a.py").write_text("def f():\n    import actors.env.b\n")
+    (pkg / "env" / "b.py").write_text("from actors.jobs.config import Config\n")
+    graph = import_graph(tmp_path, ("actors",))
+    came_from = reachable(graph, "actors.common.a", {})
+    assert route(came_from, "actors.jobs.config") == "actors.common.a -> actors.env.b -> actors.jobs.config"
 
 
 def test_no_two_modules_import_each_other(graph):

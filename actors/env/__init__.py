@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from config.schema import Config
+    from actors.env.config import EnvSettings
 
 __all__ = ["check_data"]
 
 
-def check_data(config: Config) -> tuple[str, ...]:
+def check_data(config: EnvSettings) -> tuple[str, ...]:
     """Read the user's bars file once (data.source = "file" and the env actor runs), so a broken file is
     one DataError naming file, row and column instead of an env actor failing until the restart limit.
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from actors.env.account import FlatSchedule, flat_schedule
 from actors.common.bar_files import RepairReport, session_starts, split_by_time
-from actors.env.features import FeatureSet, compute_features
+from actors.env.features import FeatureSet, compute_features, regime_model_of
+from actors.env.regime_model import RegimeModel
+from actors.common.observation import STATIC_FEATURES
 
 WARMUP_BARS = 210
 """Bars before the first usable decision: the 20-bar window and the slowest indicator (SMA200 slope)."""
@@ -55,6 +57,11 @@ class Dataset:
     hidden_regime: np.ndarray | None = None
     """int8 per bar: the synthetic market's hidden regime (actors/common/synthetic.py), None for files. For the
     oracle of actors/env/references.py only: features and observations are computed from the bars alone."""
+    events: tuple = ()
+    """The synthetic news market's MarketEvents (actors/common/news_market.py), sorted by time; () otherwise. The env
+    replays them beside the bars (actors/env/event_replay.py)."""
+    regime_model: RegimeModel | None = None
+    """The HMM behind ``market_regime`` (actors/env/regime_model.py), fitted on the training split's bars only."""
     lists: dict[str, list] = field(default_factory=dict)
     """Python-list copies of the per-bar arrays the env reads one scalar at a time (much faster than numpy scalars)."""
 
@@ -62,13 +69,20 @@ class Dataset:
     def from_frame(
         cls, frame: pd.DataFrame, flat_minute_of_day: int, train_fraction: float = 0.7, validation_fraction: float = 0.15,
         source: str = "", repair: RepairReport | None = None, warmup_bars: int = WARMUP_BARS,
+        regime_model: RegimeModel | None = None,
     ) -> Dataset:
-        """Features and schedule for ``frame``; ``warmup_bars`` < the default only for tiny hand-made files."""
+        """Features and schedule for ``frame``; ``warmup_bars`` < the default only for tiny hand-made files.
+
+        ``regime_model``: the HMM to read ``market_regime`` with (a live window takes the policy's); None fits one
+        on the training split's bars, never on a later one."""
         if len(frame) < warmup_bars + 3:
             raise ValueError(f"{source or 'data'}: {len(frame)} bars is too few (need at least {warmup_bars + 3})")
         index = pd.DatetimeIndex(frame.index).as_unit("ns")
         arrays = {name: frame[name].to_numpy(dtype=np.float64) for name in ("open", "high", "low", "close", "volume")}
-        features = compute_features(frame)
+        bounds = split_by_time(index, train_fraction, validation_fraction)
+        if regime_model is None:
+            regime_model = regime_model_of(frame.iloc[: bounds["train"][1]])
+        features = compute_features(frame, regime_model)
         schedule = flat_schedule(index, flat_minute_of_day)
         dataset = cls(
             index=index,
@@ -76,10 +90,11 @@ class Dataset:
             features=features,
             schedule=schedule,
             session_starts=session_starts(index),
-            bounds=split_by_time(index, train_fraction, validation_fraction),
+            bounds=bounds,
             source=source,
             repair=repair,
             warmup_bars=warmup_bars,
+            regime_model=regime_model,
             **arrays,
         )
         dataset.lists = {
@@ -94,6 +109,17 @@ class Dataset:
             "session_id": features.session_id.tolist(),
         }
         return dataset
+
+    def with_regime_fitted_on(self, stop_bar: int) -> Dataset:
+        """This dataset with the regime HMM refitted on bars [0, stop_bar) (a walk-forward fold's training days)
+        and ``market_regime`` and the trend word recomputed from it; everything else is shared, not copied."""
+        frame = pd.DataFrame({name: getattr(self, name) for name in ("open", "high", "low", "close", "volume")}, index=self.index)
+        model = regime_model_of(frame.iloc[:stop_bar])
+        fresh = compute_features(frame, model)
+        static = self.features.static.copy()
+        column = STATIC_FEATURES.index("market_regime")
+        static[:, column] = fresh.static[:, column]
+        return replace(self, features=replace(self.features, static=static, trend_code=fresh.trend_code), regime_model=model, lists=self.lists)
 
     def __len__(self) -> int:
         return len(self.close)

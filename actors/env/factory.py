@@ -1,4 +1,4 @@
-"""Build datasets and envs from the root config (cached per process).
+"""Build datasets and envs from the env's settings (EnvSettings; the jobs pass their root Config, which has the same sections), cached per process.
 
 ``make_env(config, split, seed)`` is what plain-SB3 baselines and the env actor use;
 the dataset (bars + features) is computed once per process and shared by every env.
@@ -6,25 +6,27 @@ the dataset (bars + features) is computed once per process and shared by every e
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from actors.common.market_settings import AccountConfig
 from actors.env.config import DataConfig
-from actors.common.bar_files import load_bars
+from actors.common.bar_join import load_bar_files
 from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.common.instruments import resolve_instrument
+from actors.common.news_market import NEWS_SCENARIOS, generate_news_market
 from actors.common.realistic import RealisticScenario, generate_scenario, realistic_scenario
 from actors.common.synthetic import REALISTIC_NAMES, MarketScenario, scenario
 
 if TYPE_CHECKING:
-    from config.schema import Config
+    from actors.env.config import EnvSettings
 
 _CACHE: dict[tuple, Dataset] = {}
 
 
-def _data_seed(config: Config) -> int:
+def _data_seed(config: EnvSettings) -> int:
     seed = config.data.seed
     return config.run.seed if seed < 0 and hasattr(config, "run") else max(seed, 0)
 
@@ -36,17 +38,28 @@ def build_dataset(
     flat_minute = account.flat_minute_of_day
     if path or data.source == "file":
         source = path or data.path
-        frame, report = load_bars(source, timezone=data.timezone, dayfirst=data.dayfirst)
+        frame, report = load_bar_files(bar_paths(source), timezone=data.timezone, dayfirst=data.dayfirst)
         fit = check_fit(frame, source=source, symbol=symbol, tick_size=tick_size, flat_minute_of_day=flat_minute)
         dataset = Dataset.from_frame(frame, flat_minute, data.train_fraction, data.validation_fraction, source=source, repair=report)
         dataset.warnings = fit.warnings
         return dataset
-    market = generate_scenario(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price, start_date=data.synthetic_start_date,
-                             tick_size=tick_size, market=market_scenario(data))
+    if data.scenario in NEWS_SCENARIOS:  # a base market with releases and headlines on top
+        market = generate_news_market(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price,
+                                      start_date=data.synthetic_start_date, tick_size=tick_size, news=data.scenario)
+    else:
+        market = generate_scenario(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price,
+                                   start_date=data.synthetic_start_date, tick_size=tick_size, market=market_scenario(data))
     source = f"synthetic({data.scenario}, seed={seed}, days={data.synthetic_days})"
     dataset = Dataset.from_frame(market.bars, flat_minute, data.train_fraction, data.validation_fraction, source=source)
     dataset.hidden_regime = market.regime
+    dataset.events = getattr(market, "events", ())
     return dataset
+
+
+def bar_paths(source: str) -> list[str]:
+    """The files of ``data.path``: one path, or several joined by the path separator (``a.csv:b.csv`` on Linux, as
+    ``bin/run evaluate --market a.csv b.csv`` writes them), read into one calendar by actors/common/bar_join.py."""
+    return [part for part in source.split(os.pathsep) if part]
 
 
 def market_scenario(data: DataConfig) -> MarketScenario | RealisticScenario:
@@ -58,7 +71,7 @@ def market_scenario(data: DataConfig) -> MarketScenario | RealisticScenario:
     return scenario(data.scenario, trend_drift_sigmas=drift, min_regime_bars=data.min_regime_bars, max_regime_bars=data.max_regime_bars)
 
 
-def load_dataset(config: Config, path: str | None = None) -> Dataset:
+def load_dataset(config: EnvSettings, path: str | None = None) -> Dataset:
     """The dataset the root config describes, computed once per process (``path`` overrides [data])."""
     seed = _data_seed(config)
     instrument = resolve_instrument(config.instrument)
@@ -68,7 +81,7 @@ def load_dataset(config: Config, path: str | None = None) -> Dataset:
     return _CACHE[key]
 
 
-def make_env(config: Config, split: str = "train", seed: int = 0, path: str | None = None) -> FuturesTradingEnv:
+def make_env(config: EnvSettings, split: str = "train", seed: int = 0, path: str | None = None) -> FuturesTradingEnv:
     """A ready env over ``split`` of the configured data; ``seed`` seeds its episode starts."""
     dataset = load_dataset(config, path)
     env = FuturesTradingEnv(dataset.split(split), resolve_instrument(config.instrument), config.account, config.env)

@@ -33,7 +33,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from actors.env.features import CLIP, N_BAR, PATTERNS, STATIC_FEATURES, _RTH_OPEN_MINUTE, _SESSION_ROLL_HOURS
-from actors.env.regime_filter import RegimeFilter, trend_of
+from actors.env.regime_model import RegimeBelief, RegimeModel, trend_of
 
 _NAN = math.nan
 _ET = ZoneInfo("America/New_York")
@@ -256,7 +256,8 @@ def et_minute_and_session(start_ns: int) -> tuple[int, int]:
 class FeatureStream:
     """Every feature of ``compute_features`` for the newest bar, from state carried over the bars before it."""
 
-    def __init__(self) -> None:
+    def __init__(self, regime_model: RegimeModel | None = None) -> None:
+        """``regime_model``: the HMM the batch features were computed with (None: unfitted, belief 0)."""
         self.bars = 0
         self._prev_close = self._prev_high = self._prev_low = _NAN
         self._atr = _Ewm(alpha=1.0 / 14, min_periods=14)
@@ -279,7 +280,7 @@ class FeatureStream:
         self._recent_high_lag, self._recent_low_lag = _Lag(10), _Lag(10)
         self._support_before = self._resistance_before = _NAN
         self._session = None
-        self._regime = RegimeFilter()
+        self._regime = RegimeBelief(regime_model or RegimeModel.uninformative())
         self._session_volume = self._session_pv = self._session_first = 0.0
         self._session_bars = 0
         self._range_sum = 0.0
@@ -320,7 +321,7 @@ class FeatureStream:
 
         # Session running values.
         new_session = session != self._session
-        belief = self._regime.push(change, atr, new_session)
+        belief = self._regime.push(close, high - low, atr, new_session)
         if new_session:
             self._session, self._session_volume, self._session_pv, self._session_bars = session, 0.0, 0.0, 0
             self._session_first = close

@@ -1,4 +1,4 @@
-"""The 261 observation features of DESIGN.md section 6, computed vectorised once per dataset.
+"""The 261 observation features of docs/architecture.md (environment facts), computed vectorised once per dataset.
 
 Layout of one observation (offsets are module constants; the names live in actors/common/observation.py):
 
@@ -38,7 +38,7 @@ from actors.common.observation import (  # the layout's names are the shared voc
     BAR_FEATURES, FEATURE_NAMES, MARKET_FEATURES, PATTERN_FEATURES, POSITION_FEATURES, RISK_FEATURES,
     STATIC_FEATURES, TIMEFRAME_FEATURES, VALIDITY_FEATURES, WINDOW_END,
 )
-from actors.env.regime_filter import regime_belief, trends_of
+from actors.env.regime_model import RegimeModel, fit_regime_model, regime_belief, trends_of
 
 WINDOW = 20
 CLIP = 10.0
@@ -80,7 +80,7 @@ class FeatureSet:
     resistance: np.ndarray
     volatility_regime: np.ndarray
     trend_code: np.ndarray
-    """int8 [T]: index into TRENDS, the regime filter's belief read as a word (actors/env/regime_filter.py)."""
+    """int8 [T]: index into TRENDS, the regime belief read as a word (actors/env/regime_model.py)."""
     volume_trend_code: np.ndarray
     pattern_code: np.ndarray
     """int8 [T]: index into PATTERNS."""
@@ -302,13 +302,25 @@ def _finish(columns: list[np.ndarray]) -> np.ndarray:
     return matrix.astype(np.float32)
 
 
-def compute_features(frame: pd.DataFrame) -> FeatureSet:
-    """All per-bar features of ``frame`` (UTC index, columns open/high/low/close/volume)."""
+def compute_features(frame: pd.DataFrame, regime_model: RegimeModel | None = None) -> FeatureSet:
+    """All per-bar features of ``frame`` (UTC index, columns open/high/low/close/volume).
+
+    ``regime_model`` is the HMM behind ``market_regime`` (actors/env/regime_model.py), fitted on the training days
+    by the caller (``Dataset.from_frame``); None: an unfitted one, whose belief is 0 on every bar."""
     with np.errstate(divide="ignore", invalid="ignore"):  # x / 0 and log(0) are handled as inf / NaN, as pandas did
-        return _compute(frame)
+        return _compute(frame, regime_model or RegimeModel.uninformative())
 
 
-def _compute(frame: pd.DataFrame) -> FeatureSet:
+def regime_model_of(frame: pd.DataFrame, seed: int = 0) -> RegimeModel:
+    """The regime HMM fitted on every bar of ``frame``: the caller hands in the training days only."""
+    high, low, close = (frame[name].to_numpy(dtype=np.float64) for name in ("high", "low", "close"))
+    session = _session_ids(frame.index.tz_convert(_ET).tz_localize(None).as_unit("ns").asi8)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        atr = wilder(true_range(high, low, close), 14)
+    return fit_regime_model(close, high - low, atr, session, seed)
+
+
+def _compute(frame: pd.DataFrame, regime_model: RegimeModel) -> FeatureSet:
     high, low, close, volume = (frame[name].to_numpy(dtype=np.float64) for name in ("high", "low", "close", "volume"))
     et_naive_ns = frame.index.tz_convert(_ET).tz_localize(None).as_unit("ns").asi8
     minute = ((et_naive_ns // 60_000_000_000) % 1440).astype(np.int64)
@@ -339,7 +351,7 @@ def _compute(frame: pd.DataFrame) -> FeatureSet:
     vwap = _fill(sessions.cumsum((high + low + close) / 3.0 * volume) / _positive_or_nan(cumulative_volume), close)
     volatility_regime = atr / _rolling(atr, 100, 20, "mean")
     path_length = _rolling(np.abs(change), 20, None, "sum")
-    belief = regime_belief(change, atr, session)
+    belief = regime_belief(close, high - low, atr, session, regime_model)
 
     # Multi-timeframe.
     support = _rolling(low, 60, 20, "min")
@@ -369,7 +381,7 @@ def _compute(frame: pd.DataFrame) -> FeatureSet:
         np.abs(_diff(close, 20)) / _positive_or_nan(path_length),  # efficiency ratio
         (high - low) / atr_safe - 1.0,
         (close - sessions.first(close)) / atr_safe / np.sqrt(sessions.position()),
-        belief,  # market regime: P(trend up) - P(trend down), actors/env/regime_filter.py
+        belief,  # market regime: the fitted HMM's expected next change, actors/env/regime_model.py
         _diff(sma50, 5) / atr_safe,
         _diff(sma200, 5) / atr_safe,
         rsi_from_changes(_diff(close, 15), 14 * 15, min_periods=30) / 50.0 - 1.0,

@@ -42,8 +42,10 @@ from actors.common.market_settings import AccountConfig
 from actors.env.config import EnvConfig
 from actors.env.dataset import DataSplit
 from actors.env.env import FuturesTradingEnv
-from actors.env.evaluation import EvaluationRecord
+from actors.env.account_walk import EvaluationRecord
 from actors.env.live_window import LiveWindow
+from actors.env.features import regime_model_of
+from actors.env.regime_model import RegimeModel
 from actors.env.trading import Trade, market_fill
 
 MIN_WARMUP_BARS = 20
@@ -104,8 +106,10 @@ class PaperSession:
 
     def __init__(
         self, instrument: InstrumentSpec, account: AccountConfig, config: EnvConfig, *,
-        warmup_bars: int, window_bars: int, history: pd.DataFrame | None = None,
+        warmup_bars: int, window_bars: int, history: pd.DataFrame | None = None, regime_model: RegimeModel | None = None,
     ) -> None:
+        """``regime_model``: the HMM behind market_regime; None fits one on ``history`` (the days before the session, issue 43),
+        and without history the belief is 0."""
         if warmup_bars < MIN_WARMUP_BARS or window_bars < warmup_bars:
             raise ValueError(f"need {MIN_WARMUP_BARS} <= warmup_bars ({warmup_bars}) <= window_bars ({window_bars})")
         self.instrument = instrument
@@ -117,7 +121,10 @@ class PaperSession:
         self.env: LiveEnv | None = None
         self.step = -1
         """The loop step of the observation waiting for a decision (-1 before the first)."""
-        self._window = LiveWindow(window_bars)
+        if regime_model is None and history is not None and len(history):
+            regime_model = regime_model_of(history)
+        self.regime_model = regime_model
+        self._window = LiveWindow(window_bars, regime_model)
         self._pending: tuple[int, int, str] | None = None
         """(step, action, llm query id) decided on the newest bar; filled at the next bar's open."""
         self._trade_decisions: list[tuple[int, str]] = []

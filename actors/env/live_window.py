@@ -13,6 +13,7 @@ import pandas as pd
 from actors.env.account import flat_schedule
 from actors.env.dataset import DataSplit, Dataset
 from actors.env.feature_stream import FeatureRow, FeatureStream, et_minute_and_session
+from actors.env.regime_model import RegimeModel
 from actors.env.features import BAR_FEATURES as BAR_FEATURE_NAMES, STATIC_FEATURES as STATIC_FEATURE_NAMES, _SESSION_ROLL_HOURS, FeatureSet
 
 PHANTOM_BARS = 2
@@ -28,14 +29,15 @@ def bar_interval_ns(start_ns: list[int]) -> int:
     return int(np.median(recent)) or DEFAULT_INTERVAL_NS
 
 
-def live_split(frame: pd.DataFrame, flat_minute_of_day: int | None) -> DataSplit:
+def live_split(frame: pd.DataFrame, flat_minute_of_day: int | None, regime_model: RegimeModel | None = None) -> DataSplit:
     """Features and calendar for ``frame`` (closed bars, UTC index) by the batch code, recomputed whole;
     phantom bars only shape the calendar. The oracle ``LiveWindow`` is tested against."""
     interval = bar_interval_ns(frame.index.asi8.tolist())
     last = frame.iloc[-1]
     phantom_index = pd.DatetimeIndex([frame.index[-1] + pd.Timedelta(interval * (k + 1), "ns") for k in range(PHANTOM_BARS)])
     phantoms = pd.DataFrame({"open": last.close, "high": last.close, "low": last.close, "close": last.close, "volume": last.volume}, index=phantom_index)
-    dataset = Dataset.from_frame(pd.concat([frame, phantoms]), flat_minute_of_day, source="live", warmup_bars=0)
+    dataset = Dataset.from_frame(pd.concat([frame, phantoms]), flat_minute_of_day, source="live", warmup_bars=0,
+                                 regime_model=regime_model or RegimeModel.uninformative())
     return DataSplit(dataset, "live", 0, len(frame))
 
 
@@ -54,9 +56,9 @@ class LiveWindow:
     so views handed out earlier stay as they were.
     """
 
-    def __init__(self, window_bars: int) -> None:
+    def __init__(self, window_bars: int, regime_model: RegimeModel | None = None) -> None:
         self.window_bars = window_bars
-        self.stream = FeatureStream()
+        self.stream = FeatureStream(regime_model)
         self._capacity = 2 * window_bars + PHANTOM_BARS
         self._lo = self._hi = 0
         self._arrays = self._allocate()

@@ -21,7 +21,8 @@ The account checkpoints are actors/env/checkpoint.py's AccountCheckpoints.
 
 It is over 400 lines because the loop's parts share one state machine (the step awaited, its deadline,
 its retry, the lockstep gate, a restarted peer's re-sent observation); split, each part would reach into
-the others' fields.
+the others' fields. What it tells while it runs and at the end (progress, gauges, the summary) is
+actors/env/loop_figures.py's.
 """
 
 from __future__ import annotations
@@ -41,24 +42,23 @@ from actors.env.batch import BatchStep, EnvBatch
 from actors.env.checkpoint import AccountCheckpoints, restore
 from actors.env.decision_book import DecisionBook
 from actors.env.env import FuturesTradingEnv
+from actors.env.event_replay import EventReplay
 from actors.env.factory import load_dataset
+from actors.env.regime_model import record_regime_model
 from actors.env.hindsight import HindsightBook, LabelledStep, hindsight_book
+from actors.env.loop_figures import DECISION_LATENCY_WINDOW, LoopFigures
 from actors.env.pacing import LagStats, ThoughtGate
-from actors.env.settings import EnvSettings
+from actors.env.config import EnvSettings
 from bus.messages import EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, EnvTransition, FusionDecision, Heartbeat, LlmThought, MarketContext, RiskVerdict
 from runtime.actor import Actor
-from runtime.rate import StepRate
 
-DECISION_LATENCY_WINDOW = 4096
-"""Recent decisions behind the latency percentiles."""
 START_SETTLE_SECS = 0.2
 """Pause after every peer's first heartbeat so the last subscriptions have crossed the broker."""
-"""Longest wait of a verdict for the fusion.decision it follows (a few ms behind it on direct lanes; lost only with a frame)."""
 CHECKPOINT_DIR = "env_state"
 """Run sub-directory of the account checkpoints (actors/env/checkpoint.py), one file per env actor."""
 
 
-class EnvLoop(Actor):
+class EnvLoop(LoopFigures, Actor):
     """The loop of every file-driven mode; a shell (actors/env/actor.py) says what it explains and which report it writes."""
     settings_type = EnvSettings
 
@@ -90,6 +90,7 @@ class EnvLoop(Actor):
         self.batch = EnvBatch(envs, mode=cfg.mode, seed=self.config.run.seed)
         self.batch.reset()
         self.hindsight = hindsight_book(self.config, instrument, split.dataset.lists)
+        self.event_replay = EventReplay.of(split.dataset)  # the news market's md.event (actors/env/event_replay.py)
         self.decisions = DecisionStats()
         self.step_index = 0
         self.env_steps = 0
@@ -127,6 +128,7 @@ class EnvLoop(Actor):
         self._restore_checkpoint()
         self.log.info("env_ready", source=dataset.source, split=cfg.split, bars=split.n_bars, n_envs=cfg.n_envs, mode=cfg.mode,
                       **({f"repaired_{k}": v for k, v in dataset.repair.as_dict().items()} if dataset.repair else {}))
+        self.data_notes += record_regime_model(self.log, dataset.regime_model, self.run_dir / "checkpoints" if cfg.split == "train" else None)
         self.spawn(self._begin(), "begin")
         self.spawn(self._watch_deadline(), "verdict_deadline")
         if self._retry_secs > 0:
@@ -384,6 +386,8 @@ class EnvLoop(Actor):
         if self.book is not None:
             self.book.note_observation(self.batch, env_ids, masks)
         contexts = [MarketContext(**context) for context in self.batch.contexts(env_ids)]
+        for event in self.event_replay.due([self.batch.envs[e].bar for e in env_ids]) if self.event_replay else ():
+            self.publish(event)  # before the observation that makes it public
         thought_steps = self.gate.newest_seen(env_ids) if self.gate is not None else []  # lockstep: the thoughts it waited for
         self._last_obs = EnvObs(env_ids=env_ids, episode_ids=self.batch.episode_ids(env_ids), step=self.step_index, obs=obs, masks=masks,
                                 contexts=contexts, thought_steps=thought_steps)
@@ -430,21 +434,6 @@ class EnvLoop(Actor):
 
     # ------------------------------------------------------------------ ending
 
-    def decision_latency_us(self) -> dict[str, float]:
-        """env.obs published -> its risk.verdict received: what one decision of the loop costs in time."""
-        if not self._decision_latency_ns:
-            return {}
-        p50, p99 = np.percentile(np.asarray(self._decision_latency_ns, dtype=np.float64) / 1e3, [50, 99])
-        return {"decision_latency_p50_us": float(p50), "decision_latency_p99_us": float(p99)}
-
-    def summary(self) -> dict[str, float]:
-        metrics, _, _ = self.batch.run_summary()
-        decisions = self.decisions.summary()
-        if not self.decisions.decisions:  # no fusion actor: its figures would read as zeros, not as absent
-            decisions = {key: value for key, value in decisions.items() if key == "veto_rate"}
-        return {**metrics, **decisions, **self.lag_figures(), **self.decision_latency_us(), "loop_steps": float(self.step_index),
-                "verdict_timeouts": float(self.counters["verdict_timeouts"]), "illegal_actions": float(self.counters["illegal_actions"])}
-
     async def write_report(self, title: str, summary: dict[str, float]) -> dict[str, float]:
         """The shell's report of the run (actors/env/actor.py); returns the figures of sys.done."""
         raise NotImplementedError
@@ -472,48 +461,6 @@ class EnvLoop(Actor):
     def _has_results(self) -> bool:
         # A backtest's one evaluation may still be open: its bars are results all the same.
         return any(metrics.episodes for metrics in self.batch.run_metrics) or (self.explains and self.step_index > 0)
-
-    # ------------------------------------------------------------------ figures
-
-    async def _report_progress(self) -> None:
-        meter = StepRate(self.env_steps)
-        while True:
-            await asyncio.sleep(self.config.env.progress_interval_secs)
-            self.progress(self.env_steps, self._total_steps, meter.rate(self.env_steps), self._figures())
-
-    def _figures(self) -> dict[str, float]:
-        returns = self.batch.recent_returns
-        return {
-            "mean_episode_return": float(np.mean(returns)) if returns else 0.0,
-            "episodes": float(self.counters["episodes"]),
-            "loop_steps": float(self.step_index),
-            "verdict_timeouts": float(self.counters["verdict_timeouts"]),
-            **self.lag_figures(),
-        }
-
-    def lag_figures(self) -> dict[str, float]:
-        """The LLM's part in the decisions (actors/env/pacing.py): the share with a thought at most K steps old,
-        staleness extremes; in lockstep also late steps and the time the loop waited for thoughts."""
-        figures = self.lag.figures()
-        if figures:
-            figures["llm_staleness_steps"] = self.decisions.summary()["llm_staleness_steps"]
-        if self.gate is not None:
-            figures.update(self.gate.figures(time.monotonic() - self._loop_started))
-        return figures
-
-    def gauges(self) -> dict[str, float]:
-        # Names must differ from the counters' (episodes, verdict_timeouts): the stats log merges both.
-        if self.batch is None:
-            return {}
-        elapsed = max(time.monotonic() - self._started, 1e-9)
-        returns = self.batch.recent_returns
-        return {
-            "mean_episode_return": float(np.mean(returns)) if returns else 0.0,
-            "loop_step": float(self.step_index),
-            "env_steps_per_sec": self.env_steps / elapsed,
-            **self.decision_latency_us(),
-        }
-
 
 def hindsight_message(labelled: list[LabelledStep]) -> EnvHindsight:
     decisions, labels = [item.decision for item in labelled], [item.label for item in labelled]

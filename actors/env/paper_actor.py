@@ -47,7 +47,7 @@ from actors.env.live import PaperSession, SilenceWatch
 from actors.env.paper_recorder import PaperRecorder, trade_row
 from actors.env.pacing import LateVerdictWait, ThoughtGate, ThoughtTally, unused_thoughts_cause
 from actors.env.report import ReportInput, ReportTrade
-from actors.env.settings import EnvSettings
+from actors.env.config import EnvSettings
 from bus.messages import Bar, EnvObs, EnvOutcome, FusionDecision, LlmThought, MarketContext, RiskVerdict
 from runtime.actor import Actor
 

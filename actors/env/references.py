@@ -9,8 +9,8 @@ the caller adds it, the same risk stage:
 - ``buy_and_hold``: long whenever allowed (re-enters after a stop or the forced flat).
 - ``momentum_N``: the sign of close[t] - close[t-N]: long when up, short when down (N = 30, 60, 120),
   the one-line rule that a learner must beat.
-- ``regime_rule``: long when the market-regime feature (the causal regime filter's belief,
-  actors/env/regime_filter.py) is above +0.4, short below -0.4, flat between. A policy that does
+- ``regime_rule``: long when the market-regime feature (the belief of the regime HMM fitted on the training days,
+  actors/env/regime_model.py) is above +0.4, short below -0.4, flat between. A policy that does
   not beat it has learnt less than a threshold on one of its own features.
 - ``oracle``: reads the synthetic market's hidden regime of the bar it will trade (long in trend_up,
   short in trend_down, flat otherwise). It is the ceiling, for evaluation only: the regime reaches
@@ -34,7 +34,7 @@ from actors.env.features import STATIC_FEATURES
 ReferencePolicy = Callable[[FuturesTradingEnv], int]
 MOMENTUM_LOOKBACKS = (30, 60, 120)
 REGIME_RULE_BELIEF = 0.4
-"""The belief the regime rule acts on: the best of 0.2 / 0.4 / 0.6 on 300 synthetic days' test split (0.45 of the oracle)."""
+"""The belief the regime rule acts on (chosen for the old synthetic-tuned filter: the best of 0.2 / 0.4 / 0.6 on 300 synthetic days; kept)."""
 
 
 def toward(env: FuturesTradingEnv, target_side: int) -> int:

@@ -13,7 +13,14 @@ on the previous one (a risk.verdict for a step not seen before arrived), or afte
 for the step just counted is the answer to a re-sent observation (risk answers a step again, the env ignores it):
 it is counted ``repeated_verdicts``, never taken for the decision on the next bar.
 
-sys.stats: counters bars_published, history_bars, agent_timeouts, duplicates, late, bad, gaps, gap_bars, reconnects, ...;
+Events (actors/feed/event_sources.py): the files of feed.event_calendar_paths / event_headline_paths are read at start
+(a bad row fails the start, naming file, row and field) and each event goes out on md.event once the bar clock (the end
+of the bar just published) passes its time, right after that bar, so at any speed, agent included, events and bars
+keep their order; a release is also announced feed.event_schedule_ahead_mins before. The feeds of feed.event_rss_urls
+are polled beside the bars. Every event published is logged ``md_event`` with its fields (``bin/tail --event md.event``).
+
+sys.stats: counters events_published, events_ahead (announcements), rss_* (the feeds' polls, timeouts, malformed
+entries ...), bars_published, history_bars, agent_timeouts, duplicates, late, bad, gaps, gap_bars, reconnects, ...;
 gauges bars_per_sec, lag_ms_p50 and lag_ms_max (wall clock from the moment a bar was due, its
 close, replayed at the chosen speed, to its publication) over the last stats interval.
 """
@@ -24,19 +31,16 @@ import asyncio
 import time
 from collections import deque
 
-import msgspec
 import numpy as np
 import pandas as pd
 
-from actors.common.loop_settings import LoopShape
-from actors.common.market_settings import InstrumentConfig
 from actors.feed.bars import OHLCV, BarBuilder, timeframe_ns
-from actors.feed.config import FeedConfig
+from actors.feed.config import FeedConfig, FeedSettings
+from actors.feed.event_sources import EventSchedule, RssSource, as_message, event_log_fields
 from actors.feed.sources import CcxtSource, Record, Source, SourceBar, make_exchange, replay_source, synthetic_source
-from bus.messages import Bar, RiskVerdict
+from bus.messages import Bar, Event, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
-from runtime.settings import RuntimeSettings
 
 FLUSH_INTERVAL_SECS = 0.5
 MAX_LAG_SAMPLES = 10_000  # per stats interval; a fast replay keeps the newest
@@ -56,18 +60,23 @@ def build_source(feed: FeedConfig, *, symbol: str, seed: int, warmup_bars: int =
     return CcxtSource(exchange, symbol, feed)
 
 
+def load_event_schedule(feed: FeedConfig) -> tuple[EventSchedule, list[str]]:
+    """The event files' schedule (blocking: reads every file) and their warnings (releases on CME holidays)."""
+    from actors.common.event_files import read_events
+
+    schedule = EventSchedule(ahead_ns=int(feed.event_schedule_ahead_mins * 60 * 10**9))
+    warnings: list[str] = []
+    for kind, paths in (("calendar", feed.event_calendar_paths), ("headlines", feed.event_headline_paths)):
+        for path in paths:
+            found = read_events(path)
+            schedule.add(found.events, f"{kind}:{path}")
+            warnings += found.warnings
+    return schedule, warnings
+
+
 def warmup_bars(config) -> int:
     """Bars before a replay's start to publish as history: feed.warmup_bars, or the env's paper warm-up (-1)."""
     return config.env.paper_warmup_bars if config.feed.warmup_bars < 0 else config.feed.warmup_bars
-
-
-class FeedSettings(RuntimeSettings, kw_only=True):
-    """What the feed actor reads: the runtime's sections, [feed], the shared [instrument] (its symbol), and of
-    [env] the paper warm-up (feed.warmup_bars = -1 publishes as many history bars)."""
-
-    instrument: InstrumentConfig = msgspec.field(default_factory=InstrumentConfig)
-    env: LoopShape = LoopShape()  # a view of [env]: a frozen value
-    feed: FeedConfig = msgspec.field(default_factory=FeedConfig)
 
 
 class FeedActor(Actor):
@@ -100,7 +109,27 @@ class FeedActor(Actor):
         self.window_bars = 0
         self.published = 0
         self.log.info("feed_source", source=self.source.name, symbol=self.symbol, timeframe=feed.timeframe)
+        await self._start_events(feed)
         self.spawn(self._pump(), "pump")
+
+    async def _start_events(self, feed: FeedConfig) -> None:
+        self.events, warnings = await self.in_worker(lambda: load_event_schedule(feed))
+        for warning in warnings:
+            self.log.warning("event_file_warning", problem=warning)
+        if self.events.pending:
+            self.log.info("event_files", files=feed.event_calendar_paths + feed.event_headline_paths, messages=self.events.pending)
+        self.rss = [RssSource(url, poll_secs=feed.event_poll_secs, timeout_secs=feed.event_timeout_secs,
+                              importance=feed.event_rss_importance, log=self.log) for url in feed.event_rss_urls]
+
+    async def _follow_rss(self, rss: RssSource) -> None:
+        async for event in rss.events():
+            self._publish_event(as_message(event, rss.name), clock_ns=time.time_ns())
+
+    def _publish_event(self, event: Event, clock_ns: int) -> None:
+        self.publish(event)
+        ahead = event.time_ns > clock_ns
+        self.counters["events_ahead" if ahead else "events_published"] += 1
+        self.log.info("md_event", time=pd.Timestamp(event.time_ns, tz="UTC").isoformat(), ahead=ahead, **event_log_fields(event))
 
     async def _pump(self) -> None:
         feed = self.config.feed
@@ -108,6 +137,8 @@ class FeedActor(Actor):
             missing = await self.wait_for_peers(list(feed.wait_for_actors), feed.wait_timeout_secs)
             if missing:
                 self.log.warning("feed_peers_missing", missing=missing, waited_secs=feed.wait_timeout_secs)
+        for index, rss in enumerate(self.rss):  # polled from now on: the actors waited for see the first headlines
+            self.spawn(self._follow_rss(rss), f"rss{index}")
         if getattr(self.source, "clock_driven", False):
             self.spawn(self._flush_loop(), "flush")  # trades in a quiet market: close bars on the clock
         async for record in self.source.records():
@@ -169,6 +200,7 @@ class FeedActor(Actor):
             self.publish(Bar(symbol=self.symbol, start_ns=bar.start_ns, open=bar.open, high=bar.high, low=bar.low,
                              close=bar.close, volume=bar.volume, source=self.source.name, history=history))
             self.published += 1
+            self._publish_due_events(bar.start_ns + self.builder.interval_ns)
             if history:  # published at once: no lag to measure
                 self.history_published += 1
                 continue
@@ -178,6 +210,11 @@ class FeedActor(Actor):
             self.lags_ms.append((now_ns - due_ns) / 1e6)
             self.played += 1
             self.window_bars += 1
+
+    def _publish_due_events(self, clock_ns: int) -> None:
+        """The file events the bar clock (the end of the bar just published) has passed, right after that bar."""
+        for event in self.events.due(clock_ns):
+            self._publish_event(event, clock_ns)
 
     async def _flush_loop(self) -> None:
         while True:
@@ -192,6 +229,8 @@ class FeedActor(Actor):
             self.log.info("feed_gap", after_bar=after, missing_bars=gap.missing_bars, suppressed=suppressed)
 
     def _finished(self) -> None:
+        if getattr(self, "events", None) is not None and self.events.pending:
+            self.log.info("feed_events_unplayed", messages=self.events.pending, reason="after the last bar")
         summary = {**{k: float(v) for k, v in self.builder.counts.items()}, "bars": float(self.played),
                    "history_bars": float(self.history_published), "agent_timeouts": float(self.counters["agent_timeouts"])}
         self.done("source_exhausted" if not self.config.feed.max_bars or self.played < self.config.feed.max_bars else "max_bars", summary)
@@ -206,6 +245,9 @@ class FeedActor(Actor):
                 self.counters[kind] = count
             self.counters["bars_published"] = self.played
             self.counters["history_bars"] = self.history_published
+            feeds = getattr(self, "rss", [])
+            for kind in {k for rss in feeds for k in rss.counters}:
+                self.counters[f"rss_{kind}"] = sum(rss.counters[kind] for rss in feeds)
         return super().stats()
 
     def gauges(self) -> dict[str, float]:

@@ -16,8 +16,8 @@ import signal
 import sys
 from pathlib import Path
 
-from config.loader import ConfigError
-from config.schema import Config
+from actors.feed.config import FeedSettings
+from config.tree import ConfigError
 
 SOURCES_HELP = """Sources:
   replay     a CSV or Parquet file of bars (timestamp and OHLCV columns auto-detected, as bin/run's data.path),
@@ -32,13 +32,22 @@ SOURCES_HELP = """Sources:
              No key is needed for public candles; a key is read only from the environment variables named by
              feed.ccxt_api_key_env / feed.ccxt_secret_env (default TT_CCXT_API_KEY / TT_CCXT_SECRET), never logged.
 
+Events (published on md.event beside the bars; formats in actors/common/event_files.py and docs/experiments/44-events.md):
+  --calendar FILE   an economic calendar (.csv or .ics): each release goes out when the bar clock passes its time
+                    (announced --event-ahead-mins before, for risk's news rule), in step with the bars at any --speed
+  --headlines FILE  headlines (.jsonl: {"time", "text", "source"?, "importance"?}), replayed the same way
+  --rss URL         an RSS/Atom feed polled every --event-poll-secs, each new entry once (a stalled feed is logged, polling goes on)
+  A bad row in a file stops bin/feed at start with the file, row and field at fault.
+
 Every option is also a [feed] config key (config/default.toml); --set feed.KEY=VALUE sets any of them.
 Examples:
   bin/feed --run runs/20250101-120000-paper-ab12 --source synthetic --pace-secs 1
   bin/feed --run RUN_DIR --source replay --path bars.csv --speed 60 --start 2024-03-01T09:30
   bin/feed --run RUN_DIR --source replay --path bars.csv --start "2024-03-01 09:30" --speed agent --max-bars 390 --wait-for env
   bin/feed --run RUN_DIR --source ccxt --exchange bybit --market-type swap --symbol BTC/USDT:USDT --timeframe 1m
-  bin/feed --bus ipc:///tmp/tt-x/ab.in,ipc:///tmp/tt-x/ab.out --source synthetic"""
+  bin/feed --bus ipc:///tmp/tt-x/ab.in,ipc:///tmp/tt-x/ab.out --source synthetic
+  bin/feed --run RUN_DIR --source replay --path bars.csv --speed agent --calendar calendar.csv --headlines news.jsonl
+  bin/feed --run RUN_DIR --source ccxt --exchange bybit --symbol BTC/USDT:USDT --rss https://example.com/markets.rss"""
 
 # command-line option -> [feed] key
 OPTION_KEYS = {
@@ -47,6 +56,8 @@ OPTION_KEYS = {
     "path": "replay_path", "start": "replay_start", "timezone": "replay_timezone", "warmup_bars": "warmup_bars",
     "days": "synthetic_days", "pace_secs": "synthetic_pace_secs", "seed": "synthetic_seed",
     "exchange": "ccxt_exchange", "market_type": "ccxt_market_type", "history_bars": "ccxt_history_bars", "poll_secs": "ccxt_poll_secs",
+    "calendar": "event_calendar_paths", "headlines": "event_headline_paths", "rss": "event_rss_urls",
+    "event_poll_secs": "event_poll_secs", "event_timeout_secs": "event_timeout_secs", "event_ahead_mins": "event_schedule_ahead_mins",
 }
 
 
@@ -82,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
     live.add_argument("--market-type", help="the exchange's defaultType: swap (perpetuals), future, spot")
     live.add_argument("--history-bars", type=int, help="closed candles published at start as a warm-up history")
     live.add_argument("--poll-secs", type=float, help="seconds between polls (default: just after each candle closes)")
+    events = parser.add_argument_group("events (md.event)")
+    events.add_argument("--calendar", action="append", metavar="FILE", help="economic-calendar file, .csv or .ics (repeatable)")
+    events.add_argument("--headlines", action="append", metavar="FILE", help="headlines file, .jsonl (repeatable)")
+    events.add_argument("--rss", action="append", metavar="URL", help="RSS/Atom feed of headlines, polled (repeatable)")
+    events.add_argument("--event-poll-secs", type=float, help="seconds between polls of each --rss feed (default 60)")
+    events.add_argument("--event-timeout-secs", type=float, help="a feed fetch waiting longer is abandoned, logged (default 10)")
+    events.add_argument("--event-ahead-mins", type=float, help="a file's release is announced this long before its time (default 60; 0 = only at its time)")
     parser.add_argument("--config", type=Path, help="a TOML file merged over the defaults (or over the run's config with --run)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override any config key (repeatable)")
     parser.add_argument("--name", default="feed", help="actor name in logs and heartbeats (default feed; give each of several feeds its own)")
@@ -125,9 +143,13 @@ def read_addresses(args: argparse.Namespace):
     return BusAddresses(xsub=data["xsub"], xpub=data["xpub"])
 
 
-def load_feed_config(args: argparse.Namespace):
-    """The run's resolved config (or the defaults) + --config + the feed options + --set."""
-    from config.loader import dump_toml, load_config, load_resolved, parse_override
+def load_feed_config(args: argparse.Namespace) -> FeedSettings:
+    """The run's resolved config (or the defaults) + --config + the feed options + --set, read as the feed's own
+    settings (the sections it reads; a job validated the rest of a run's config)."""
+    from config.tree import dump_toml, load_resolved, load_settings, parse_override
+
+    def load_config(path, overrides) -> FeedSettings:
+        return load_settings(FeedSettings, path, overrides)
 
     settings = feed_overrides(args)
     for text in args.overrides:
@@ -135,7 +157,7 @@ def load_feed_config(args: argparse.Namespace):
         settings[".".join(keys)] = value
     if args.run is None:
         return load_config(args.config, settings)
-    base = load_resolved(args.run / "config.toml")
+    base = load_resolved(args.run / "config.toml", FeedSettings)
     if args.config is None:
         import tempfile
 
@@ -148,7 +170,19 @@ def load_feed_config(args: argparse.Namespace):
     return load_config(args.config, settings)
 
 
-async def run_feed(name: str, config: Config, run_dir: Path, addresses, log) -> int:
+def check_event_files(feed) -> str:
+    """The first event file that cannot be read, as the error naming its file, row and field ('' when all can)."""
+    from actors.common.event_files import EventFileError, read_events
+
+    for path in [*feed.event_calendar_paths, *feed.event_headline_paths]:
+        try:
+            read_events(path)
+        except EventFileError as exc:
+            return str(exc)
+    return ""
+
+
+async def run_feed(name: str, config: FeedSettings, run_dir: Path, addresses, log) -> int:
     from actors.feed.actor import FeedActor
     from bus.client import AsyncBus
 
@@ -180,6 +214,10 @@ def main(argv: list[str] | None = None) -> int:
         config = load_feed_config(args)
     except ConfigError as exc:
         print(f"bin/feed: config error: {exc}", file=sys.stderr)
+        return 2
+    problem = check_event_files(config.feed)
+    if problem:
+        print(f"bin/feed: {problem}", file=sys.stderr)
         return 2
     # --run: log beside the runtime's actors; --bus: a run directory of the feed's own.
     rd = RunDir(args.run.resolve()) if args.run is not None else create_run_dir(config, "feed")

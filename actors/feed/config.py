@@ -1,11 +1,15 @@
-"""The [feed] config section: which source the feed actor reads and how it publishes md.bar."""
+"""The [feed] config section: which source the feed actor reads and how it publishes md.bar; FeedSettings, what it reads."""
 
 from __future__ import annotations
 
 import msgspec
 
+from actors.common.events import IMPORTANCES
+from actors.common.loop_settings import LoopShape
+from actors.common.market_settings import InstrumentConfig
 from actors.feed.bars import LATE_POLICIES, timeframe_ns
-from config.checks import ConfigSection, Count, NonNegative, Positive, PositiveCount, Secs, require
+from config.checks import ConfigSection, Count, NonNegative, Positive, PositiveCount, PositiveSecs, Secs, require
+from runtime.settings import RuntimeSettings
 
 SOURCES = ("replay", "synthetic", "ccxt")
 PACES = ("clock", "agent")
@@ -73,6 +77,22 @@ class FeedConfig(ConfigSection, kw_only=True):
     """source = ccxt: name of the environment variable holding an API key (optional: public candles need none; never logged)."""
     ccxt_secret_env: str = "TT_CCXT_SECRET"
     """source = ccxt: name of the environment variable holding the API secret."""
+    event_calendar_paths: list[str] = msgspec.field(default_factory=list)
+    """Economic-calendar files (.csv, .ics; actors/common/event_files.py) replayed on md.event as the bar clock passes each
+    release (bin/feed --calendar FILE). A bad row refuses the file at start (the error names file, row and field)."""
+    event_headline_paths: list[str] = msgspec.field(default_factory=list)
+    """Headlines files (.jsonl) replayed on md.event as the bar clock passes each headline (bin/feed --headlines FILE)."""
+    event_schedule_ahead_mins: NonNegative = 60.0
+    """A file's release is announced this long before its time (its actual figure left out) and published again at its
+    time: risk's news rule needs it ahead (at least risk.news_blackout_before_mins); 0 = only at its time."""
+    event_rss_urls: list[str] = msgspec.field(default_factory=list)
+    """RSS/Atom feeds polled for headlines, each new entry published once on md.event (bin/feed --rss URL)."""
+    event_poll_secs: PositiveSecs = 60.0
+    """event_rss_urls: seconds between polls of each feed."""
+    event_timeout_secs: PositiveSecs = 10.0
+    """event_rss_urls: a fetch waiting this long for the server is abandoned (logged rss_timeout); polling goes on."""
+    event_rss_importance: str = "medium"
+    """event_rss_urls: importance given to a feed's headlines (low | medium | high); a feed does not say."""
 
     def __post_init__(self) -> None:
         section = "feed"
@@ -89,4 +109,17 @@ class FeedConfig(ConfigSection, kw_only=True):
         require(self.source != "replay" or bool(self.replay_path), "replay_path", "is required when feed.source = 'replay'", section=section)
         require(self.source != "ccxt" or bool(self.symbol), "symbol", "is required when feed.source = 'ccxt' (e.g. BTC/USDT:USDT)", section=section)
         require(bool(self.ccxt_exchange), "ccxt_exchange", "must not be empty", section=section)
+        require(self.event_rss_importance in IMPORTANCES, "event_rss_importance", f"must be one of {IMPORTANCES}, got {self.event_rss_importance!r}", section=section)
+        for key in ("event_calendar_paths", "event_headline_paths"):
+            for path in getattr(self, key):
+                require(path.lower().endswith((".csv", ".ics", ".jsonl")), key, f"{path!r}: expected a .csv, .ics or .jsonl file", section=section)
         require(0 < self.ccxt_backoff_secs <= self.ccxt_backoff_max_secs, "ccxt_backoff_secs", "must be > 0 and <= ccxt_backoff_max_secs", section=section)
+
+
+class FeedSettings(RuntimeSettings, kw_only=True):
+    """What the feed actor reads: the runtime's sections, [feed], the shared [instrument] (its symbol), and of
+    [env] the paper warm-up (feed.warmup_bars = -1 publishes as many history bars)."""
+
+    instrument: InstrumentConfig = msgspec.field(default_factory=InstrumentConfig)
+    env: LoopShape = LoopShape()  # a view of [env]: a frozen value
+    feed: FeedConfig = msgspec.field(default_factory=FeedConfig)

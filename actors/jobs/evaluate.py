@@ -1,12 +1,17 @@
 """``bin/run evaluate``: walk-forward evidence that the policy learns, against floors, a ceiling and the null market.
 
-    bin/run evaluate [--market regimes|null|FILE] [--folds K] [--seeds N] [--budgets 10000,50000,200000] [--quick]
+    bin/run evaluate [--market regimes|null|realistic|realistic_null|news|news_null|FILE [FILE ...]] [--folds K] [--seeds N] [--budgets 10000,50000,200000] [--quick]
                      [--lockstep-decisions N [--adapter ADAPTER.gguf]]
 
 Writes ``<run>/evaluate/metrics.json`` (key ``success_table``), ``report.md`` and
 ``learning_curve.png``, and prints the success table and a one-line verdict. ``--lockstep-decisions N`` adds a
 lockstep backtest of the last fold's policy through the actors (actors/jobs/evaluation/lockstep_evidence.py: the
 fusion, LLM accuracy and RL/LLM agreement rows, metrics.json key ``lockstep``).
+
+Every variant's test days are appended to the trials ledger (``run.trials_path``, default ``<runs_dir>/trials.jsonl``;
+actors/jobs/evaluation/ledger.py), and the deflated Sharpe counts every policy trial the ledger holds for the market.
+The momentum and regime floors are chosen on each fold's training days (actors/jobs/evaluation/floors.py); SPA, the
+reality check and StepM (arch) test every candidate; the minimum track record says how many test days a verdict needs.
 """
 
 from __future__ import annotations
@@ -14,20 +19,27 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from actors.env.config import SCENARIO_NAMES
 from actors.env.factory import build_dataset
 from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
+from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
 from actors.jobs.evaluation.evidence import REGIME_RULE, summarise
-from actors.jobs.evaluation.folds import purge_days_for
+from actors.jobs.evaluation.ledger import LedgerError, append_trials, config_hash, current_commit, ledger_path, read_trials, utc_now
+from actors.jobs.evaluation.trials import ledger_trials, walk_forward_records
+from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
-from actors.jobs.evaluation.walkforward import run_walk_forward
-from config.schema import Config
+from actors.jobs.cells.pool import cost_markdown
+from actors.jobs.cells.walkforward import evaluate_on_cells
+from actors.jobs.evaluation.walkforward import plan_walk_forward
+from actors.jobs.config import Config
 from runtime.rundir import create_run_dir
 
 QUICK = {"days": 400, "folds": 2, "seeds": 1, "budgets": (50_000, 100_000), "train_share": 0.625}
@@ -38,7 +50,8 @@ and found the out-of-sample P&L highest near 100k steps (+$249..+$345 a day over
 by 400k: hence the budgets."""
 """Synthetic days are cheap, and a policy trained on a few dozen days memorises their noise (issue 18: on 44 days, in
 sample +$1,259 a day and out of sample -$95), so every fold trains on at least a few hundred days."""
-SCENARIO_MARKETS = ("regimes", "null")
+SCENARIO_MARKETS = SCENARIO_NAMES
+"""Every synthetic market --market names (actors/env/config.py); anything else is a bars file."""
 
 
 def plan(args: argparse.Namespace) -> dict:
@@ -73,20 +86,24 @@ def parse_budgets(text: str) -> list[int]:
     return values
 
 
-def market_settings(market: str, days: int) -> dict:
-    if market in SCENARIO_MARKETS:
-        return {"data.source": "synthetic", "data.scenario": market, "data.synthetic_days": days}
-    path = Path(market)
-    if not path.is_file():
-        raise JobError(f"--market takes {' | '.join(SCENARIO_MARKETS)} or a bars file; no file {market}")
-    return {"data.source": "file", "data.path": str(path.resolve())}
+def market_settings(market: str | list[str], days: int) -> dict:
+    """The [data] keys of ``--market``: a synthetic scenario, or one or more bars files joined into one calendar
+    (actors/common/bar_join.py; their paths joined by os.pathsep in data.path)."""
+    markets = [market] if isinstance(market, str) else list(market)
+    if len(markets) == 1 and markets[0] in SCENARIO_MARKETS:
+        return {"data.source": "synthetic", "data.scenario": markets[0], "data.synthetic_days": days}
+    for name in markets:
+        if not Path(name).is_file():
+            raise JobError(f"--market takes {' | '.join(SCENARIO_MARKETS)} or bars files; no file {name}")
+    return {"data.source": "file", "data.path": os.pathsep.join(str(Path(name).resolve()) for name in markets)}
 
 
 def mode_evaluate(args: argparse.Namespace) -> int:
     settings = plan(args)
-    market = args.market or "regimes"
-    data = market_settings(market, settings["days"])
-    config: Config = configure(args, {**data, "run.name": f"evaluate-{Path(market).stem}"})
+    markets = args.market if isinstance(args.market, list) else [args.market or "regimes"]
+    market = " + ".join(markets)
+    data = market_settings(markets, settings["days"])
+    config: Config = configure(args, {**data, "run.name": f"evaluate-{Path(markets[0]).stem}"})
     lockstep_decisions = getattr(args, "lockstep_decisions", None)
     if lockstep_decisions is not None and lockstep_decisions < 1:
         raise JobError(f"--lockstep-decisions takes a positive number of decisions, got {lockstep_decisions}")
@@ -98,6 +115,8 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     if fusion_warmup < 0:
         raise JobError(f"--fusion-warmup takes a positive number of decisions, got {fusion_warmup}")
     adapter = check_lockstep_ready(config, getattr(args, "adapter", None)) if lockstep_decisions else {}
+    ledger = ledger_path(config.run)
+    _read_ledger(ledger)  # a corrupt ledger stops the run now, not after the training
     rd = create_run_dir(config, "evaluate", args.run_dir)
     out = rd.path / "evaluate"
     out.mkdir(parents=True, exist_ok=True)
@@ -105,35 +124,60 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     seed = config.data.seed if config.data.seed >= 0 else config.run.seed
     dataset = build_dataset(config.data, config.account, seed, instrument.tick_size, symbol=instrument.symbol)
     seeds = [config.run.seed + k for k in range(settings["seeds"])]
-    purge = purge_days_for(config.lora.hindsight_horizon_bars, 390)
+    purge = purge_days_for(config.lora.hindsight_horizon_bars, bars_per_session(dataset.session_starts, len(dataset)))
     n_days = len(dataset.session_starts)
     train_days = first_train_days(settings, n_days, purge)
+    shortfall = too_few_days(n_days, train_days, purge, settings["folds"])
+    if shortfall and not settings["train_days"] and not 1 <= train_days <= n_days - purge - settings["folds"]:
+        raise JobError(f"{dataset.source}: {shortfall}")
     if not 1 <= train_days <= n_days - purge - settings["folds"]:
         raise JobError(f"--train-days {train_days} leaves no test days: {n_days} days, a purge of {purge} and "
                        f"{settings['folds']} fold(s) allow at most {n_days - purge - settings['folds']}")
     say = (lambda _t: None) if args.quiet else (lambda text: print(f"evaluate: {text}", file=sys.stderr, flush=True))
     say(f"run directory {rd.path}; market {market} ({dataset.source}), {len(dataset.session_starts)} days, "
         f"{settings['folds']} folds, seeds {seeds}, budgets {list(settings['budgets'])}, purge {purge} day(s), embargo 1")
+    if shortfall:  # it runs (the machinery can be checked on a short file), and says what its figures are worth
+        print(f"evaluate: WARNING {dataset.source}: {shortfall}", file=sys.stderr, flush=True)
     started = time.monotonic()
-    result = run_walk_forward(config, dataset, market, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
-                              purge_days=purge, min_train_days=train_days,
-                              progress=say)
+    cells_plan = plan_walk_forward(config, dataset, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
+                                   purge_days=purge, min_train_days=train_days)
+    result, cells_cost = evaluate_on_cells(args, cells_plan, market, rd.path, say)  # actors/jobs/cells: local Ray, a cluster or this process
     walk_forward_secs = time.monotonic() - started
     lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say,
                                       fusion_warmup=fusion_warmup, purge_days=purge)
                 if lockstep_decisions else None)
-    summary = summarise(result, config.account.start_balance, lockstep)
+    ledger_market = market if market in SCENARIO_MARKETS else str(Path(market).resolve())
+    append_trials(ledger, walk_forward_records(result, config.account.start_balance, config_hash=config_hash(config),
+                                               commit=current_commit(), date=utc_now(), base_seed=config.run.seed,
+                                               market=ledger_market))
+    trials = ledger_trials(_read_ledger(ledger), ledger_market)
+    say(f"trials ledger {ledger}: {trials.count} policy trials on this market from {trials.runs} run(s)")
+    summary = summarise(result, config.account.start_balance, lockstep, trials)
+    summary["ledger"] = str(ledger)
+    summary["market_shows"] = what_the_market_shows(market)
+    summary["calibration"] = calibration_lines(dataset_frame(dataset), market)
     summary["elapsed_secs"] = walk_forward_secs
+    summary["cells"] = cells_cost
     if lockstep is not None:
         summary["lockstep"]["elapsed_secs"] = time.monotonic() - started - walk_forward_secs
     summary["folds_days"] = [{"fold": f.index, "train_days": [f.train_start_day, f.train_stop_day - 1],
                               "test_days": [f.test_start_day, f.test_stop_day - 1]} for f in result.folds]
     (out / "metrics.json").write_text(json.dumps(_json_ready(summary), indent=2))
-    (out / "report.md").write_text(report_markdown(summary))
+    (out / "report.md").write_text(report_markdown(summary) + cost_markdown(cells_cost))
     draw_learning_curve(summary, out / "learning_curve.png")
     print(console_summary(summary))
+    if shortfall:
+        print(f"\nno verdict: {shortfall}")
     print(f"\nreport: {out / 'report.md'}\nmetrics: {out / 'metrics.json'}\nlearning curve: {out / 'learning_curve.png'}")
     return EXIT_OK
+
+
+def _read_ledger(path: Path) -> list:
+    try:
+        return read_trials(path)
+    except LedgerError as error:
+        raise JobError(f"{error}\n(run.trials_path names the ledger; the deflated Sharpe needs every trial, so evaluate "
+                       "stops rather than count fewer)") from None
 
 
 def _json_ready(value):
@@ -189,11 +233,19 @@ def report_markdown(summary: dict) -> str:
         f"oracle share {_num(summary['oracle_share'], '.3f')} {_interval(summary['oracle_share_interval'], '.3f')}, "
         f"PSR {_num(summary['psr'], '.3f')}, DSR {_num(summary['dsr'], '.3f')} ({summary['dsr_trials']} trials), "
         f"PBO {_num(summary['pbo'].get('pbo', float('nan')), '.2f')}.", "",
-        "| floor | policy minus floor, $ a day | 95% interval | reality check p | SPA p | beats |", "| --- | --- | --- | --- | --- | --- |",
+        f"**The market.** {summary.get('market_shows', '')}", "",
+        *summary.get("calibration", []), "",
+        "## Trials counted, and how many days a verdict needs", "", *(f"- {line}" for line in evidence_lines(summary)), "",
+        "## Floors chosen on each fold's training days", "", *floor_choice_lines(summary), "",
+        "SPA and reality-check p: every policy variant of this run (budgets x seeds, ensembles) against the floor, from "
+        "arch.bootstrap (H0: none beats it); variants beating it: Romano-Wolf StepM at 5 %.", "",
+        "| floor | policy minus floor, $ a day | 95% interval | reality check p | SPA p | variants beating it (StepM) | beats |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, c in summary["comparisons"].items():
         lines.append(f"| {name} | {_num(c['pnl_per_day_difference'], ',.0f')} | {_interval(c['interval'], ',.0f')} | "
-                     f"{_num(c['p_value_reality_check'], '.3f')} | {_num(c['p_value_spa'], '.3f')} | {'yes' if c['beats'] else 'no'} |")
+                     f"{_num(c['p_value_reality_check'], '.3f')} | {_num(c['p_value_spa'], '.3f')} | "
+                     f"{', '.join(c.get('variants_beating_it', [])) or 'none'} | {'yes' if c['beats'] else 'no'} |")
     lines += ensemble_lines(summary)
     lines += lockstep_lines(summary)
     lines += ["", "## Every variant", "", *variant_lines(summary), "", "## Learning curve", "", "![learning curve](learning_curve.png)", "",
@@ -210,10 +262,10 @@ def ensemble_lines(summary: dict) -> list[str]:
     e = summary.get("ensemble")
     if not e:
         return []
-    momentum, seeds = e["vs_best_momentum"], e["vs_seeds_mean"]
+    momentum, seeds = e["vs_momentum"], e["vs_seeds_mean"]
     return ["", f"Ensemble of the {e['seeds']} seeds ({e['name']}): ${_num(e['pnl_per_day'], ',.0f')} a day "
                 f"{_interval(e['pnl_per_day_interval'], ',.0f')}, daily Sharpe {_num(e['sharpe'])}, oracle share {_num(e['oracle_share'], '.3f')}; "
-                f"minus {summary['best_momentum']}: ${_num(momentum['pnl_per_day_difference'], ',.0f')} {_interval(momentum['interval'], ',.0f')} "
+                f"minus the momentum floor: ${_num(momentum['pnl_per_day_difference'], ',.0f')} {_interval(momentum['interval'], ',.0f')} "
                 f"({'beats it' if momentum['beats'] else 'does not beat it'}); minus the seeds' mean: "
                 f"${_num(seeds['pnl_per_day_difference'], ',.0f')} {_interval(seeds['interval'], ',.0f')}."]
 
@@ -281,17 +333,63 @@ def console_summary(summary: dict) -> str:
     if summary.get("ensemble"):
         e = summary["ensemble"]
         rows.append(f"  ensemble      ${_num(e['pnl_per_day'], ',.0f')} a day {_interval(e['pnl_per_day_interval'], ',.0f')} "
-                    f"({e['seeds']} seeds' mean distribution), minus {summary['best_momentum']} "
-                    f"${_num(e['vs_best_momentum']['pnl_per_day_difference'], ',.0f')} {_interval(e['vs_best_momentum']['interval'], ',.0f')}")
-    for name in ("oracle", REGIME_RULE, summary["best_momentum"], "buy_and_hold", "random", "flat"):
+                    f"({e['seeds']} seeds' mean distribution), minus the momentum floor "
+                    f"${_num(e['vs_momentum']['pnl_per_day_difference'], ',.0f')} {_interval(e['vs_momentum']['interval'], ',.0f')}")
+    for name in ("oracle", REGIME_RULE, summary["momentum_floor"], "buy_and_hold", "random", "flat"):
         if name in summary["variants"]:
             v = summary["variants"][name]
             rows.append(f"  {name:<13} ${_num(v['pnl_per_day'], ',.0f')} a day, Sharpe {_num(v['sharpe'])}, halted bars {_num(v['halted_share'])}")
     rows.append(f"  oracle share {_num(summary['oracle_share'], '.3f')}, deflated-Sharpe probability {_num(summary['dsr'], '.3f')}, "
                 f"PBO {_num(summary['pbo'].get('pbo', float('nan')), '.2f')}")
+    rows += [f"  {line}" for line in evidence_lines(summary)]
+    rows.append("  floors chosen on each fold's training days:")
+    rows += [f"    {line[2:]}" for line in floor_choice_lines(summary)]
+    rows.append(f"  market: {summary.get('market_shows', '')}")
+    rows += [f"  {line}" for line in summary.get("calibration", []) if line]
     rows.append("  success table: " + "; ".join(f"{r['figure'].split(' (')[0]} {r['verdict']}" for r in summary["success_table"]))
     rows.append(f"  verdict: {summary['verdict']}")
     return "\n".join(rows)
+
+
+def evidence_lines(summary: dict) -> list[str]:
+    """The deflated Sharpe's trials, the minimum track record, and SPA / StepM over every candidate, in sentences."""
+    record, snooping = summary.get("track_record", {}), summary.get("snooping", {})
+    lines = [f"deflated Sharpe {_num(summary['dsr'], '.3f')}: {summary['dsr_trials']} policy trials on this market in the "
+             f"trials ledger ({summary.get('dsr_trials_this_run', '?')} this run, {summary.get('dsr_runs', '?')} run(s) in all; "
+             f"{summary.get('ledger', 'no ledger')}), variance of their daily Sharpe {_num(summary.get('dsr_sharpe_variance'), '.2e')}, "
+             f"so the best of them by luck alone has a daily Sharpe of {_num(summary.get('dsr_benchmark_sharpe'), '.3f')}"]
+    if record:
+        need_zero, need_trials = record["min_days_vs_zero"], record["min_days_vs_trials"]
+        if record["enough"]:
+            verdict = "enough days for a verdict on the Sharpe"
+        elif record.get("too_few"):
+            verdict = "TOO FEW DAYS FOR ANY VERDICT on the Sharpe: the deflated Sharpe and the Sharpe row say nothing either way"
+        else:
+            verdict = "the observed Sharpe is not above the trials' lucky best: no number of days would make it evidence"
+        lines.append(f"minimum track record (PSR 0.95): {_days(need_zero)} against a Sharpe of 0, {_days(need_trials)} against "
+                     f"the trials' lucky best; this run has {record['days']} test days: {verdict}")
+    if snooping:
+        superior = ", ".join(snooping.get("superior", [])) or "none"
+        lines.append(f"every candidate ({len(snooping.get('candidates', []))}: the policy variants and the floors) against "
+                     f"flat, arch.bootstrap: SPA p {_num(snooping.get('p_value_spa'), '.3f')}, reality check p "
+                     f"{_num(snooping.get('p_value_reality_check'), '.3f')}; StepM (5 %) finds these beat flat: {superior}")
+    return lines
+
+
+def _days(value) -> str:
+    if value is None or value != value:
+        return "n/a (no variation)"
+    return "never (the Sharpe is not above it)" if value == math.inf else f"{math.ceil(value):,} test days"
+
+
+def floor_choice_lines(summary: dict) -> list[str]:
+    return [f"- fold {c['fold'] + 1} (training days {c['train_days'][0]}-{c['train_days'][1] - 1}): momentum "
+            f"{c['momentum_lookback']} bars (training nets {_nets(c['momentum_nets'])}), regime rule {c['regime_threshold']:g} "
+            f"(training nets {_nets(c['regime_nets'])})" for c in summary.get("floor_choices", [])]
+
+
+def _nets(nets: dict) -> str:
+    return ", ".join(f"{key}: ${value:,.0f}" for key, value in nets.items()) or "n/a"
 
 
 def draw_learning_curve(summary: dict, path: Path) -> None:
@@ -308,7 +406,7 @@ def draw_learning_curve(summary: dict, path: Path) -> None:
         intervals = [p[f"{key}_interval"] for p in curve]
         ax.plot(steps, values, "o-", color="tab:blue", label="policy (mean over seeds)")
         ax.fill_between(steps, [i[0] for i in intervals], [i[1] for i in intervals], color="tab:blue", alpha=0.15, label="95% interval")
-        for name, colour in (("oracle", "tab:green"), (summary["best_momentum"], "tab:orange"), ("flat", "grey")):
+        for name, colour in (("oracle", "tab:green"), (summary["momentum_floor"], "tab:orange"), ("flat", "grey")):
             if name in summary["variants"]:
                 level = summary["variants"][name][key]
                 ax.axhline(level if math.isfinite(level) else 0.0, color=colour, ls="--", label=name)

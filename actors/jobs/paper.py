@@ -27,10 +27,10 @@ from actors import ENV
 from actors.common.figures import labelled
 from actors.env.pacing import unused_thoughts_cause
 from actors.jobs.common import JobStopped, configure, format_table, run_job
+from actors.jobs.config import Config
 from actors.jobs.presets import LOCKSTEP, PAPER, Preset
 from actors.jobs.train import policy_checkpoint
 from bus.messages import Done
-from config.schema import Config
 from runtime.supervisor import EXIT_OK
 
 SUMMARY_ROWS = (

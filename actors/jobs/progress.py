@@ -10,7 +10,7 @@ from actors.common.figures import FIGURES, brief_of
 from bus.messages import Progress
 
 if TYPE_CHECKING:
-    from config.schema import Config
+    from actors.jobs.config import Config
 
 LINE_INTERVAL_SECS = 5.0
 """Without a terminal, one progress line per this many seconds (logs stay readable)."""

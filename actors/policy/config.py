@@ -1,4 +1,4 @@
-"""The [policy] config section: MaskablePPO hyperparameters, online learning, checkpoints."""
+"""The [policy] config section: MaskablePPO hyperparameters, online learning, checkpoints; PolicySettings, what the policy actor reads."""
 
 from __future__ import annotations
 
@@ -6,13 +6,18 @@ from typing import Annotated
 
 import msgspec
 
+from actors.common.loop_settings import LoopShape
 from actors.common.observation import observation_columns
 from config.checks import ConfigSection, Count, Fraction, NonNegative, Positive, PositiveCount, PositiveSecs
 from config.checks import require as _require
+from runtime.settings import RuntimeSettings
 
 AtLeastTwo = Annotated[int, msgspec.Meta(ge=2)]
 LEARN_FROM = ("proposed", "executed")
-DEFAULT_FEATURES_SEEN = ("position", "validity", "market_regime")
+DEFAULT_FEATURES_SEEN: tuple[str, ...] = ()
+"""All 261 columns (issue 43): the old default, the position, validity and the regime belief, was one input tuned to our own
+synthetic generator (a filter with its drift and hazard); a procedure that picks inputs would have to run inside each
+training fold, and nothing shows one working yet."""
 
 
 class PolicyConfig(ConfigSection, kw_only=True):
@@ -37,16 +42,15 @@ class PolicyConfig(ConfigSection, kw_only=True):
     """How many of the observation window's newest bars the network sees (1-20); the older bars' columns are fed as 0.
     The other 41 features (position, market, timeframes, patterns, risk) are always seen."""
     features_seen: tuple[str, ...] = DEFAULT_FEATURES_SEEN
-    """Observation features the network sees; the rest are fed as 0. Empty = all 261. Entries are groups (window,
-    position, validity, market, timeframe, pattern, risk), column names, or a bar feature (all its window lags), as
-    actors/common/observation.py names them; an unknown name stops start-up.
-    The default is the regime filter's belief (market_regime) with the position and the action validity. Issue 18,
-    out of sample (docs/experiments): on 500 training days at 100k steps (one seed, 138 test days) +$513 a day with
-    these (and no entry charge) against +$198 with all 261, the regime rule's +$344 and momentum's +$319; on 2,000
-    training days at 200k steps (3 seeds, 638 test days) +$585 [521, 649] against +$305 with all 261, and ahead of
-    the regime rule by +$73 [27, 118]. At these budgets PPO fits noise in the other inputs: the five risk features
-    added took it to +$302, the ten market features +$188. On real data, where the belief may not be the best
-    reader, [] (all 261, with env.entry_penalty_usd = 30) is one setting away."""
+    """Observation features the network sees; the rest are fed as 0. Empty (the default) = all 261. Entries are groups
+    (window, position, validity, market, timeframe, pattern, risk), column names, or a bar feature (all its window lags),
+    as actors/common/observation.py names them; an unknown name stops start-up. The checkpoint keeps the columns its
+    network was not shown (``hidden_columns``), and a loaded checkpoint's choice wins over this setting.
+    Why all 261 (issue 43): the former default, ("position", "validity", "market_regime"), beat all 261 on the synthetic
+    market (issue 18: +$585 a day [521, 649] against +$305 on 638 test days) because market_regime was a filter whose
+    constants mirrored that market's generator; an input picked on our own generator is no default for a user's file.
+    market_regime is now an HMM fitted on each run's training days (actors/env/regime_model.py), and the choice of inputs
+    is left to the network (docs/experiments/43-inputs.md has the figures)."""
 
     # ------------------------------------------------------------------ PPO (SB3 names)
     n_steps: AtLeastTwo = 2048
@@ -104,3 +108,11 @@ class PolicyConfig(ConfigSection, kw_only=True):
             observation_columns(self.features_seen)
         except ValueError as error:
             _require(False, "policy.features_seen", str(error))
+
+
+class PolicySettings(RuntimeSettings, kw_only=True):
+    """What the policy actor reads: the runtime's sections, [policy], and of [env] its width (n_envs: one
+    rollout-buffer row per environment)."""
+
+    policy: PolicyConfig = msgspec.field(default_factory=PolicyConfig)
+    env: LoopShape = LoopShape()  # a view of [env]: a frozen value

@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from actors.reasoner.cache import put_bounded, share_of_hits
-from actors.reasoner.thinker import Thought
+from actors.reasoner.thought import Thought
 
 MemoKey = tuple[int, str, str]
 

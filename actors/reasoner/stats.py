@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from actors.reasoner.thinker import Thought
+from actors.reasoner.thought import Thought
 
 RATE_WINDOW_SECS = 60.0
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from actors.common.llm.grammar import decision_grammar
@@ -18,40 +17,14 @@ from actors.common.llm.parser import DecisionParser, ParsedDecision
 from actors.common.llm.prompts import FOUR_STEPS, Message, PromptBook, prompt_fields
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.engine import ChatEngine, Completion, GenerationAborted
-
-
-@dataclass(frozen=True, slots=True)
-class Thought:
-    action: int
-    confidence: float
-    mode: str
-    analysis: str
-    options: str
-    risks: str
-    decision: str
-    """Raw text of the decide step (or of the single-shot answer)."""
-    reason: str
-    fallback: bool
-    parse_how: str
-    latency_ms: float
-    prompt_tokens: int
-    """Prompt tokens actually read over all steps (tokens reused from the KV cache excluded)."""
-    reused_prompt_tokens: int
-    """Prompt tokens served from the KV cache over all steps."""
-    generated_tokens: int
-    generation_secs: float
-    adapter_version: int
-    cached: bool = False
-    memo: bool = False
-    """True when this is the model's earlier answer to the exact same prompt (actors/reasoner/memo.py)."""
+from actors.reasoner.memo import ThoughtMemo
+from actors.reasoner.thought import Thought
 
 
 class Thinker:
     """Turns a market context + action mask into a Thought with one engine (blocking)."""
 
     def __init__(self, engine: ChatEngine, config: ReasonerConfig, parser: DecisionParser | None = None) -> None:
-        from actors.reasoner.memo import ThoughtMemo
-
         self.engine = engine
         # Exact reuse only where the model's answer is a function of its prompt: greedy decoding.
         self.memo = ThoughtMemo(config.memo_size) if config.memo_enabled and config.temperature == 0.0 else None

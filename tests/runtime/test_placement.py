@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from config.loader import load_config
+from actors.jobs.config import load_config
 from config.tree import ConfigError
 from runtime import placement
 from runtime.placement import cpu_split, place_process, release_worker_thread

@@ -11,20 +11,25 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
+from actors.jobs.evaluation.floors import FIXED_FLOORS, MOMENTUM, REGIME_RULE
 from actors.jobs.evaluation.significance import (
-    bootstrap_mean_interval, deflated_sharpe_from_trials, pbo_cscv, probabilistic_sharpe, reality_check,
+    bootstrap_mean_interval, data_snooping_tests, deflated_sharpe, expected_max_sharpe, min_track_record_length, pbo_cscv,
+    probabilistic_sharpe,
 )
+from actors.jobs.evaluation.trials import LedgerTrials, per_day_sharpe
 from actors.jobs.evaluation.walkforward import WalkForward, annualised_sharpe, ensemble_name
 
-MOMENTUM = ("momentum_30", "momentum_60", "momentum_120")
-FLOORS = ("flat", "random", "buy_and_hold")
-REGIME_RULE = "regime_rule"
-"""A threshold on the policy's own market-regime feature: compared, not a floor the verdict needs."""
+FLOORS = (*FIXED_FLOORS, MOMENTUM, REGIME_RULE)
+"""Every floor the policy is compared with; the momentum lookback and the regime rule's threshold were chosen on each
+fold's training days (actors/jobs/evaluation/floors.py). The regime rule is a threshold on the policy's own
+market-regime feature: compared, not a floor the verdict needs."""
+BENCHMARK = "flat"
+"""SPA / StepM's benchmark for every candidate at once: does anything beat doing nothing, after costs?"""
+SNOOPING_REPS = 1000
 DSR_TARGET = 0.95
 ORACLE_SHARE_TARGET = 0.30
 
@@ -110,8 +115,11 @@ def pooled_policy_days(result: WalkForward, budget: int | None = None) -> np.nda
     return np.mean([result.series[name].daily_pnl for name in names], axis=0)
 
 
-def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | None = None) -> dict:
-    """Every figure of the evaluation, JSON-ready (NaN where undefined); ``lockstep`` fills the fusion and LLM rows."""
+def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | None = None,
+              trials: LedgerTrials | None = None) -> dict:
+    """Every figure of the evaluation, JSON-ready (NaN where undefined); ``lockstep`` fills the fusion and LLM rows;
+    ``trials`` (the trials ledger's policy trials on this market, this run's included) are the deflated Sharpe's
+    N and V, else this run's own variants alone."""
     series = {name: np.asarray(s.daily_pnl) for name, s in result.series.items()}
     policy = pooled_policy_days(result)
     n_days = len(policy)
@@ -125,23 +133,28 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
             "win_rate": s.wins / s.trades if s.trades else float("nan"),
             "halted_share": s.halted_bars / s.bars if s.bars else float("nan"), "breaches": s.breaches,
         }
-    # Every policy variant tried (budgets x seeds, and each budget's ensemble) is a trial of the deflated Sharpe.
+    # Every policy variant tried (budgets x seeds, and each budget's ensemble) is a candidate of SPA / StepM and,
+    # with every one the ledger holds for this market, a trial of the deflated Sharpe.
     trial_names = [name for name in series if name.startswith(("policy@", "ensemble@"))]
-    trial_sharpes = [_per_day_sharpe(series[name]) for name in trial_names]
+    own = LedgerTrials([per_day_sharpe(series[name]) for name in trial_names], trial_names, 1)
+    trials = trials if trials is not None and trials.count >= own.count else own
     returns = policy / capital
-    best_momentum = max(MOMENTUM, key=lambda name: series[name].sum())
+    floors = [name for name in FLOORS if name in series]
     comparisons = {}
-    for floor in (*FLOORS, best_momentum, *([REGIME_RULE] if REGIME_RULE in series else [])):
+    for floor in floors:
         diff = policy - series[floor]
         low, high = bootstrap_mean_interval(diff)
-        rc = reality_check(policy[:, None], series[floor]) if n_days >= 10 else {"p_value_rc": float("nan"), "p_value_spa": float("nan")}
+        # SPA / reality check of every policy variant against this floor: the best of them is tested, all of them counted.
+        tests = data_snooping_tests({name: series[name] for name in trial_names}, series[floor], reps=SNOOPING_REPS)
         comparisons[floor] = {"pnl_per_day_difference": float(diff.mean()), "interval": [low, high],
-                              "p_value_reality_check": float(rc["p_value_rc"]), "p_value_spa": float(rc["p_value_spa"]),
-                              "beats": bool(low > 0)}
+                              "p_value_reality_check": tests["p_value_reality_check"], "p_value_spa": tests["p_value_spa"],
+                              "variants_beating_it": tests["superior"], "beats": bool(low > 0)}
+    snooping = data_snooping_tests({name: series[name] for name in [*trial_names, *floors] if name != BENCHMARK},
+                                   series[BENCHMARK], reps=SNOOPING_REPS)
     oracle = series.get("oracle")
     oracle_share = _oracle_share(policy, oracle)
-    ensemble = _ensemble_summary(result, series, best_momentum, capital)
-    pbo = _pbo([series[name] for name in [*trial_names, *MOMENTUM]])
+    ensemble = _ensemble_summary(result, series, MOMENTUM, capital)
+    pbo = _pbo([series[name] for name in [*trial_names, *[f for f in floors if f != BENCHMARK]]])
     learning_curve = []
     for budget in result.budgets:
         pooled = pooled_policy_days(result, budget)
@@ -151,7 +164,8 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
                                "sharpe": annualised_sharpe(pooled, capital), "sharpe_per_seed": per_seed,
                                "sharpe_interval": list(_bootstrap_days(pooled, lambda d: annualised_sharpe(d, capital)))})
     psr = probabilistic_sharpe(returns)
-    dsr = deflated_sharpe_from_trials(returns, trial_sharpes) if len(trial_sharpes) > 1 else psr
+    deflated_benchmark = expected_max_sharpe(trials.count, trials.variance)
+    dsr = deflated_sharpe(returns, trials.count, trials.variance)
     summary = {
         "market": result.market, "test_days": n_days, "folds": len(result.folds), "seeds": result.seeds,
         "budgets": result.budgets, "policy": variants[result.policy_names()[0]] | {
@@ -161,9 +175,15 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
             "trades": int(np.mean([result.series[n].trades for n in result.policy_names()])),
             "win_rate": _pooled_win_rate(result)[0], "halted_share": float(np.mean([variants[n]["halted_share"] for n in result.policy_names()])),
         },
-        "psr": psr, "dsr": dsr, "dsr_trials": len(trial_sharpes), "pbo": pbo,
+        "psr": psr, "dsr": dsr, "dsr_trials": trials.count, "dsr_trials_this_run": own.count, "dsr_runs": trials.runs,
+        "dsr_sharpe_variance": trials.variance, "dsr_benchmark_sharpe": deflated_benchmark,
+        "track_record": track_record(returns, deflated_benchmark), "pbo": pbo,
         "oracle_share": oracle_share, "oracle_share_interval": list(_oracle_share_interval(policy, oracle)),
-        "best_momentum": best_momentum, "comparisons": comparisons, "variants": variants,
+        "momentum_floor": MOMENTUM, "comparisons": comparisons, "snooping": snooping, "variants": variants,
+        "floor_choices": [{"fold": k, **choice.params(), "train_days": list(choice.train_days),
+                           "momentum_nets": {str(n): v for n, v in choice.momentum_nets.items()},
+                           "regime_nets": {str(t): v for t, v in choice.regime_nets.items()}}
+                          for k, choice in enumerate(result.floor_choices)],
         "learning_curve": learning_curve, "training": result.training, "ensemble": ensemble,
     }
     summary["success_table"] = [asdict(row) for row in success_rows(summary, result, lockstep)]
@@ -173,25 +193,33 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
     return summary
 
 
-def _ensemble_summary(result: WalkForward, series: dict[str, np.ndarray], best_momentum: str, capital: float) -> dict | None:
-    """The last budget's ensemble of seeds (one account trading the seeds' mean distribution), against the best
-    momentum rule, the oracle and the mean of its seeds; None with one seed."""
+def track_record(returns: np.ndarray, deflated_benchmark: float) -> dict:
+    """How many test days the observed Sharpe needs (Bailey & Lopez de Prado 2012, MinTRL) for PSR 0.95 against 0 and
+    against the deflated benchmark, beside how many there are; ``enough`` says whether any verdict on the Sharpe can be
+    drawn from these days."""
+    days = len(returns)
+    against_zero = min_track_record_length(returns, 0.0, DSR_TARGET)
+    against_trials = min_track_record_length(returns, deflated_benchmark, DSR_TARGET)
+    return {"days": days, "min_days_vs_zero": against_zero, "min_days_vs_trials": against_trials,
+            "enough": bool(math.isfinite(against_trials) and days >= against_trials),
+            "too_few": bool(math.isfinite(against_trials) and days < against_trials)}
+
+
+def _ensemble_summary(result: WalkForward, series: dict[str, np.ndarray], momentum: str, capital: float) -> dict | None:
+    """The last budget's ensemble of seeds (one account trading the seeds' mean distribution), against the momentum
+    floor (its lookback chosen on the training days), the oracle and the mean of its seeds; None with one seed."""
     days = series.get(ensemble_name(result.budgets[-1]))
     if days is None:
         return None
-    diff = days - series[best_momentum]
+    diff = days - series[momentum]
     over_seeds = days - pooled_policy_days(result)
     low, high = bootstrap_mean_interval(diff)
     return {"name": ensemble_name(result.budgets[-1]), "seeds": len(result.seeds), "pnl_per_day": float(days.mean()),
             "pnl_per_day_interval": list(bootstrap_mean_interval(days)), "sharpe": annualised_sharpe(days, capital),
-            "vs_best_momentum": {"pnl_per_day_difference": float(diff.mean()), "interval": [low, high], "beats": bool(low > 0)},
+            "vs_momentum": {"pnl_per_day_difference": float(diff.mean()), "interval": [low, high], "beats": bool(low > 0)},
             "vs_seeds_mean": {"pnl_per_day_difference": float(over_seeds.mean()), "interval": list(bootstrap_mean_interval(over_seeds))},
             "oracle_share": _oracle_share(days, series.get("oracle")),
             "oracle_share_interval": list(_oracle_share_interval(days, series.get("oracle")))}
-
-
-def _per_day_sharpe(days: np.ndarray) -> float:
-    return float(days.mean() / days.std(ddof=1)) if len(days) > 1 and days.std(ddof=1) > 1e-12 else 0.0
 
 
 def oracle_has_an_edge(oracle: np.ndarray | None) -> bool:
@@ -257,12 +285,27 @@ def success_rows(summary: dict, result: WalkForward, lockstep: FusionEvidence | 
         Row("oracle share (net P&L / oracle's)", summary["oracle_share"], share_low, share_high, f">= {ORACLE_SHARE_TARGET:.2f}",
             verdict_at_least(summary["oracle_share"], share_low, share_high, ORACLE_SHARE_TARGET),
             "" if math.isfinite(summary["oracle_share"]) else "no oracle (real data), or the oracle has no edge here (null)"),
-        Row("deflated-Sharpe probability", dsr, dsr, dsr, f">= {DSR_TARGET}",
-            "not evidence" if not math.isfinite(dsr) else ("met" if dsr >= DSR_TARGET else "not met"),
-            f"{summary['dsr_trials']} trials (budgets x seeds)"),
+        Row("deflated-Sharpe probability", dsr, dsr, dsr, f">= {DSR_TARGET}", _dsr_verdict(dsr, summary.get("track_record", {})),
+            f"{summary['dsr_trials']} trials on this market in the ledger ({summary.get('dsr_trials_this_run', '?')} this run)"
+            + _too_few_note(summary.get("track_record", {}))),
         *_ensemble_rows(summary.get("ensemble")),
         *fusion_rows,
     ]
+
+
+def _dsr_verdict(dsr: float, record: dict) -> str:
+    """met / not met, or "not evidence" when undefined or when the test days are fewer than the minimum track record
+    (a low probability then says only that there were too few days, not that there is no edge)."""
+    if not math.isfinite(dsr) or (record.get("too_few") and dsr < DSR_TARGET):
+        return "not evidence"
+    return "met" if dsr >= DSR_TARGET else "not met"
+
+
+def _too_few_note(record: dict) -> str:
+    if not record.get("too_few"):
+        return ""
+    return (f"; too few days for a verdict: {record['days']} test days, the observed Sharpe needs "
+            f"{math.ceil(record['min_days_vs_trials']):,}")
 
 
 def _ensemble_rows(ensemble: dict | None) -> list[Row]:
@@ -276,7 +319,7 @@ def _ensemble_rows(ensemble: dict | None) -> list[Row]:
 
 def headline(summary: dict) -> str:
     """One sentence a user reads first: is there evidence of an edge, and does it beat the momentum rule?"""
-    momentum = summary["comparisons"][summary["best_momentum"]]
+    momentum = summary["comparisons"][summary["momentum_floor"]]
     dsr = summary["dsr"]
     if summary.get("policy", {}).get("trades", 1) == 0:
         edge = "no evidence of an edge (the policy never traded: it found nothing worth a trade's costs)"
@@ -285,127 +328,14 @@ def headline(summary: dict) -> str:
     else:
         edge = f"evidence of an edge (deflated-Sharpe probability {dsr:.2f} >= {DSR_TARGET})"
     beats = "beats" if momentum["beats"] else "does not beat"
-    sentence = f"{summary['market']}: {edge}; the policy {beats} the best momentum rule ({summary['best_momentum']}) out of sample"
+    sentence = (f"{summary['market']}: {edge}; the policy {beats} the momentum rule (its lookback chosen on the training days) "
+                "out of sample")
+    if summary.get("track_record", {}).get("too_few"):
+        sentence += f"; {summary['track_record']['days']} test days are too few for a verdict on the Sharpe"
     ensemble = summary.get("ensemble")
     if ensemble:
-        versus = ensemble["vs_best_momentum"]
+        versus = ensemble["vs_momentum"]
         low, high = versus["interval"]
         sentence += (f"; the ensemble of its {ensemble['seeds']} seeds {'beats' if versus['beats'] else 'does not beat'} it "
                      f"({versus['pnl_per_day_difference']:+,.0f} $ a day [{low:+,.0f}, {high:+,.0f}])")
     return sentence
-
-
-def choose_on_validation(config, candidates: dict[str, Path]) -> tuple[str, list[tuple[str, str]]]:
-    """The candidate checkpoint whose decisions net most on the validation days, and a row per candidate. The test
-    days stay unseen: the backtest then plays only the chosen one.
-
-    The candidates are played frozen through the env and its costs without the risk stage. With it, a few flipped
-    decisions change which later bars the win-rate and drawdown rules halt: in the main job of 2026-11-27 20:42
-    phase 2's one update flipped 50 of 17,549 test decisions, and the two policies netted $8,484 and $13,356 with the
-    risk rules but $13,055 and $13,223 without them (issue 18). Chosen on that walk, the choice follows the halts'
-    luck, not the decisions."""
-    from actors.env.factory import load_dataset
-    from actors.jobs.evaluation.chain import frozen_checkpoint_decide, play_window
-
-    split = load_dataset(config).split("validation")
-    nets = {name: play_window(config, split, frozen_checkpoint_decide(path, config), risk=False).net_pnl
-            for name, path in candidates.items()}
-    chosen = max(nets, key=lambda name: nets[name])
-    days = len(split.session_open_bars())
-    rows = [(f"{name}: net P&L on {days} validation days, decisions alone ($)", f"{net:,.0f}" + ("  <- backtested" if name == chosen else ""))
-            for name, net in nets.items()]
-    return chosen, rows
-
-
-def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[float],
-                           other_policy: tuple[str, Path] | None = None,
-                           policy_checkpoint: Path | None = None) -> list[tuple[str, str]]:
-    """The full-speed backtest beside the floors and the oracle on the same bars, and its verdicts (the main job's evidence).
-
-    ``metrics``: the backtest's figures (net_pnl_usd, win rate and Sharpe with their intervals); ``session_pnl``: its
-    P&L per session, in time order (the report's ``session_pnl``). One backtest is one variant, so its deflated Sharpe
-    is the probabilistic Sharpe against zero (one trial); the walk-forward of ``bin/run evaluate`` counts them all.
-    ``other_policy``: (label, checkpoint) of the candidate the validation days did not choose, played frozen on the
-    same bars, so that what the choice was worth is one row away. ``policy_checkpoint``: the backtested policy, played
-    again without the risk stage beside the best momentum rule (``decisions_alone_rows``).
-    """
-    from actors.env.factory import load_dataset
-    from actors.env.references import reference_policies
-    from actors.jobs.evaluation.chain import frozen_checkpoint_decide, play_window
-
-    dataset = load_dataset(config)
-    split = dataset.split(config.env.split)
-    nets = {name: play_window(config, split, decide).net_pnl for name, decide in reference_policies(dataset.hidden_regime).items()}
-    best = max(MOMENTUM, key=lambda name: nets[name])
-    policy_net_pnl = float(metrics.get("net_pnl_usd", 0.0))
-    rows = [("policy net P&L ($)", f"{policy_net_pnl:,.0f}")]
-    if other_policy is not None:
-        label, path = other_policy
-        rows.append((f"{label} (not chosen) net P&L ($)", f"{play_window(config, split, frozen_checkpoint_decide(path, config)).net_pnl:,.0f}"))
-    rows += [(f"{name} net P&L ($)", f"{nets[name]:,.0f}") for name in ("oracle", REGIME_RULE, best, "buy_and_hold", "random", "flat") if name in nets]
-    oracle = nets.get("oracle", 0.0)
-    share = f"{policy_net_pnl / oracle:.3f}" if oracle > 0 else "n/a (no oracle on this data)"
-    rows.append((f"oracle share (target >= {ORACLE_SHARE_TARGET:.2f})", share))
-    rows.append(("beats the best momentum rule", "yes" if policy_net_pnl > nets[best] else "no"))
-    if REGIME_RULE in nets:
-        rows.append(("beats the regime rule (a threshold on its market-regime feature)", "yes" if policy_net_pnl > nets[REGIME_RULE] else "no"))
-    days = np.asarray(session_pnl, dtype=np.float64)
-    psr = probabilistic_sharpe(days) if len(days) >= 3 else float("nan")
-    rows.append((f"deflated-Sharpe probability, 1 trial (target >= {DSR_TARGET})",
-                 f"{psr:.3f}: {'met' if psr >= DSR_TARGET else 'not met'}" if math.isfinite(psr) else "n/a (fewer than 3 sessions or no variation)"))
-    win_rate = _figure(metrics, "win_rate")
-    side = band_side(win_rate[1], win_rate[2], 0.58, 0.62)
-    rows.append((f"win rate {_interval_text(metrics, 'win_rate')} (target 0.58-0.62)",
-                 verdict_between(*win_rate, 0.58, 0.62) + (f" ({side})" if side else "")))
-    rows.append((f"daily Sharpe {_interval_text(metrics, 'sharpe')} (target >= 3)", verdict_at_least(*_figure(metrics, "sharpe"), 3.0)))
-    if policy_checkpoint is not None:
-        rows += decisions_alone_rows(config, split, frozen_checkpoint_decide(policy_checkpoint, config), best)
-    rows.append(("intervals over folds and seeds, PBO, SPA", "bin/run evaluate (walk-forward; one backtest is one sample)"))
-    return rows
-
-
-def decisions_alone_rows(config, split, decide, rule: str) -> list[tuple[str, str]]:
-    """The policy's and ``rule``'s decisions on the same bars without the risk stage (one account, costs paid), and
-    their difference a day with its bootstrap interval.
-
-    The backtest's own figure walks prop-firm accounts whose halts depend on the path: a few different trades early
-    change which later bars the win-rate and drawdown rules halt, so one 45-day walk can move by half between two
-    policies that differ on 0.3 % of their decisions (issue 18). Without the risk stage the comparison is of the
-    decisions, day by day, and its interval says whether one backtest can tell them apart."""
-    from actors.env.references import reference_policies
-    from actors.jobs.evaluation.chain import play_window
-
-    policy = play_window(config, split, decide, risk=False)
-    reference = play_window(config, split, reference_policies(None)[rule], risk=False)
-    difference = paired_daily_difference(policy, reference)
-    low, high = bootstrap_mean_interval(difference)
-    mean = float(difference.mean()) if len(difference) else float("nan")
-    if low > 0:
-        beats = "yes (the whole interval is above 0)"
-    elif high < 0:
-        beats = "no (the whole interval is below 0)"
-    else:
-        beats = "not evidence (the interval holds 0)"
-    interval = f"{mean:+,.0f} [{low:+,.0f}, {high:+,.0f}]" if math.isfinite(low) else "n/a (fewer than 2 days)"
-    return [
-        ("decisions alone (no risk stage): policy net P&L ($)", f"{policy.net_pnl:,.0f}"),
-        (f"decisions alone: {rule} net P&L ($)", f"{reference.net_pnl:,.0f}"),
-        (f"decisions alone: policy - {rule}, $ a day [95 %]", interval),
-        (f"decisions alone: beats {rule}", beats),
-    ]
-
-
-def paired_daily_difference(a, b) -> np.ndarray:
-    """``a``'s daily P&L minus ``b``'s on the days both traded (WindowResults of the same window)."""
-    b_by_day = dict(zip(b.session.tolist(), b.daily_pnl.tolist()))
-    return np.array([pnl - b_by_day[day] for day, pnl in zip(a.session.tolist(), a.daily_pnl.tolist()) if day in b_by_day])
-
-
-def _figure(metrics: dict[str, float], key: str) -> tuple[float, float, float]:
-    nan = float("nan")
-    return float(metrics.get(key, nan)), float(metrics.get(f"{key}_ci_low", nan)), float(metrics.get(f"{key}_ci_high", nan))
-
-
-def _interval_text(metrics: dict[str, float], key: str) -> str:
-    value, low, high = _figure(metrics, key)
-    return f"{value:.2f} [{low:.2f}, {high:.2f}]" if math.isfinite(value) else "n/a"

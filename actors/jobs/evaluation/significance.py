@@ -1,6 +1,9 @@
-"""Significance of a backtest: PSR, DSR, PBO by CSCV, White's reality check / Hansen's SPA, bootstrap means.
+"""Significance of a backtest: PSR, DSR, MinTRL, PBO by CSCV, bootstrap means, and SPA / StepM / the reality check.
 
-Plain numpy functions (no scipy, no ``arch``): the normal CDF and its inverse come from
+Hansen's SPA, the Romano-Wolf step-down (StepM) and White's reality check come from ``arch.bootstrap``
+(``data_snooping_tests``). PSR, DSR, the minimum track record length and PBO are not in arch (nor in
+scipy or statsmodels) and stay here as plain numpy, each tested on a worked example
+(tests/actors/jobs/evaluation/test_significance.py); the normal CDF and its inverse come from
 ``statistics.NormalDist``. Sharpe ratios here are per period (per day for daily P&L), never
 annualised, and use the sample standard deviation (ddof=1).
 
@@ -14,12 +17,11 @@ from itertools import combinations
 from statistics import NormalDist
 
 import numpy as np
+import pandas as pd
 
 _NORMAL = NormalDist()
 EULER_GAMMA = 0.5772156649015329
 """The Euler-Mascheroni constant."""
-_BOOTSTRAP_CELLS = 4_000_000
-"""Draws x observations x columns held in memory at once by the stationary bootstrap."""
 
 
 def psr_from_moments(sr: float, skew: float, kurtosis: float, n: int, benchmark: float = 0.0) -> float:
@@ -59,6 +61,25 @@ def probabilistic_sharpe(returns: np.ndarray, benchmark_sr: float = 0.0) -> floa
     """
     moments = _moments(returns)
     return float("nan") if moments is None else psr_from_moments(*moments, len(returns), benchmark_sr)
+
+
+def min_track_record_length(returns: np.ndarray, benchmark_sr: float = 0.0, probability: float = 0.95) -> float:
+    """Minimum track record length, Bailey & Lopez de Prado (2012), "The Sharpe Ratio Efficient Frontier", eq. (11):
+    how many returns the observed Sharpe ratio (with the observed skewness and kurtosis) needs before
+    PSR(``benchmark_sr``) reaches ``probability``:
+
+        MinTRL = 1 + (1 - g3 SR + (g4 - 1) / 4 SR^2) (Phi^-1(p) / (SR - SR*))^2
+
+    inf when SR <= SR* (no number of days makes it significant), NaN when the moments are undefined.
+    """
+    moments = _moments(returns)
+    if moments is None:
+        return float("nan")
+    sr, skew, kurtosis = moments
+    if sr <= benchmark_sr:
+        return float("inf")
+    variance_term = 1.0 - skew * sr + (kurtosis - 1.0) / 4.0 * sr * sr
+    return 1.0 + variance_term * (_NORMAL.inv_cdf(probability) / (sr - benchmark_sr)) ** 2
 
 
 def expected_max_sharpe(n_trials: int, sr_variance: float) -> float:
@@ -148,69 +169,56 @@ def _sharpe_columns(block: np.ndarray) -> np.ndarray:
     return np.divide(block.mean(axis=0), std, out=np.zeros(block.shape[1]), where=std > 1e-15)
 
 
-def _stationary_bootstrap_indices(n: int, block_length: float, rng: np.random.Generator, draws: int) -> np.ndarray:
-    """Politis & Romano (1994), "The Stationary Bootstrap": [draws, n] indices in blocks that start at a
-    uniform position and have geometric length with mean ``block_length``, wrapping around the end."""
-    t = np.arange(n)
-    restart = rng.random((draws, n)) < 1.0 / block_length
-    restart[:, 0] = True
-    fresh = rng.integers(0, n, (draws, n))
-    block_start = np.maximum.accumulate(np.where(restart, t, 0), axis=1)
-    return (np.take_along_axis(fresh, block_start, axis=1) + t - block_start) % n
+def data_snooping_tests(candidates: dict[str, np.ndarray], benchmark: np.ndarray, *, reps: int = 1000,
+                        block_size: int | None = None, size: float = 0.05, seed: int = 0) -> dict:
+    """Does any candidate beat the benchmark, once every candidate tried is counted, and which ones do?
 
+    ``candidates`` {name: [T] daily P&L} and ``benchmark`` [T] (higher is better) on the same days. From
+    ``arch.bootstrap`` (Sheppard's implementations, stationary bootstrap of Politis & Romano 1994, mean block
+    ``block_size``, arch's default sqrt(T) when None), all seeded with ``seed``:
 
-def _bootstrap_means(d: np.ndarray, n_bootstrap: int, block_length: float, rng: np.random.Generator) -> np.ndarray:
-    """[n_bootstrap, K] column means of stationary-bootstrap resamples of the rows of ``d`` [T, K]."""
-    n, k = d.shape
-    chunk = max(1, _BOOTSTRAP_CELLS // (n * k))
-    means = np.empty((n_bootstrap, k))
-    for start in range(0, n_bootstrap, chunk):
-        stop = min(start + chunk, n_bootstrap)
-        means[start:stop] = d[_stationary_bootstrap_indices(n, block_length, rng, stop - start)].mean(axis=1)
-    return means
+    - ``p_value_spa``: Hansen (2005) "A Test for Superior Predictive Ability", the consistent p-value of H0 "no
+      candidate beats the benchmark" (studentised; a clearly poor candidate does not dilute it);
+      ``p_value_spa_lower`` / ``p_value_spa_upper`` its bounds.
+    - ``p_value_reality_check``: White (2000) "A Reality Check for Data Snooping" (not studentised, every candidate
+      re-centred at 0: arch's ``RealityCheck`` upper p-value).
+    - ``superior``: Romano & Wolf (2005) "Stepwise Multiple Testing as Formalized Data Snooping" (``StepM``), the
+      candidates that beat the benchmark at family-wise level ``size``, in the order given.
 
-
-def reality_check(candidate: np.ndarray, benchmark: np.ndarray, n_bootstrap: int = 1000, block_length: float = 5.0,
-                  seed: int = 0) -> dict:
-    """p-values of H0 "no candidate beats the benchmark" (higher is better, e.g. daily P&L), by the
-    stationary bootstrap (Politis & Romano 1994, mean block length ``block_length``) of d_k = candidate_k -
-    benchmark, ``candidate`` [T, K] (or [T]) and ``benchmark`` [T]:
-
-    - White (2000), "A Reality Check for Data Snooping": V = max_k sqrt(T) mean(d_k), compared with
-      V*_b = max_k sqrt(T) (mean(d*_k,b) - mean(d_k)); p_value_rc = share of V*_b >= V.
-    - Hansen (2005), "A Test for Superior Predictive Ability", the consistent p-value: studentised
-      T_SPA = max(max_k sqrt(T) mean(d_k) / omega_k, 0), omega_k^2 = the bootstrap variance of
-      sqrt(T) mean(d*_k) (Hansen's bootstrap estimator); the resamples are re-centred at
-      mu_k = mean(d_k) 1{sqrt(T) mean(d_k) / omega_k <= -sqrt(2 log log T)}, so a clearly poor candidate
-      keeps its negative mean and no longer inflates the null distribution; p_value_spa = share of
-      max(max_k sqrt(T) (mean(d*_k,b) - mean(d_k) + mu_k) / omega_k, 0) >= T_SPA.
-
-    Returns {"p_value_rc", "p_value_spa", "statistic"} (statistic = White's V); all NaN when T < 4.
+    NaN p-values and no superior candidate when there are fewer than 10 days (too few for a block bootstrap). A
+    candidate that differs from the benchmark by a constant is left out of the tests (it is in ``candidates``).
     """
-    candidate = np.asarray(candidate, dtype=np.float64)
-    if candidate.ndim == 1:
-        candidate = candidate[:, None]
-    benchmark = np.asarray(benchmark, dtype=np.float64).reshape(-1)
-    if candidate.ndim != 2 or candidate.shape[0] != benchmark.shape[0]:
-        raise ValueError(f"reality_check needs candidate [T, K] and benchmark [T], got {candidate.shape} and {benchmark.shape}")
-    if block_length < 1:
-        raise ValueError(f"reality_check needs block_length >= 1, got {block_length}")
-    d = candidate - benchmark[:, None]
-    n = d.shape[0]
-    if n < 4:
-        return {"p_value_rc": float("nan"), "p_value_spa": float("nan"), "statistic": float("nan")}
-    root_n = math.sqrt(n)
-    mean = d.mean(axis=0)
-    centred_draws = root_n * (_bootstrap_means(d, n_bootstrap, block_length, np.random.default_rng(seed)) - mean)
-    stat_rc = float(np.max(root_n * mean))
-    p_rc = float((centred_draws.max(axis=1) >= stat_rc).mean())
-    omega = np.sqrt(np.mean(centred_draws**2, axis=0))
-    omega = np.where(omega > 1e-15, omega, 1.0)
-    threshold = -math.sqrt(2 * math.log(math.log(n)))  # n >= 4: log log n > 0
-    keep = np.where(root_n * mean / omega <= threshold, mean, 0.0)
-    stat_spa = max(float(np.max(root_n * mean / omega)), 0.0)
-    spa_draws = np.maximum(((centred_draws + root_n * keep) / omega).max(axis=1), 0.0)
-    return {"p_value_rc": p_rc, "p_value_spa": float((spa_draws >= stat_spa).mean()), "statistic": stat_rc}
+    from arch.bootstrap import SPA, RealityCheck, StepM
+
+    names = list(candidates)
+    bench = np.asarray(benchmark, dtype=np.float64).reshape(-1)
+    table = np.column_stack([np.asarray(candidates[name], dtype=np.float64).reshape(-1) for name in names]) if names else None
+    if table is None or table.shape[0] != len(bench):
+        raise ValueError(f"data_snooping_tests needs candidates of {len(bench)} days each, got "
+                         f"{[len(np.asarray(candidates[n]).reshape(-1)) for n in names]}")
+    nan = float("nan")
+    if len(bench) < 10:
+        return {"p_value_spa": nan, "p_value_spa_lower": nan, "p_value_spa_upper": nan, "p_value_reality_check": nan,
+                "superior": [], "candidates": names, "days": len(bench)}
+    # A candidate that differs from the benchmark by a constant (a policy that never traded, against flat) has nothing
+    # to bootstrap, and arch then reports p = 0 for it: such a candidate is left out, and with none left H0 stands.
+    varies = (table - bench[:, None]).std(axis=0) > 1e-12
+    if not varies.any():
+        return {"p_value_spa": 1.0, "p_value_spa_lower": 1.0, "p_value_spa_upper": 1.0, "p_value_reality_check": 1.0,
+                "superior": [], "candidates": names, "days": len(bench)}
+    losses = pd.DataFrame(-table[:, varies], columns=[name for name, keep in zip(names, varies) if keep])  # arch compares
+    # losses (lower is better): a loss is minus the P&L
+    options = {"block_size": block_size, "reps": reps, "bootstrap": "stationary"}
+    spa = SPA(-bench, losses, seed=seed, **options)
+    spa.compute()
+    white = RealityCheck(-bench, losses, studentize=False, seed=seed, **options)
+    white.compute()
+    stepm = StepM(-bench, losses, size=size, seed=seed, **options)
+    stepm.compute()
+    superior = set(stepm.superior_models)
+    return {"p_value_spa": float(spa.pvalues["consistent"]), "p_value_spa_lower": float(spa.pvalues["lower"]),
+            "p_value_spa_upper": float(spa.pvalues["upper"]), "p_value_reality_check": float(white.pvalues["upper"]),
+            "superior": [name for name in names if name in superior], "candidates": names, "days": len(bench)}
 
 
 def bootstrap_mean_interval(values, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> tuple[float, float]:

@@ -78,8 +78,9 @@ def run_variant(name: str, command: list[str], out: Path) -> tuple[str, int, flo
 
 
 def result_rows(out: Path, names: list[str]) -> list[str]:
-    """One Markdown row per variant: the policy at each budget, the best momentum rule and the oracle ($ a day)."""
-    lines = ["| variant | policy $/day by budget [95% interval] | trades (last budget) | halted | best momentum $/day | oracle $/day | oracle share |",
+    """One Markdown row per variant: the policy at each budget, the momentum floor (its lookback per fold chosen on the
+    training days) and the oracle ($ a day)."""
+    lines = ["| variant | policy $/day by budget [95% interval] | trades (last budget) | halted | momentum $/day (lookback per fold) | oracle $/day | oracle share |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for name in names:
         path = out / name / "evaluate" / "metrics.json"
@@ -90,11 +91,12 @@ def result_rows(out: Path, names: list[str]) -> list[str]:
         curve = "; ".join(f"{row['timesteps'] // 1000}k {_money(row['pnl_per_day'])} {_pair(row['pnl_per_day_interval'])}"
                           for row in summary["learning_curve"])
         variants = summary["variants"]
-        momentum = variants[summary["best_momentum"]]
+        momentum = variants[summary["momentum_floor"]]
+        lookbacks = "/".join(str(choice["momentum_lookback"]) for choice in summary.get("floor_choices", []))
         oracle = variants.get("oracle", {}).get("pnl_per_day")
         share = summary.get("oracle_share")
         lines.append(f"| {name} | {curve} | {summary['policy']['trades']} | {_pct(summary['policy']['halted_share'])} | "
-                     f"{_money(momentum['pnl_per_day'])} ({summary['best_momentum']}) | {_money(oracle)} | "
+                     f"{_money(momentum['pnl_per_day'])} ({lookbacks or 'n/a'} bars) | {_money(oracle)} | "
                      f"{'n/a' if share is None else f'{share:.2f}'} |")
     return lines
 

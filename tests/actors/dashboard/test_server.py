@@ -73,7 +73,7 @@ def test_the_settings_come_from_the_jobs_dashboard_section_and_the_flags_overrid
 
 
 def test_default_toml_holds_the_dashboard_sections_defaults():
-    from config.loader import load_config
+    from actors.jobs.config import load_config
 
     assert load_config().dashboard == DashboardConfig()  # python -m actors.dashboard without --settings uses these
 

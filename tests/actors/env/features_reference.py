@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from actors.env.features import _ET, _RTH_OPEN_MINUTE, CLIP, PATTERNS, FeatureSet, _session_ids
-from actors.env.regime_filter import regime_belief, trends_of
+from actors.env.regime_model import RegimeModel, regime_belief, trends_of
 
 
 def wilder(series: pd.Series, period: int) -> pd.Series:
@@ -49,7 +49,7 @@ def _finish(columns: list[pd.Series | np.ndarray]) -> np.ndarray:
     return np.clip(matrix, -CLIP, CLIP).astype(np.float32)
 
 
-def reference_features(frame: pd.DataFrame) -> FeatureSet:
+def reference_features(frame: pd.DataFrame, regime_model: RegimeModel | None = None) -> FeatureSet:
     """All per-bar features of ``frame`` (UTC index, columns open/high/low/close/volume)."""
     high, low, close, volume = (frame[name].astype(np.float64).reset_index(drop=True) for name in ("high", "low", "close", "volume"))
     et_naive_ns = frame.index.tz_convert(_ET).tz_localize(None).as_unit("ns").asi8
@@ -92,7 +92,8 @@ def reference_features(frame: pd.DataFrame) -> FeatureSet:
     efficiency = (close - close.shift(20)).abs() / path_length.where(path_length > 0)
     session_open = close.groupby(session_series).transform("first")
     bars_into_session = session_series.groupby(session_series).cumcount() + 1
-    market_regime = regime_belief(close.diff().to_numpy(), atr.to_numpy(), np.asarray(session))  # a recursion: the one definition
+    market_regime = regime_belief(close.to_numpy(), (high - low).to_numpy(), atr.to_numpy(), np.asarray(session),
+                                  regime_model or RegimeModel.uninformative())  # a recursion: the one definition
 
     # Multi-timeframe.
     rsi15 = rsi_from_changes(close.diff(15), 14 * 15, min_periods=30)

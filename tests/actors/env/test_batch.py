@@ -73,7 +73,7 @@ def test_random_legal_actions_respect_the_masks():
 
 def test_make_env_builds_from_the_root_config_and_caches_the_dataset():
     from actors.env.factory import load_dataset, make_env
-    from config.loader import load_config
+    from actors.jobs.config import load_config
 
     config = load_config(None, {"data.synthetic_days": 6})
     first, second = make_env(config, "train", seed=0), make_env(config, "validation", seed=1)
@@ -88,7 +88,7 @@ def test_maskable_ppo_trains_on_the_env_and_never_picks_a_masked_action():
     from stable_baselines3.common.logger import Logger
 
     from actors.env.factory import make_env
-    from config.loader import load_config
+    from actors.jobs.config import load_config
 
     env = make_env(load_config(None, {"data.synthetic_days": 6, "env.episode_bars": 100}), "train", seed=0)
     model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0)

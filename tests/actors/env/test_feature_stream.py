@@ -10,26 +10,26 @@ from actors.common.bar_files import session_starts
 from actors.common.synthetic import BARS_PER_SESSION, generate_bars
 from actors.common.market_settings import AccountConfig
 from actors.env.feature_stream import FeatureStream
-from actors.env.features import FeatureSet, compute_features
+from actors.env.features import STATIC_FEATURES, FeatureSet, compute_features
 from actors.env.live_window import LiveWindow, live_split
 
 from .conftest import bars_frame
-from .test_features import edge_case_frame
+from .test_features import MODEL, edge_case_frame
 
 FIELDS = tuple(FeatureSet.__dataclass_fields__)
 
 
 def streamed(frame: pd.DataFrame) -> dict[str, np.ndarray]:
     """Every FeatureSet field of ``frame``, one bar pushed at a time, stacked in the batch dtypes."""
-    stream = FeatureStream()
+    stream = FeatureStream(MODEL)
     columns = [frame[name].to_numpy(dtype=np.float64).tolist() for name in ("high", "low", "close", "volume")]
     rows = [stream.push(start_ns, *bar) for start_ns, *bar in zip(frame.index.as_unit("ns").asi8.tolist(), *columns)]
-    batch = compute_features(frame)
+    batch = compute_features(frame, MODEL)
     return {name: np.array([getattr(row, name) for row in rows], dtype=getattr(batch, name).dtype).reshape(getattr(batch, name).shape) for name in FIELDS}
 
 
 def assert_identical_to_the_batch(frame: pd.DataFrame) -> None:
-    batch, stream = compute_features(frame), streamed(frame)
+    batch, stream = compute_features(frame, MODEL), streamed(frame)
     for name in FIELDS:
         expected, got = getattr(batch, name), stream[name]
         assert got.dtype == expected.dtype and got.shape == expected.shape, name
@@ -84,8 +84,8 @@ def test_the_stream_gives_the_batch_features_on_the_first_bars(n_bars):
 
 def test_a_live_window_keeps_the_full_history_features_after_it_drops_old_bars_and_moves_buffers():
     frame = generate_bars(days=2, seed=9).iloc[:400]
-    batch = compute_features(frame)
-    window = LiveWindow(window_bars=60)  # its buffer holds 122 rows: it moves three times
+    batch = compute_features(frame, MODEL)
+    window = LiveWindow(window_bars=60, regime_model=MODEL)  # its buffer holds 122 rows: it moves three times
     flat_minute = AccountConfig().flat_minute_of_day
     starts = frame.index.as_unit("ns").asi8.tolist()
     for t, (start_ns, row) in enumerate(zip(starts, frame[["open", "high", "low", "close", "volume"]].to_numpy().tolist())):
@@ -98,7 +98,7 @@ def test_a_live_window_keeps_the_full_history_features_after_it_drops_old_bars_a
         for name in FIELDS:  # the window's rows are the batch's rows over every bar so far
             assert np.array_equal(getattr(data.features, name)[: split.stop], getattr(batch, name)[first : t + 1], equal_nan=True), (t, name)
         # the calendar (with the phantom bars) is the batch live split's over the same window
-        oracle = live_split(frame.iloc[first : t + 1], flat_minute).dataset
+        oracle = live_split(frame.iloc[first : t + 1], flat_minute, MODEL).dataset
         assert np.array_equal(data.index.asi8, oracle.index.asi8)
         for name in ("flat_at_close", "entry_allowed", "minutes_to_flat"):
             assert np.array_equal(getattr(data.schedule, name), getattr(oracle.schedule, name)), (t, name)
@@ -107,3 +107,9 @@ def test_a_live_window_keeps_the_full_history_features_after_it_drops_old_bars_a
             assert np.array_equal(getattr(data, name), getattr(oracle, name)), (t, name)
         assert data.features.minute_et[-1] == oracle.features.minute_et[-1] and data.features.session_id[-1] == oracle.features.session_id[-1]
         assert {key: value for key, value in data.lists.items() if key != "atr"} == {key: value for key, value in oracle.lists.items() if key != "atr"}
+
+
+def test_the_belief_column_the_stream_is_checked_on_moves():
+    # Without a fitted model the belief is 0 everywhere and "stream = batch" would say nothing about it.
+    belief = compute_features(generate_bars(days=3, seed=1), MODEL).static[:, STATIC_FEATURES.index("market_regime")]
+    assert np.abs(belief).max() > 0.3 and len(np.unique(belief)) > 100

@@ -10,13 +10,16 @@ from actors.common.market_settings import AccountConfig, InstrumentConfig
 from actors.env.config import EnvConfig
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
-from actors.env.features import FEATURE_NAMES, STATIC_FEATURES, FeatureSet, compute_features, wilder
+from actors.env.features import FEATURE_NAMES, STATIC_FEATURES, FeatureSet, compute_features, regime_model_of, wilder
 from actors.common.instruments import resolve_instrument
 from actors.common.synthetic import BARS_PER_SESSION, generate_bars
 from bus.messages import OBS_DIM
 
 from .conftest import bars_frame
 from .features_reference import reference_features
+
+MODEL = regime_model_of(generate_bars(days=10, seed=99))
+"""A fitted regime HMM (on bars of its own), so the market_regime column is checked as a moving value, not a constant 0."""
 
 RAW_FEATURES = ("atr", "rsi", "adx", "momentum", "vwap_distance_pct", "support", "resistance", "volatility_regime")
 CODE_FEATURES = ("trend_code", "volume_trend_code", "pattern_code", "session_id", "minute_et")
@@ -41,7 +44,7 @@ def test_features_at_bar_t_do_not_change_when_later_bars_change():
         changed.loc[later, column] = changed.loc[later, column].to_numpy() * scale
     changed.loc[later, "volume"] = changed.loc[later, "volume"].to_numpy() * rng.uniform(0.1, 10.0, len(later))
 
-    original, altered = compute_features(frame), compute_features(changed)
+    original, altered = compute_features(frame, MODEL), compute_features(changed, MODEL)
 
     assert np.array_equal(original.bar[: cut + 1], altered.bar[: cut + 1])
     assert np.array_equal(original.static[: cut + 1], altered.static[: cut + 1])
@@ -66,7 +69,7 @@ def test_the_observation_at_a_bar_does_not_change_when_later_bars_change():
 
 
 def test_features_are_finite_and_clipped_after_warm_up():
-    features = compute_features(generate_bars(4, seed=2))
+    features = compute_features(generate_bars(4, seed=2), MODEL)
     assert np.isfinite(features.bar).all() and np.isfinite(features.static).all()
     assert np.abs(features.bar).max() <= 10 and np.abs(features.static).max() <= 10
     # after warm-up the market features carry information (not all zeros)
@@ -79,9 +82,9 @@ def test_features_are_finite_and_clipped_after_warm_up():
 
 def assert_same_features(frame: pd.DataFrame) -> None:
     """compute_features agrees with the pandas implementation it replaced (tests/actors/env/features_reference.py)."""
-    new = compute_features(frame)
+    new = compute_features(frame, MODEL)
     with np.errstate(divide="ignore", invalid="ignore"):  # the oracle takes log(0) on bars without volume
-        old = reference_features(frame)
+        old = reference_features(frame, MODEL)
     for name in ("bar", "static"):
         assert getattr(new, name).dtype == np.float32 and getattr(new, name).shape == getattr(old, name).shape, name
         assert np.abs(getattr(new, name) - getattr(old, name)).max(initial=0.0) <= 1e-5, name
@@ -134,7 +137,7 @@ def edge_case_frame() -> pd.DataFrame:
 
 def test_features_match_the_pandas_oracle_on_flat_bars_gaps_and_a_session_roll():
     frame = edge_case_frame()
-    features = compute_features(frame)
+    features = compute_features(frame, MODEL)
     assert (features.atr[14:80] == 0).all() and len(np.unique(features.session_id)) == 3  # the cases are really there
     assert_same_features(frame)
 
@@ -145,7 +148,7 @@ def test_features_match_the_pandas_oracle_where_thresholds_tie():
     # double-bottom tests (close vs extreme -/+ ATR) exactly on their threshold.
     high, low = 20_007.75, 20_000.0
     frame = bars_frame([(low, high, low, low)] * 100 + [(high, high, low, high)] * 100)
-    assert (compute_features(frame).atr[13:] == 7.75).all()
+    assert (compute_features(frame, MODEL).atr[13:] == 7.75).all()
     assert_same_features(frame)
 
 

@@ -5,7 +5,7 @@ import pytest
 from actors.env.actor import ACTOR, SHELLS, BacktestEnvActor, TrainEnvActor
 from actors.env.config import ENV_MODES
 from actors.env.paper_actor import PaperEnvActor
-from config.loader import load_config
+from actors.jobs.config import load_config
 from runtime.entry import resolve_actor_class
 
 

@@ -1,6 +1,8 @@
 import pytest
 
-from config.loader import ConfigError, load_config
+from actors.jobs.config import load_config
+
+from config.tree import ConfigError
 
 
 def test_default_feed_is_synthetic_one_minute_bars():

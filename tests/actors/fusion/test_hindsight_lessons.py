@@ -112,7 +112,7 @@ def test_a_reader_right_only_by_chance_is_not_followed():
 
 def test_the_env_publishes_hindsight_when_a_learning_network_wants_it():
     from actors.env.hindsight import hindsight_wanted
-    from config.loader import load_config
+    from actors.jobs.config import load_config
 
     wanted = load_config(None, {"fusion.method": "network", "env.mode": "backtest", "lora.enabled": False})
     rules = load_config(None, {"fusion.method": "rules", "env.mode": "backtest", "lora.enabled": False})

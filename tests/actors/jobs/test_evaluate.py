@@ -5,17 +5,31 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from actors.jobs.cli import main
 
 
+def earlier_trials(path, market: str, count: int, other_market_count: int) -> None:
+    """Trials of an earlier configuration on ``market`` (and some on another market) already in the ledger."""
+    from actors.jobs.evaluation.ledger import TrialRecord, append_trials
+
+    rng = np.random.default_rng(1)
+    append_trials(path, [TrialRecord(config_hash="earlier", market=m, seed=k, fold=0, variant=f"policy@1000#{k}",
+                                     daily_returns=list(rng.normal(0.0, 0.01, 20)), date="2026-11-01T00:00:00Z", commit="abc")
+                         for m, n in ((market, count), ("elsewhere", other_market_count)) for k in range(n)])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("market", ["regimes", "null"])
 def test_a_tiny_walk_forward_writes_the_success_table_and_a_verdict(tmp_path, market, capsys):
-    run_dir = tmp_path / market
+    from actors.jobs.evaluation.ledger import read_trials
+
+    run_dir, ledger = tmp_path / market, tmp_path / "trials.jsonl"
+    earlier_trials(ledger, market, count=4, other_market_count=2)
     code = main(["evaluate", "--market", market, "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "2",
-                 "--run-dir", str(run_dir), "--quiet"])
+                 "--run-dir", str(run_dir), "--quiet", "--set", f"run.trials_path={ledger}"])
     assert code == 0
     metrics = json.loads((run_dir / "evaluate" / "metrics.json").read_text())
     figures = [row["figure"] for row in metrics["success_table"]]
@@ -24,15 +38,43 @@ def test_a_tiny_walk_forward_writes_the_success_table_and_a_verdict(tmp_path, ma
     assert len(figures) == 7 + ensemble_row and any("oracle share" in f for f in figures) and any("deflated" in f for f in figures)
     assert any(f.startswith("oracle share, ensemble of the 2 seeds") for f in figures) == ensemble_row
     assert all(row["verdict"] in ("met", "not met", "not evidence") for row in metrics["success_table"])
-    assert {"flat", "random", "buy_and_hold", "momentum_60", "oracle"} <= set(metrics["variants"])
+    assert {"flat", "random", "buy_and_hold", "momentum", "regime_rule", "oracle"} <= set(metrics["variants"])
     assert metrics["variants"]["flat"]["net_pnl"] == 0
-    assert metrics["variants"]["oracle"]["net_pnl"] > 0 if market == "regimes" else True
+    if market == "regimes":  # planted trends: the oracle earns, so a share of it means something
+        assert metrics["variants"]["oracle"]["net_pnl"] > 0 and metrics["oracle_share"] is not None
+    else:  # null: nothing to learn, even the oracle has no edge to share, and no edge may be claimed
+        assert metrics["oracle_share"] is None and share is None
+        assert metrics["verdict"].startswith("null: no evidence of an edge")
     assert metrics["test_days"] == sum(f["test_days"][1] - f["test_days"][0] + 1 for f in metrics["folds_days"])
     assert (run_dir / "evaluate" / "learning_curve.png").stat().st_size > 1000
     assert "ensemble@2048" in metrics["variants"] and metrics["ensemble"]["seeds"] == 2  # two seeds: their ensemble plays too
-    assert metrics["dsr_trials"] == 3  # the two seeds and their ensemble
+    # The deflated Sharpe counts this run's two seeds and their ensemble and the 4 earlier trials on this market.
+    assert (metrics["dsr_trials"], metrics["dsr_trials_this_run"], metrics["dsr_runs"]) == (3 + 4, 3, 2)
+    records = read_trials(ledger)
+    mine = [r for r in records if r.config_hash != "earlier"]
+    assert len(mine) == 2 * len(metrics["variants"])  # every variant, once a fold
+    assert {r.role for r in mine if r.variant.startswith(("policy@", "ensemble@"))} == {"policy"}
+    choices = metrics["floor_choices"]
+    assert [c["fold"] for c in choices] == [0, 1] and all(c["momentum_lookback"] in (30, 60, 120) for c in choices)
+    assert [r.params["momentum_lookback"] for r in mine if r.variant == "momentum"] == [c["momentum_lookback"] for c in choices]
     out = capsys.readouterr().out
     assert market in out and "ensemble" in out
+    assert "floors chosen on each fold's training days" in out and "minimum track record (PSR 0.95)" in out
+    assert ("planted trends" if market == "regimes" else "nothing to learn") in out
+    assert "| kurtosis |" in out and "StepM" in out
+
+
+def test_a_corrupt_trials_ledger_stops_evaluate_before_any_training_naming_the_line(tmp_path, capsys):
+    ledger = tmp_path / "trials.jsonl"
+    earlier_trials(ledger, "regimes", count=1, other_market_count=0)
+    with open(ledger, "a") as handle:
+        handle.write("{not json\n")
+    code = main(["evaluate", "--market", "regimes", "--quick", "--run-dir", str(tmp_path / "r"), "--set", f"run.trials_path={ledger}"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert f"{ledger}:2:" in err and "1 good records kept" in err
+    assert not (tmp_path / "r").exists()  # stopped before the run directory, let alone the training
+    assert len(ledger.read_text().splitlines()) == 2  # nothing lost
 
 
 @pytest.mark.slow
@@ -158,11 +200,11 @@ def test_train_days_that_leave_no_test_day_are_a_clear_error(tmp_path, capsys):
 
 def test_the_help_states_the_presets_that_evaluate_and_main_really_use():
     """The --help text is written out in cli.py (importing the jobs would slow every start); it must not drift."""
-    from actors.jobs.cli import build_parser
+    from actors.jobs.cli import mode_parser
     from actors.jobs.evaluate import FULL, QUICK
     from actors.jobs.main import LONG_DATA, LONG_TRAINING, MAIN_DATA, MAIN_TRAINING
 
-    helps = {action.dest: action.help for action in build_parser()._actions}
+    helps = {action.dest: action.help for mode in ("evaluate", "main") for action in mode_parser(mode)._actions}
     assert f"default {FULL['folds']}, --quick {QUICK['folds']}" in helps["folds"]
     assert f"default {','.join(map(str, FULL['budgets']))}; --quick {','.join(map(str, QUICK['budgets']))}" in helps["budgets"]
     assert f"default {FULL['days']}, --quick {QUICK['days']}" in helps["days"]
@@ -173,13 +215,15 @@ def test_the_help_states_the_presets_that_evaluate_and_main_really_use():
 def test_the_headline_says_whether_the_seeds_ensemble_beats_the_momentum_rule():
     from actors.jobs.evaluation.evidence import headline
 
-    summary = {"market": "regimes", "dsr": 0.99, "best_momentum": "momentum_60",
-               "comparisons": {"momentum_60": {"beats": False}}}
+    summary = {"market": "regimes", "dsr": 0.99, "momentum_floor": "momentum",
+               "comparisons": {"momentum": {"beats": False}}}
     assert headline(summary) == ("regimes: evidence of an edge (deflated-Sharpe probability 0.99 >= 0.95); "
-                                 "the policy does not beat the best momentum rule (momentum_60) out of sample")
+                                 "the policy does not beat the momentum rule (its lookback chosen on the training days) out of sample")
     never_traded = {**summary, "dsr": float("nan"), "policy": {"trades": 0}}
     assert headline(never_traded).startswith("regimes: no evidence of an edge (the policy never traded: ")
-    summary["ensemble"] = {"seeds": 3, "vs_best_momentum": {"pnl_per_day_difference": 115.2, "interval": [37.0, 186.4], "beats": True}}
+    too_few = {**summary, "dsr": 0.6, "track_record": {"too_few": True, "days": 10}}
+    assert headline(too_few).endswith("; 10 test days are too few for a verdict on the Sharpe")
+    summary["ensemble"] = {"seeds": 3, "vs_momentum": {"pnl_per_day_difference": 115.2, "interval": [37.0, 186.4], "beats": True}}
     assert headline(summary).endswith("; the ensemble of its 3 seeds beats it (+115 $ a day [+37, +186])")
 
 
@@ -199,10 +243,10 @@ def test_the_learning_curve_is_drawn_for_a_policy_that_never_traded(tmp_path):
 
     nan = float("nan")
     summary = {
-        "market": "regimes", "best_momentum": "momentum_30",
+        "market": "regimes", "momentum_floor": "momentum",
         "learning_curve": [{"timesteps": 100_000, "pnl_per_day": 0.0, "pnl_per_day_interval": [0.0, 0.0],
                             "sharpe": nan, "sharpe_interval": [nan, nan]}],
-        "variants": {"oracle": {"pnl_per_day": 1172.0, "sharpe": 22.3}, "momentum_30": {"pnl_per_day": 319.0, "sharpe": 5.8},
+        "variants": {"oracle": {"pnl_per_day": 1172.0, "sharpe": 22.3}, "momentum": {"pnl_per_day": 319.0, "sharpe": 5.8},
                      "flat": {"pnl_per_day": 0.0, "sharpe": nan}},
     }
     draw_learning_curve(summary, tmp_path / "curve.png")

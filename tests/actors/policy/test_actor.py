@@ -153,7 +153,7 @@ def test_a_spare_policy_warms_up_on_the_run_config_without_writing_anything(lear
     # The first learner of a process pays torch's and SB3's set-up; warm_up (run by a spare, runtime.spare_actors) pays it
     # ahead. bin/run chaos shows the restart time it saves; here: it runs on a real config (seed -1 too) and writes nothing.
     from actors.policy.actor import PolicyActor
-    from config.loader import load_config
+    from actors.jobs.config import load_config
 
     monkeypatch.chdir(tmp_path)
     PolicyActor.warm_up(load_config(overrides={"policy.learn": learn, "policy.seed": -1, "env.n_envs": 2}))

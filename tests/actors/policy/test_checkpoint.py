@@ -20,8 +20,11 @@ from actors.policy.learner import OnlineMaskablePPO
 N_ENVS = 2
 
 
-def trained_learner(steps: int = 40) -> OnlineMaskablePPO:
-    learner = OnlineMaskablePPO(PolicyConfig(n_steps=8, batch_size=8, n_epochs=2, net_arch=(16,)), N_ENVS)
+FEW_FEATURES = ("position", "validity", "market_regime")
+
+
+def trained_learner(steps: int = 40, features_seen: tuple[str, ...] = FEW_FEATURES) -> OnlineMaskablePPO:
+    learner = OnlineMaskablePPO(PolicyConfig(n_steps=8, batch_size=8, n_epochs=2, net_arch=(16,), features_seen=features_seen), N_ENVS)
     rng = np.random.default_rng(0)
     masks = np.ones((N_ENVS, 6), bool)
     for step in range(steps):
@@ -33,7 +36,7 @@ def trained_learner(steps: int = 40) -> OnlineMaskablePPO:
 
 def test_a_checkpoint_keeps_the_columns_its_network_never_saw_whatever_the_config_says(tmp_path):
     """Weights and normaliser have learnt nothing for hidden columns, so a loaded network must not be shown them."""
-    learner = trained_learner()  # the default features_seen: the regime belief and the position
+    learner = trained_learner()  # a few features: the regime belief and the position
     path = learner.save_checkpoint(tmp_path)
     assert read_checkpoint(path).meta["hidden_columns"] == learner._hidden_columns.tolist()
 
@@ -45,7 +48,12 @@ def test_a_checkpoint_keeps_the_columns_its_network_never_saw_whatever_the_confi
     masks = np.ones((N_ENVS, 6), bool)
     np.testing.assert_array_equal(shows_all.propose(obs, masks, 0).probs, shows_all.propose(others_changed, masks, 0).probs)
     assert shows_all.counters["features_seen_from_checkpoint"] == 1
-    assert OnlineMaskablePPO.from_checkpoint_file(path, PolicyConfig(learn=False), N_ENVS).counters["features_seen_from_checkpoint"] == 0
+    same = PolicyConfig(learn=False, features_seen=FEW_FEATURES)
+    assert OnlineMaskablePPO.from_checkpoint_file(path, same, N_ENVS).counters["features_seen_from_checkpoint"] == 0
+
+
+def test_the_default_policy_sees_all_261_columns():
+    assert PolicyConfig().features_seen == () and OnlineMaskablePPO(PolicyConfig(), N_ENVS)._hidden_columns is None
 
 
 def test_a_checkpoint_restores_weights_normaliser_and_step_count(tmp_path):

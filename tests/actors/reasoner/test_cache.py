@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from actors.reasoner.cache import ThoughtCache
-from actors.reasoner.thinker import Thought
+from actors.reasoner.thought import Thought
 
 MASK = (True, True, True, False, False, False)
 

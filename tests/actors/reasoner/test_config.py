@@ -4,7 +4,7 @@ import msgspec
 import pytest
 
 from actors.reasoner.config import ReasonerConfig
-from config.loader import DEFAULT_CONFIG_PATH
+from config.tree import DEFAULT_CONFIG_PATH
 
 
 def test_default_toml_holds_every_reasoner_key_with_the_struct_defaults():

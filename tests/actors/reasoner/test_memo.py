@@ -9,7 +9,8 @@ from actors.common.llm.prompts import SAMPLE_CONTEXT
 from actors.lora.gguf_adapter import random_lora_adapter
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.memo import ThoughtMemo
-from actors.reasoner.thinker import Thinker, Thought
+from actors.reasoner.thinker import Thinker
+from actors.reasoner.thought import Thought
 from tests.actors.reasoner.real_engine import engine_fixture
 
 FLAT = [True, True, True, False, False, False]

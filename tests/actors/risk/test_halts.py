@@ -119,7 +119,7 @@ def play_always_enter():
     from actors.common.instruments import resolve_instrument
     from actors.risk.actor import account_limits
     from bus.messages import MarketContext
-    from config.loader import load_config
+    from actors.jobs.config import load_config
 
     config = load_config()
     dataset = load_dataset(config)

@@ -6,10 +6,9 @@ import math
 
 import numpy as np
 
-from actors.jobs.evaluation.evidence import (
-    backtest_evidence_rows, choose_on_validation, decisions_alone_rows, verdict_at_least, verdict_between,
-)
-from config.loader import load_config
+from actors.jobs.config import load_config
+from actors.jobs.evaluation.backtest_evidence import backtest_evidence_rows, choose_on_validation, decisions_alone_rows
+from actors.jobs.evaluation.evidence import verdict_at_least, verdict_between
 
 
 def small_test_split():
@@ -27,11 +26,36 @@ def test_a_steadily_profitable_backtest_meets_the_sharpe_probability_and_a_losin
     assert rows["deflated-Sharpe probability, 1 trial (target >= 0.95)"].endswith(": met")
     assert rows["win rate 0.60 [0.59, 0.61] (target 0.58-0.62)"] == "met"
     assert rows["daily Sharpe 4.00 [1.00, 7.00] (target >= 3)"] == "not evidence"  # the interval straddles 3
-    assert "oracle net P&L ($)" in rows and rows["beats the best momentum rule"] in ("yes", "no")
+    assert "oracle net P&L ($)" in rows and "momentum net P&L ($)" in rows
 
     losing = dict(backtest_evidence_rows(config, {"net_pnl_usd": -500.0}, [-60.0, 10.0, -80.0, -40.0]))
     assert losing["deflated-Sharpe probability, 1 trial (target >= 0.95)"].endswith(": not met")
     assert losing["win rate n/a (target 0.58-0.62)"] == "not evidence"
+
+
+def test_beating_the_momentum_rule_is_said_only_when_the_policy_nets_more_than_it():
+    """The row compares the policy's net with the momentum floor's on the same bars: a policy netting far more says
+    yes, far less says no, and the floor's own net sits between them."""
+    config = small_test_split()
+    rich = dict(backtest_evidence_rows(config, {"net_pnl_usd": 1e9}, [5.0]))
+    poor = dict(backtest_evidence_rows(config, {"net_pnl_usd": -1e9}, [5.0]))
+    momentum = float(rich["momentum net P&L ($)"].replace(",", ""))
+    assert -1e9 < momentum < 1e9
+    assert rich["beats the momentum rule"] == "yes" and poor["beats the momentum rule"] == "no"
+    assert rich["floors chosen on the training days"] == poor["floors chosen on the training days"]
+
+
+def test_the_main_jobs_floors_are_chosen_on_the_training_split_not_the_test_bars():
+    """The momentum lookback the row names is the one that nets most on the train split's decisions alone."""
+    from actors.env.factory import load_dataset
+    from actors.env.references import MOMENTUM_LOOKBACKS, momentum_policy
+    from actors.jobs.evaluation.chain import play_window
+
+    config = small_test_split()
+    train = load_dataset(config).split("train")
+    nets = {n: play_window(config, train, momentum_policy(n), risk=False).net_pnl for n in MOMENTUM_LOOKBACKS}
+    chosen = dict(backtest_evidence_rows(config, {"net_pnl_usd": 0.0}, [5.0]))["floors chosen on the training days"]
+    assert chosen.startswith(f"momentum {max(nets, key=nets.get)} bars")
 
 
 def test_too_few_sessions_give_no_probability_rather_than_a_number():
@@ -127,7 +151,8 @@ def test_decisions_alone_say_yes_only_when_the_whole_daily_interval_is_above_the
 def test_the_backtested_checkpoint_adds_the_decisions_alone_rows(tmp_path):
     rows = dict(backtest_evidence_rows(small_test_split(), {"net_pnl_usd": 0.0}, [5.0], policy_checkpoint=tiny_checkpoint(tmp_path, 0)))
     assert "decisions alone (no risk stage): policy net P&L ($)" in rows
-    assert any(label.startswith("decisions alone: beats momentum_") for label in rows)
+    lookback = rows["floors chosen on the training days"].split()[1]
+    assert f"decisions alone: beats momentum_{lookback}" in rows  # beside the momentum rule chosen on the training days
     assert "decisions alone (no risk stage): policy net P&L ($)" not in dict(backtest_evidence_rows(small_test_split(), {"net_pnl_usd": 0.0}, [5.0]))
 
 

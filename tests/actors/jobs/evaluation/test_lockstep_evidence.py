@@ -89,7 +89,7 @@ def test_a_gain_needs_the_whole_interval_above_zero():
 
 def test_the_window_settings_start_the_env_actors_test_split_on_the_folds_first_test_day():
     from actors.env.factory import load_dataset
-    from config.loader import load_config
+    from actors.jobs.config import load_config
 
     data = {"data.synthetic_days": 12}
     dataset = load_dataset(load_config(None, data))

@@ -1,4 +1,5 @@
-"""Significance of a backtest on worked examples: PSR, DSR, PBO by CSCV, reality check / SPA, bootstrap means."""
+"""Significance of a backtest: worked examples of what is hand-written (PSR, DSR, MinTRL, PBO, bootstrap means), and the
+wiring of arch's SPA, reality check and StepM (a planted edge is found among noise; none on noise alone)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import numpy as np
 import pytest
 
 from actors.jobs.evaluation.significance import (
-    bootstrap_mean_interval, deflated_sharpe, deflated_sharpe_from_trials, expected_max_sharpe, pbo_cscv,
-    probabilistic_sharpe, psr_from_moments, reality_check,
+    bootstrap_mean_interval, data_snooping_tests, deflated_sharpe, deflated_sharpe_from_trials, expected_max_sharpe,
+    min_track_record_length, pbo_cscv, probabilistic_sharpe, psr_from_moments,
 )
 
 
@@ -126,39 +127,94 @@ def test_pbo_rejects_too_few_rows_or_variants_and_odd_splits(shape, n_splits, me
         pbo_cscv(np.zeros(shape), n_splits=n_splits)
 
 
-def test_reality_check_finds_no_edge_in_the_benchmark_plus_zero_mean_noise():
-    rng = np.random.default_rng(3)
-    benchmark = rng.normal(0.0, 1.0, 250)
-    noise = rng.normal(0.0, 1.0, 250)
-    result = reality_check((benchmark + noise - noise.mean())[:, None], benchmark)
-    assert result["p_value_rc"] > 0.1 and result["p_value_spa"] > 0.1
-    assert result["statistic"] == pytest.approx(0.0, abs=1e-9)
+def _noise_candidates(rng, days: int, count: int, scale: float = 100.0) -> dict[str, np.ndarray]:
+    return {f"noise_{k}": rng.normal(0.0, scale, days) for k in range(count)}
 
 
-def test_reality_check_finds_a_clear_positive_edge():
-    rng = np.random.default_rng(3)
-    benchmark = rng.normal(0.0, 1.0, 250)
-    candidate = benchmark + 0.3 + rng.normal(0.0, 1.0, 250)
-    result = reality_check(candidate, benchmark)
-    assert result["p_value_rc"] < 0.05 and result["p_value_spa"] < 0.05
-    assert result["statistic"] == pytest.approx(math.sqrt(250) * np.mean(candidate - benchmark))
+def test_a_planted_edge_among_noisy_candidates_is_found_and_named_by_stepm():
+    rng = np.random.default_rng(7)
+    days = 250
+    benchmark = rng.normal(0.0, 100.0, days)
+    candidates = _noise_candidates(rng, days, 8)
+    candidates["planted"] = benchmark + 40.0 + rng.normal(0.0, 100.0, days)  # +$40 a day over the benchmark
+
+    result = data_snooping_tests(candidates, benchmark, reps=500, seed=1)
+
+    assert result["p_value_spa"] < 0.01 and result["p_value_reality_check"] < 0.05
+    assert result["superior"] == ["planted"]  # StepM names the edge and none of the noise
+    assert result["candidates"] == list(candidates)
 
 
-def test_spa_is_not_diluted_by_poor_noisy_candidates_where_the_reality_check_is():
-    # Hansen (2005): the reality check re-centres every candidate at zero, so many poor, noisy candidates
-    # swamp the bootstrap maximum; SPA studentises and keeps the clearly poor ones at their negative mean.
-    rng = np.random.default_rng(3)
-    benchmark = rng.normal(0.0, 1.0, 250)
-    noise = rng.normal(0.0, 1.0, 250)
-    good = benchmark + 0.15 + noise - noise.mean()
-    poor = benchmark[:, None] - 1.0 + rng.normal(0.0, 5.0, (250, 20))
-    result = reality_check(np.column_stack([good, poor]), benchmark)
-    assert result["p_value_spa"] < 0.05 < result["p_value_rc"]
+def test_on_noise_alone_nothing_beats_the_benchmark():
+    rng = np.random.default_rng(8)
+    days = 250
+    benchmark = rng.normal(0.0, 100.0, days)
+    result = data_snooping_tests(_noise_candidates(rng, days, 9), benchmark, reps=500, seed=1)
+    assert result["p_value_spa"] > 0.05 and result["p_value_reality_check"] > 0.05
+    assert result["superior"] == []
 
 
-def test_reality_check_rejects_mismatched_lengths():
-    with pytest.raises(ValueError, match="candidate"):
-        reality_check(np.zeros((10, 2)), np.zeros(9))
+def test_snooping_tests_compare_profits_not_losses():
+    """arch ranks losses (lower is better); P&L must be negated on the way in, or a losing candidate would 'win'."""
+    rng = np.random.default_rng(9)
+    benchmark = np.zeros(200)
+    noise = rng.normal(0.0, 100.0, 200)
+    losing = data_snooping_tests({"loser": noise - 40.0}, benchmark, reps=300, seed=0)
+    winning = data_snooping_tests({"winner": noise + 40.0}, benchmark, reps=300, seed=0)
+    assert losing["p_value_spa"] > 0.2 and losing["superior"] == []
+    assert winning["p_value_spa"] < 0.01 and winning["superior"] == ["winner"]
+
+
+def test_snooping_tests_are_seeded_and_undefined_on_too_few_days():
+    rng = np.random.default_rng(10)
+    benchmark = rng.normal(0.0, 1.0, 60)
+    candidates = {"a": benchmark + 0.1 + rng.normal(0.0, 1.0, 60)}
+    assert data_snooping_tests(candidates, benchmark, reps=200, seed=3) == data_snooping_tests(candidates, benchmark, reps=200, seed=3)
+    few = data_snooping_tests({"a": np.ones(9)}, np.zeros(9))
+    assert math.isnan(few["p_value_spa"]) and few["superior"] == []
+
+
+def test_a_candidate_identical_to_the_benchmark_does_not_beat_it():
+    """A policy that never traded, against flat: nothing to bootstrap (arch alone says p = 0 for it)."""
+    rng = np.random.default_rng(4)
+    benchmark = np.zeros(60)
+    alone = data_snooping_tests({"never_traded": np.zeros(60)}, benchmark, reps=200)
+    beside = data_snooping_tests({"never_traded": np.zeros(60), "noise": rng.normal(0.0, 1.0, 60)}, benchmark, reps=200)
+    assert alone["p_value_spa"] == 1.0 and alone["superior"] == []
+    assert beside["p_value_spa"] > 0.05 and beside["superior"] == []
+
+
+def test_snooping_tests_reject_candidates_of_other_lengths():
+    with pytest.raises(ValueError, match="10 days"):
+        data_snooping_tests({"a": np.zeros(9)}, np.zeros(10))
+
+
+def test_min_track_record_length_of_the_hedge_fund_example_matches_the_formula_by_hand():
+    # Bailey & Lopez de Prado (2012), section 4: SR = 0.458 a month, skew -2.448, kurtosis 10.164, SR* = 0, p = 0.95:
+    # MinTRL = 1 + 2.601753 * (1.644854 / 0.458)^2 = 1 + 2.601753 * 12.898458 = 34.558 months
+    # (the paper's own figure for these moments, "about 2.88 years").
+    from actors.jobs.evaluation import significance
+
+    returns = np.zeros(10)
+    original = significance._moments
+    significance._moments = lambda _r: (0.458, -2.448, 10.164)
+    try:
+        assert min_track_record_length(returns) == pytest.approx(34.558, abs=0.01)
+    finally:
+        significance._moments = original
+
+
+def test_min_track_record_length_is_where_the_psr_reaches_the_probability():
+    rng = np.random.default_rng(12)
+    returns = rng.normal(0.1, 1.0, 400)
+    days = min_track_record_length(returns, 0.0, 0.95)
+    sr = returns.mean() / returns.std(ddof=1)
+    centred = returns - returns.mean()
+    m2 = np.mean(centred**2)
+    moments = (sr, np.mean(centred**3) / m2**1.5, np.mean(centred**4) / m2**2)
+    assert psr_from_moments(*moments, math.ceil(days), 0.0) >= 0.95 > psr_from_moments(*moments, math.floor(days) - 1, 0.0)
+    assert min_track_record_length(-returns) == math.inf  # a Sharpe below the benchmark: never
+    assert math.isnan(min_track_record_length(np.ones(50)))  # no variance: undefined
 
 
 def test_bootstrap_mean_interval_brackets_the_mean_and_is_undefined_below_two_values():

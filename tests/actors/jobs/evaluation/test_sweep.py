@@ -35,10 +35,11 @@ def test_each_setting_becomes_a_set_override_in_toml_syntax(tmp_path):
 
 def test_the_table_shows_each_budget_beside_momentum_and_the_oracle_and_names_a_missing_result(tmp_path):
     metrics = {"learning_curve": [{"timesteps": 100_000, "pnl_per_day": 345.2, "pnl_per_day_interval": [244.0, 447.0]}],
-               "variants": {"momentum_30": {"pnl_per_day": 263.0}, "oracle": {"pnl_per_day": 825.0}},
-               "best_momentum": "momentum_30", "oracle_share": 0.38, "policy": {"trades": 1502, "halted_share": 0.14}}
+               "variants": {"momentum": {"pnl_per_day": 263.0}, "oracle": {"pnl_per_day": 825.0}},
+               "floor_choices": [{"momentum_lookback": 30}, {"momentum_lookback": 120}],
+               "momentum_floor": "momentum", "oracle_share": 0.38, "policy": {"trades": 1502, "halted_share": 0.14}}
     (tmp_path / "good" / "evaluate").mkdir(parents=True)
     (tmp_path / "good" / "evaluate" / "metrics.json").write_text(json.dumps(metrics))
     rows = result_rows(tmp_path, ["good", "broken"])
-    assert "| good | 100k +345 [+244, +447] | 1502 | 14% | +263 (momentum_30) | +825 | 0.38 |" in rows
+    assert "| good | 100k +345 [+244, +447] | 1502 | 14% | +263 (30/120 bars) | +825 | 0.38 |" in rows
     assert any(row.startswith("| broken | (no result: see broken.log)") for row in rows)

@@ -1,14 +1,18 @@
-"""The typed configuration: the root ``Config``, the composition root of every section.
+"""The root ``Config``, the composition root of every section, and its loading: the jobs' settings.
 
 The runtime's own sections (run, bus, runtime, logging) are runtime/settings.py's; each actor package owns
 its section struct(s) in ``actors/<x>/config.py`` (those modules import nothing but msgspec, the stdlib and
-config.checks). ``Config`` lists them statically; the jobs (actors/jobs/) load it, validate the whole tree and
-write it to the run directory. Nothing in runtime/ imports this module: an actor process reads its own
-settings (``Actor.settings_type``) from the run directory. All structs are frozen, keyword-only and forbid
-unknown fields, so a typo in a key is an error that names it.
+config.checks). ``Config`` lists them statically; the jobs load it (default.toml, then the user's file, then
+``--set section.key=value``; the merging and the errors are config/tree.py's), validate the whole tree and write
+it to the run directory. It lives with the jobs, the only code that brings several actors together: nothing below
+them imports it, and an actor process reads its own settings (``Actor.settings_type``) from the run directory.
+All structs are frozen, keyword-only and forbid unknown fields, so a typo in a key is an error that names it.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
 
 import msgspec
 
@@ -21,14 +25,8 @@ from actors.lora.config import LoraConfig
 from actors.policy.config import PolicyConfig
 from actors.reasoner.config import ReasonerConfig
 from actors.risk.config import RiskConfig
-from runtime.settings import (  # noqa: F401  (re-exported: the sections' old home)
-    BusConfig,
-    LoggingConfig,
-    RunConfig,
-    RuntimeConfig,
-    RuntimeSettings,
-    is_loopback,
-)
+from config import tree
+from runtime.settings import RuntimeSettings
 
 
 class Config(RuntimeSettings, kw_only=True, forbid_unknown_fields=True):
@@ -53,3 +51,17 @@ class Config(RuntimeSettings, kw_only=True, forbid_unknown_fields=True):
 
 SECTIONS: tuple[str, ...] = Config.__struct_fields__
 """The section names, in the order of config/default.toml."""
+
+
+def validate(config_tree: Mapping[str, Any], sources: Mapping[str, str]) -> Config:
+    return tree.validate(config_tree, sources, Config)
+
+
+def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | list[str] | None = None) -> Config:
+    """Default config, then ``path``, then overrides (``{"env.n_envs": 2}`` or ``["env.n_envs=2"]``)."""
+    return tree.load_settings(Config, path, overrides)
+
+
+def load_resolved(path: str | Path) -> Config:
+    """Read a run directory's resolved config (already merged) and validate it."""
+    return tree.load_resolved(path, Config)

@@ -1,0 +1,302 @@
+"""The synthetic ``news`` market: a base market (actors/common/synthetic.py) with releases and headlines on top.
+
+Events, each a ``MarketEvent`` kept beside the bars (like the hidden regime) and never in their columns:
+
+- scheduled releases at their real times (US/Eastern): 08:30 CPI (monthly), nonfarm payrolls (first Friday),
+  retail sales (monthly), initial jobless claims (every Thursday) reach regular hours as the opening gap;
+  10:00 ISM manufacturing (first business day) and consumer sentiment (second Friday) and 14:00 FOMC
+  decisions (every 32 business days: about 8 a year) hit inside the session;
+- unscheduled headlines at random minutes of the session (``headlines_per_day`` on average).
+
+Each event has a surprise (a sign and a size ``|z|``, mean ~1). On ``news`` its sign sets the move: a jump at the
+event's bar (the opening gap for an 08:30 release) and a drift the same way over the next ``drift_bars`` bars.
+On ``news_null`` the same events with the same words move the market by the same amounts in a sign drawn
+independently: nothing in the words is worth anything there.
+
+Sizes (``EFFECTS``), per unit of ``|z|``: ASSUMPTIONS of the order of NQ's release-day moves, not fitted to
+data here: a CPI or payrolls surprise moves NQ some 0.3-1 % in the first minutes (e.g. CPI on 2022-11-10,
++5 % over the day, is an outlier); an FOMC decision 0.3-0.6 %; ISM or sentiment 0.1-0.2 %; a single company
+or policy headline 0.05-0.2 %. We use a jump of 0.40 % (high importance), 0.15 % (medium), 0.08 % (low)
+and a further drift of half that over 30 minutes. Against the base market's midday sigma of 0.018 % a bar,
+a high release's drift is ~0.37 sigma a bar: readable from the words, hard from the bars alone.
+
+Words: the headline's words carry the surprise's sign with probability ``reliability`` (0.8) and the opposite
+sign otherwise (a market that reads the news differently than the wire). Releases read their figure against
+the consensus ("CPI y/y 3.4% vs 3.1% expected": hotter inflation reads bearish); headlines come from
+templates with paraphrases and hedges ("may", "sources say"), so no one string gives the sign away.
+``news_text_sign`` is the word truth the tests and the keyword floor are scored against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from actors.common.events import MarketEvent
+from actors.common.news_words import headline_text, release_text
+from actors.common.synthetic import BARS_PER_SESSION, MarketScenario, SyntheticMarket, generate_market, scenario
+
+NEWS_SCENARIOS = ("news", "news_null")
+NEWS_BASE = "regimes"
+"""The base market under ``news`` (one line to switch to ``realistic`` once it is on main)."""
+NULL_BASE = "null"
+"""The base under ``news_null``: the same seed's random walk, so the twin has nothing to learn at all."""
+SESSION_OPEN_MINUTE = 9 * 60 + 30
+ET = "America/New_York"
+
+
+@dataclass(frozen=True)
+class ReleaseKind:
+    name: str
+    importance: str
+    time_et: str
+    polarity: float
+    """+1: a figure above consensus reads bullish for NQ (activity); -1: bearish (inflation, jobless claims)."""
+    consensus: float
+    spread: float
+    """Typical |actual - consensus| for a one-sigma surprise, in the figure's unit."""
+    unit: str
+    decimals: int
+
+
+RELEASES: dict[str, ReleaseKind] = {kind.name: kind for kind in (
+    ReleaseKind("CPI y/y", "high", "08:30", -1.0, 3.1, 0.2, "%", 1),
+    ReleaseKind("Nonfarm Payrolls", "high", "08:30", +1.0, 180.0, 60.0, "K", 0),
+    ReleaseKind("Retail Sales m/m", "medium", "08:30", +1.0, 0.3, 0.4, "%", 1),
+    ReleaseKind("Initial Jobless Claims", "medium", "08:30", -1.0, 220.0, 15.0, "K", 0),
+    ReleaseKind("ISM Manufacturing PMI", "medium", "10:00", +1.0, 49.0, 1.2, "", 1),
+    ReleaseKind("Consumer Sentiment", "low", "10:00", +1.0, 68.0, 3.0, "", 1),
+    ReleaseKind("FOMC rate decision", "high", "14:00", +1.0, 0.0, 1.0, "", 0),
+)}
+FOMC_EVERY_BUSINESS_DAYS = 32
+"""~8 decisions a year (252 / 32)."""
+
+EFFECTS = {"high": (0.0040, 0.0020), "medium": (0.0015, 0.00075), "low": (0.0008, 0.0004)}
+"""Importance -> (jump, drift over drift_bars) as log returns per unit |z| (ASSUMPTIONS: module docstring)."""
+
+
+@dataclass(frozen=True)
+class NewsScenario:
+    """The overlay's planted structure; every effect size is a field."""
+
+    name: str = "news"
+    base: MarketScenario | str = NEWS_BASE
+    planted: bool = True
+    """False: the moves' signs are drawn independently of the surprises (``news_null``)."""
+    reliability: float = 0.8
+    """Chance that an event's words carry its surprise's sign (else the opposite)."""
+    headlines_per_day: float = 2.0
+    drift_bars: int = 30
+    effect_scale: float = 1.0
+    """Multiplies every jump and drift (0 = events with no effect at all)."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.reliability <= 1.0:
+            raise ValueError(f"reliability must be in [0, 1], got {self.reliability}")
+        if self.drift_bars < 1:
+            raise ValueError(f"drift_bars must be >= 1, got {self.drift_bars}")
+
+
+def news_scenario(name: str, base: MarketScenario | str | None = None, **overrides) -> NewsScenario:
+    """``news`` or ``news_null`` (its base market ``base``, else NEWS_BASE / NULL_BASE), effect sizes overridden."""
+    if name not in NEWS_SCENARIOS:
+        raise ValueError(f"unknown news scenario {name!r}; choose one of {NEWS_SCENARIOS}")
+    planted = name == "news"
+    default_base = NEWS_BASE if planted else NULL_BASE
+    return NewsScenario(name=name, base=default_base if base is None else base, planted=planted, **overrides)
+
+
+@dataclass(frozen=True, eq=False)
+class NewsMarket(SyntheticMarket):
+    """Bars, hidden regimes and, beside them for evaluation and replay, the events and their truths."""
+
+    events: tuple[MarketEvent, ...] = ()
+    """Sorted by time; releases stamped at their scheduled time, headlines at publication."""
+    event_bar: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    """Per event: the bar whose close first shows it (the session's first bar for an 08:30 release)."""
+    surprise: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """Per event: the signed surprise z (its sign is what an oracle of the news knows)."""
+    move_sign: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """Per event: the sign the market moved (= sign(surprise) on news, independent on news_null)."""
+    text_sign: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    """Per event: the sign the words carry (= sign(surprise) with probability reliability)."""
+    news: NewsScenario = field(default_factory=NewsScenario)
+
+
+@dataclass(frozen=True)
+class _Planned:
+    time_ns: int
+    bar: int
+    kind: str
+    importance: str
+    release: ReleaseKind | None
+
+
+def _release_days(dates: pd.DatetimeIndex) -> list[tuple[int, ReleaseKind]]:
+    """(session index, release) pairs from a simplified US calendar (the rules in the module docstring)."""
+    planned: list[tuple[int, ReleaseKind]] = []
+    months = dates.to_period("M")
+    for day, date in enumerate(dates):
+        same_month = dates[(months == months[day])]
+        nth_in_month = int((same_month < date).sum())
+        fridays_before = int(((same_month < date) & (same_month.day_of_week == 4)).sum())
+        if date.weekday() == 3:
+            planned.append((day, RELEASES["Initial Jobless Claims"]))
+        if date.weekday() == 4 and fridays_before == 0:
+            planned.append((day, RELEASES["Nonfarm Payrolls"]))
+        if date.weekday() == 4 and fridays_before == 1:
+            planned.append((day, RELEASES["Consumer Sentiment"]))
+        if nth_in_month == 0:
+            planned.append((day, RELEASES["ISM Manufacturing PMI"]))
+        if nth_in_month == 7:
+            planned.append((day, RELEASES["CPI y/y"]))
+        if nth_in_month == 10:
+            planned.append((day, RELEASES["Retail Sales m/m"]))
+        if day % FOMC_EVERY_BUSINESS_DAYS == FOMC_EVERY_BUSINESS_DAYS // 2:
+            planned.append((day, RELEASES["FOMC rate decision"]))
+    return planned
+
+
+def _event_plan(index: pd.DatetimeIndex, rng: np.random.Generator, headlines_per_day: float) -> list[_Planned]:
+    days = len(index) // BARS_PER_SESSION
+    opens_utc = index[::BARS_PER_SESSION]
+    dates = pd.DatetimeIndex(opens_utc.tz_convert(ET).normalize().tz_localize(None))
+    plan = []
+    for day, release in _release_days(dates):
+        hour, minute = (int(part) for part in release.time_et.split(":"))
+        stamp = pd.Timestamp(dates[day]) + pd.Timedelta(hours=hour, minutes=minute)
+        time_ns = int(stamp.tz_localize(ET).tz_convert("UTC").value)
+        offset = max(hour * 60 + minute - SESSION_OPEN_MINUTE, 0)  # before the open: the open bar shows it
+        plan.append(_Planned(time_ns, day * BARS_PER_SESSION + offset, "release", release.importance, release))
+    for day in range(days):
+        for _ in range(int(rng.poisson(headlines_per_day))):
+            offset = int(rng.integers(1, BARS_PER_SESSION - 10))
+            time_ns = int(index[day * BARS_PER_SESSION + offset].value) + int(rng.integers(0, 60)) * 1_000_000_000
+            importance = "medium" if rng.random() < 0.4 else "low"
+            plan.append(_Planned(time_ns, day * BARS_PER_SESSION + offset, "headline", importance, None))
+    return sorted(plan, key=lambda item: (item.time_ns, item.kind))
+
+
+def generate_news_market(days: int = 60, seed: int = 0, start_price: float = 18_000.0, start_date: str = "2024-01-02",
+                         tick_size: float = 0.25, news: NewsScenario | str = "news") -> NewsMarket:
+    """The base market of ``seed`` with the events of ``seed`` on top. ``news`` and ``news_null`` of one seed share
+    every event and every word; only the sign of the moves differs (planted vs independent)."""
+    news = news_scenario(news) if isinstance(news, str) else news
+    base = generate_market(days, seed, start_price, start_date, tick_size, news.base)
+    rng = np.random.default_rng([seed, 44])  # the events' own stream: the base market's draws are untouched
+    plan = _event_plan(base.bars.index, rng, news.headlines_per_day)
+    n = len(plan)
+    z = (0.5 + 0.7 * np.abs(rng.standard_normal(n))) * rng.choice((-1.0, 1.0), n)
+    words_agree = rng.random(n) < news.reliability
+    text_sign = np.where(words_agree, np.sign(z), -np.sign(z))
+    independent_sign = rng.choice((-1.0, 1.0), n)
+    move_sign = np.sign(z) if news.planted else independent_sign
+    events = tuple(_event(item, float(z_i), float(sign), rng, i) for i, (item, z_i, sign) in enumerate(zip(plan, z, text_sign)))
+    event_bar = np.array([item.bar for item in plan], dtype=np.int64)
+    bars = _apply_moves(base.bars, event_bar, move_sign * np.abs(z), [item.importance for item in plan], news, tick_size)
+    return NewsMarket(bars, base.regime, base.scenario, events=events, event_bar=event_bar, surprise=z, move_sign=move_sign,
+                      text_sign=text_sign, news=news)
+
+
+def _event(item: _Planned, z: float, text_sign: float, rng: np.random.Generator, number: int) -> MarketEvent:
+    if item.release is None:
+        return MarketEvent(time_ns=item.time_ns, kind="headline", importance=item.importance,
+                           text=headline_text(text_sign, rng), event_id=f"synthetic:headline:{number}")
+    release = item.release
+    text, actual, consensus, previous = release_text(release, text_sign, abs(z), rng)
+    return MarketEvent(time_ns=item.time_ns, kind="release", importance=release.importance, text=text, name=release.name,
+                       actual=actual, consensus=consensus, previous=previous, event_id=f"synthetic:{release.name}:{item.time_ns}")
+
+
+def _apply_moves(bars: pd.DataFrame, event_bar: np.ndarray, signed_size: np.ndarray, importance: list[str], news: NewsScenario,
+                 tick_size: float) -> pd.DataFrame:
+    """Shift the log prices from each event's bar on: the jump at once, the drift over drift_bars, then held."""
+    n_bars = len(bars)
+    step = np.zeros(n_bars)  # log-return added to each bar's close
+    for bar, size, level in zip(event_bar.tolist(), signed_size.tolist(), importance):
+        jump, drift = EFFECTS[level]
+        step[bar] += size * jump * news.effect_scale
+        end = min(bar + 1 + news.drift_bars, n_bars)
+        step[bar + 1:end] += size * drift * news.effect_scale / news.drift_bars
+    offset = np.cumsum(step)
+    session_start = (np.arange(n_bars) % BARS_PER_SESSION) == 0
+    # Inside a session a bar opens where the last closed; at a session's open the gap carries an 08:30 release.
+    open_offset = np.where(session_start, offset, np.concatenate(([0.0], offset[:-1])))
+    close_scale, open_scale = np.exp(offset), np.exp(open_offset)
+
+    def to_tick(values: np.ndarray) -> np.ndarray:
+        return np.round(values / tick_size) * tick_size
+
+    open_ = to_tick(bars["open"].to_numpy() * open_scale)
+    close = to_tick(bars["close"].to_numpy() * close_scale)
+    high = np.maximum(to_tick(bars["high"].to_numpy() * close_scale), np.maximum(open_, close))
+    low = np.minimum(to_tick(bars["low"].to_numpy() * close_scale), np.minimum(open_, close))
+    return pd.DataFrame({"open": open_, "high": high, "low": low, "close": close, "volume": bars["volume"].to_numpy()}, index=bars.index)
+
+
+def news_text_sign(market: NewsMarket) -> np.ndarray:
+    """The sign each event's words carry (+1 bullish, -1 bearish)."""
+    return market.text_sign
+
+
+def write_headlines_jsonl(events: tuple[MarketEvent, ...] | list[MarketEvent], path) -> int:
+    """The headlines as a headlines file (actors/common/event_files.py reads it back: time with its zone, text,
+    importance, id), for a user to read what the market planted or to replay it. Returns the rows written."""
+    import json  # only the writers need it
+
+    rows = [e for e in events if e.kind == "headline"]
+    with open(path, "w", encoding="utf-8") as out:
+        for event in rows:
+            out.write(json.dumps({"time": _iso(event.time_ns), "text": event.text, "importance": event.importance,
+                                  "id": event.event_id}) + "\n")
+    return len(rows)
+
+
+def write_calendar_csv(events: tuple[MarketEvent, ...] | list[MarketEvent], path) -> int:
+    """The scheduled releases as an economic calendar file (event_files.py's columns: time with its zone, name,
+    importance, actual, consensus, previous, text; an unknown figure is empty). Returns the rows written."""
+    rows = [e for e in events if e.kind == "release"]
+    frame = pd.DataFrame({
+        "time": [_iso(e.time_ns) for e in rows], "name": [e.name for e in rows], "importance": [e.importance for e in rows],
+        "actual": [e.actual for e in rows], "consensus": [e.consensus for e in rows], "previous": [e.previous for e in rows],
+        "text": [e.text for e in rows],
+    })
+    frame.to_csv(path, index=False, na_rep="")
+    return len(rows)
+
+
+def _iso(time_ns: int) -> str:
+    return pd.Timestamp(time_ns, tz="UTC").tz_convert(ET).isoformat()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Write a news market to files a paper replay reads: bars.csv (the feed's replay source), calendar.csv and
+    headlines.jsonl (its event sources)::
+
+        python -m actors.common.news_market --days 20 --seed 0 --out runs/news_market [--null]
+        bin/run paper --set feed.source=replay --set feed.replay_path=runs/news_market/bars.csv \\
+            --set 'feed.event_calendar_paths=["runs/news_market/calendar.csv"]' \\
+            --set 'feed.event_headline_paths=["runs/news_market/headlines.jsonl"]'
+    """
+    import argparse
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description=main.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--days", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--null", action="store_true", help="news_null: the same events, moves independent of them")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    market = generate_news_market(args.days, seed=args.seed, news="news_null" if args.null else "news")
+    market.bars.to_csv(out / "bars.csv", index_label="timestamp")
+    releases = write_calendar_csv(market.events, out / "calendar.csv")
+    headlines = write_headlines_jsonl(market.events, out / "headlines.jsonl")
+    print(f"{len(market.bars)} bars, {releases} releases, {headlines} headlines -> {out}")
+
+
+if __name__ == "__main__":
+    main()

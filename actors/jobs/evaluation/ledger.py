@@ -1,0 +1,159 @@
+"""The trials ledger: one JSON line per configuration tried, so the deflated Sharpe counts every trial.
+
+A backtest's best variant looks better the more variants were tried before it; the deflated Sharpe
+(Bailey & Lopez de Prado 2014) corrects for that only if it is told how many trials there were and
+how much their Sharpe ratios varied. One run's budgets x seeds undercount: the defaults were chosen
+on many earlier runs. So every train, evaluate and sweep run appends what it tried here
+(``run.trials_path``, default ``<run.runs_dir>/trials.jsonl``) and ``bin/run evaluate`` reads the
+whole history back.
+
+One line per (configuration, market, seed, fold, variant) with its out-of-sample daily returns (P&L
+over the account's start balance, so Sharpe ratios compare across accounts). Lines are only ever
+appended, under an exclusive lock (Ray workers and parallel sweeps share one file), so a torn or
+corrupt line never takes another record with it: ``read_trials`` names the file and line of every bad
+one and carries the good records on its error.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import subprocess
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+
+ROLES = ("policy", "floor", "oracle")
+"""``policy``: a configuration of the learner (a trial of the deflated Sharpe); ``floor``: a reference rule
+played on the same days; ``oracle``: the ceiling that sees the hidden regime (never a trial)."""
+
+
+class TrialRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One configuration's out-of-sample days on one fold."""
+
+    config_hash: str
+    """``config_hash`` of the settings that shape the result (the seed and the run's name and place excluded)."""
+    market: str
+    """regimes | null | ... | a bars file's path: Sharpe ratios are compared only within one market."""
+    seed: int
+    fold: int
+    """The walk-forward fold (0 for a run with one test window)."""
+    variant: str
+    """What played: 'policy@<budget>#<seed>', 'ensemble@<budget>', a sweep's variant name, a floor's name."""
+    daily_returns: list[float]
+    """Each out-of-sample day's net P&L over the account's start balance, in time order."""
+    date: str
+    """When it was recorded, ISO 8601 UTC."""
+    commit: str
+    """The git commit of the code that ran ('unknown' outside a checkout)."""
+    job: str = "evaluate"
+    """train | evaluate | sweep | ..."""
+    role: str = "policy"
+    """One of ``ROLES``."""
+    params: dict[str, str | int | float | bool] = {}
+    """The settings a sweep changed for this variant, or what a floor chose on its training days."""
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"trial record role must be one of {ROLES}, got {self.role!r}")
+
+
+class LedgerError(ValueError):
+    """One or more lines of a ledger could not be read; ``records`` holds every good one, in file order."""
+
+    def __init__(self, message: str, records: list[TrialRecord]):
+        super().__init__(message)
+        self.records = records
+
+
+def _numpy_scalar(value):
+    """numpy scalars (a daily return read off an array) are written as the Python numbers they hold."""
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():
+        return value.item()
+    raise NotImplementedError(f"a trial record cannot hold {type(value).__name__}")
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=_numpy_scalar)
+_DECODER = msgspec.json.Decoder(TrialRecord)
+
+
+def append_trial(path: Path | str, record: TrialRecord) -> None:
+    """Append ``record`` as one line; creates the file (and its folder). A file whose last line was torn (no
+    newline) gets one first, so the new record stays whole and readable."""
+    append_trials(path, [record])
+
+
+def append_trials(path: Path | str, records: Iterable[TrialRecord]) -> None:
+    """Append several records under one lock (one run's variants land together)."""
+    lines = b"".join(_ENCODER.encode(record) + b"\n" for record in records)
+    if not lines:
+        return
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            handle.seek(0, 2)
+            if handle.tell() > 0:
+                handle.seek(-1, 2)
+                if handle.read(1) != b"\n":
+                    lines = b"\n" + lines
+            handle.write(lines)
+            handle.flush()
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def read_trials(path: Path | str) -> list[TrialRecord]:
+    """Every record of the ledger in file order; [] when there is no file yet. Blank lines are skipped.
+
+    Raises ``LedgerError`` naming the file and the line number of every line that is not a valid record (its
+    ``records`` are the good ones); the file is never rewritten, so nothing is lost on disk either."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    records: list[TrialRecord] = []
+    bad: list[str] = []
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append(_DECODER.decode(line))
+            except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as error:
+                bad.append(f"{path}:{number}: {error}")
+    if bad:
+        shown = "\n  ".join(bad[:10]) + (f"\n  ... and {len(bad) - 10} more" if len(bad) > 10 else "")
+        raise LedgerError(f"trials ledger {path}: {len(bad)} unreadable line(s) ({len(records)} good records kept; "
+                          f"mend or delete the line(s) named):\n  {shown}", records)
+    return records
+
+
+def config_hash(config: msgspec.Struct, *, exclude: Iterable[str] = ("run", "logging", "dashboard")) -> str:
+    """A short hash of the settings that shape a result: the sections in ``exclude`` (the run's name, folder, seed
+    and logging) left out, so two runs of the same configuration on other seeds share a hash."""
+    data = msgspec.to_builtins(config)
+    for section in exclude:
+        data.pop(section, None)
+    return hashlib.sha256(msgspec.json.encode(data, order="sorted")).hexdigest()[:16]
+
+
+def current_commit(repo: Path | None = None) -> str:
+    """``git rev-parse HEAD`` of the checkout this code runs from; 'unknown' outside one."""
+    where = repo or Path(__file__).resolve().parent
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return done.stdout.strip() or "unknown"
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def ledger_path(run_settings) -> Path:
+    """``run.trials_path``, or ``<run.runs_dir>/trials.jsonl`` when it is empty."""
+    return Path(run_settings.trials_path) if run_settings.trials_path else Path(run_settings.runs_dir) / "trials.jsonl"

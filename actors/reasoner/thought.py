@@ -1,0 +1,33 @@
+"""A thought: what the reasoner answered for one market state, how it got there (the parse, the tokens, the time)
+and where it came from (the model, the cache, the memo). Its own module: the thinker that makes thoughts and the
+cache and memo that keep them each import it, and none imports another for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Thought:
+    action: int
+    confidence: float
+    mode: str
+    analysis: str
+    options: str
+    risks: str
+    decision: str
+    """Raw text of the decide step (or of the single-shot answer)."""
+    reason: str
+    fallback: bool
+    parse_how: str
+    latency_ms: float
+    prompt_tokens: int
+    """Prompt tokens actually read over all steps (tokens reused from the KV cache excluded)."""
+    reused_prompt_tokens: int
+    """Prompt tokens served from the KV cache over all steps."""
+    generated_tokens: int
+    generation_secs: float
+    adapter_version: int
+    cached: bool = False
+    memo: bool = False
+    """True when this is the model's earlier answer to the exact same prompt (actors/reasoner/memo.py)."""
