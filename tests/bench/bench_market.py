@@ -22,7 +22,7 @@ from actors.common.instruments import resolve_instrument
 from actors.common.market_stats import REAL_NQ_RANGES, calibration_table
 from actors.common.market_stats_rules import RuleCosts, rule_daily_pnl, summarise
 from actors.common.realistic import generate_scenario
-from config.loader import load_config
+from actors.jobs.config import load_config
 from tests.bench.common import machine_line
 
 
