@@ -60,6 +60,10 @@ class Dataset:
     events: tuple = ()
     """The synthetic news market's MarketEvents (actors/common/news_market.py), sorted by time; () otherwise. The env
     replays them beside the bars (actors/env/event_replay.py)."""
+    event_truth: dict[str, np.ndarray] | None = None
+    """The news market's hidden answers per event, in ``events``' order: ``event_bar`` (the bar that makes it public),
+    ``surprise`` (signed z) and ``text_sign``; None otherwise. For the evaluation's news floors only
+    (actors/jobs/evaluation/news_rows.py): never observed, like ``hidden_regime``."""
     regime_model: RegimeModel | None = None
     """The HMM behind ``market_regime`` (actors/env/regime_model.py), fitted on the training split's bars only."""
     lists: dict[str, list] = field(default_factory=dict)

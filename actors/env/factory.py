@@ -53,6 +53,8 @@ def build_dataset(
     dataset = Dataset.from_frame(market.bars, flat_minute, data.train_fraction, data.validation_fraction, source=source)
     dataset.hidden_regime = market.regime
     dataset.events = getattr(market, "events", ())
+    if dataset.events:
+        dataset.event_truth = {"event_bar": market.event_bar, "surprise": market.surprise, "text_sign": market.text_sign}
     return dataset
 
 

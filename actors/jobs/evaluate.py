@@ -36,6 +36,8 @@ from actors.jobs.evaluation.ledger import LedgerError, append_trials, config_has
 from actors.jobs.evaluation.trials import ledger_trials, walk_forward_records
 from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
+from actors.jobs.evaluation.news_rows import NEWS_NOTE, news_floor_lines, news_floor_rows
+from actors.env.hindsight import barrier_spec
 from actors.jobs.cells.pool import cost_markdown
 from actors.jobs.cells.walkforward import evaluate_on_cells
 from actors.jobs.evaluation.walkforward import plan_walk_forward
@@ -157,6 +159,8 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     summary["market_shows"] = what_the_market_shows(market)
     summary["calibration"] = calibration_lines(dataset_frame(dataset), market)
     summary["elapsed_secs"] = walk_forward_secs
+    summary["news_floors"] = news_floor_rows(dataset, result.folds, barrier_spec(
+        instrument, config.lora.hindsight_horizon_bars, config.lora.hindsight_stop_atr, config.lora.hindsight_target_atr))
     summary["cells"] = cells_cost
     if lockstep is not None:
         summary["lockstep"]["elapsed_secs"] = time.monotonic() - started - walk_forward_secs
@@ -246,6 +250,8 @@ def report_markdown(summary: dict) -> str:
         lines.append(f"| {name} | {_num(c['pnl_per_day_difference'], ',.0f')} | {_interval(c['interval'], ',.0f')} | "
                      f"{_num(c['p_value_reality_check'], '.3f')} | {_num(c['p_value_spa'], '.3f')} | "
                      f"{', '.join(c.get('variants_beating_it', [])) or 'none'} | {'yes' if c['beats'] else 'no'} |")
+    if summary.get("news_floors"):
+        lines += ["", "## News floors on the test days", "", NEWS_NOTE, "", *news_floor_lines(summary["news_floors"])]
     lines += ensemble_lines(summary)
     lines += lockstep_lines(summary)
     lines += ["", "## Every variant", "", *variant_lines(summary), "", "## Learning curve", "", "![learning curve](learning_curve.png)", "",
@@ -344,6 +350,9 @@ def console_summary(summary: dict) -> str:
     rows += [f"  {line}" for line in evidence_lines(summary)]
     rows.append("  floors chosen on each fold's training days:")
     rows += [f"    {line[2:]}" for line in floor_choice_lines(summary)]
+    if summary.get("news_floors"):
+        rows.append("  news floors on the test days (hindsight $, one contract an event):")
+        rows += [f"    {line}" for line in news_floor_lines(summary["news_floors"])]
     rows.append(f"  market: {summary.get('market_shows', '')}")
     rows += [f"  {line}" for line in summary.get("calibration", []) if line]
     rows.append("  success table: " + "; ".join(f"{r['figure'].split(' (')[0]} {r['verdict']}" for r in summary["success_table"]))

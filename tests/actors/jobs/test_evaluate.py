@@ -64,6 +64,20 @@ def test_a_tiny_walk_forward_writes_the_success_table_and_a_verdict(tmp_path, ma
     assert "| kurtosis |" in out and "StepM" in out
 
 
+@pytest.mark.slow
+def test_on_the_news_market_evaluate_prints_and_records_the_news_floors_of_each_fold(tmp_path, capsys):
+    code = main(["evaluate", "--market", "news", "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "1",
+                 "--run-dir", str(tmp_path / "news"), "--quiet", "--set", f"run.trials_path={tmp_path / 'trials.jsonl'}"])
+    assert code == 0
+    metrics = json.loads((tmp_path / "news" / "evaluate" / "metrics.json").read_text())
+    rows = metrics["news_floors"]
+    assert [r["rows"] for r in rows] == ["fold 1", "fold 2", "all test days"]
+    assert rows[-1]["test_days"] == metrics["test_days"] and rows[-1]["flat_usd_per_event"] == 0
+    out = capsys.readouterr().out
+    assert "news floors on the test days" in out and "| all test days |" in out
+    assert "## News floors on the test days" in (tmp_path / "news" / "evaluate" / "report.md").read_text()
+
+
 def test_a_corrupt_trials_ledger_stops_evaluate_before_any_training_naming_the_line(tmp_path, capsys):
     ledger = tmp_path / "trials.jsonl"
     earlier_trials(ledger, "regimes", count=1, other_market_count=0)
