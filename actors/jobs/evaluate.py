@@ -214,11 +214,11 @@ def success_lines(summary: dict) -> list[str]:
 
 
 def variant_lines(summary: dict) -> list[str]:
-    lines = ["| variant | $ per day | 95% interval | daily Sharpe | trades | win rate | halted bars | breaches |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| variant | $ per day | 95% interval | daily Sharpe | trades | median trades a day | win rate | halted bars | breaches |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, v in summary["variants"].items():
         lines.append(f"| {name} | {_num(v['pnl_per_day'], ',.0f')} | {_interval(v['pnl_per_day_interval'], ',.0f')} | "
-                     f"{_num(v['sharpe'])} | {v['trades']} | {_num(v['win_rate'])} | {_num(v['halted_share'])} | {v['breaches']} |")
+                     f"{_num(v['sharpe'])} | {v['trades']} | {_num(v.get('median_trades_per_day'), 'g')} | {_num(v['win_rate'])} | {_num(v['halted_share'])} | {v['breaches']} |")
     return lines
 
 
@@ -334,7 +334,8 @@ def console_summary(summary: dict) -> str:
     rows = [
         f"walk-forward on {summary['market']}: {summary['test_days']} test days in {summary['folds']} folds, {summary['elapsed_secs']:.0f} s",
         f"  policy        ${_num(policy['pnl_per_day'], ',.0f')} a day {_interval(policy['pnl_per_day_interval'], ',.0f')}, "
-        f"Sharpe {_num(policy['sharpe'])}, halted bars {_num(policy['halted_share'])}",
+        f"Sharpe {_num(policy['sharpe'])}, median trades a day {_num(policy.get('median_trades_per_day'), 'g')}, "
+        f"halted bars {_num(policy['halted_share'])}",
     ]
     if summary.get("ensemble"):
         e = summary["ensemble"]

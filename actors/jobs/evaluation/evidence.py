@@ -130,6 +130,7 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
             "net_pnl": float(days.sum()), "pnl_per_day": float(days.mean()) if len(days) else float("nan"),
             "pnl_per_day_interval": list(bootstrap_mean_interval(days)),
             "sharpe": annualised_sharpe(days, capital), "trades": s.trades,
+            "median_trades_per_day": float(np.median(s.day_trades)) if s.day_trades else float("nan"),
             "win_rate": s.wins / s.trades if s.trades else float("nan"),
             "halted_share": s.halted_bars / s.bars if s.bars else float("nan"), "breaches": s.breaches,
         }
@@ -173,6 +174,7 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
             "sharpe": annualised_sharpe(policy, capital),
             "sharpe_interval": list(_bootstrap_days(policy, lambda d: annualised_sharpe(d, capital))),
             "trades": int(np.mean([result.series[n].trades for n in result.policy_names()])),
+            "median_trades_per_day": _median_day_trades([result.series[n] for n in result.policy_names()]),
             "win_rate": _pooled_win_rate(result)[0], "halted_share": float(np.mean([variants[n]["halted_share"] for n in result.policy_names()])),
         },
         "psr": psr, "dsr": dsr, "dsr_trials": trials.count, "dsr_trials_this_run": own.count, "dsr_runs": trials.runs,
@@ -291,6 +293,12 @@ def success_rows(summary: dict, result: WalkForward, lockstep: FusionEvidence | 
         *_ensemble_rows(summary.get("ensemble")),
         *fusion_rows,
     ]
+
+
+def _median_day_trades(series: list) -> float:
+    """The median of the trades entered a test day, over every seed's days (NaN without days)."""
+    days = [count for s in series for count in s.day_trades]
+    return float(np.median(days)) if days else float("nan")
 
 
 def _dsr_verdict(dsr: float, record: dict) -> str:

@@ -13,6 +13,7 @@ Every variant ends as one out-of-sample daily P&L series over all test days in t
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -22,7 +23,7 @@ import numpy as np
 from actors.common.observation import STATIC_FEATURES
 from actors.env.dataset import DataSplit, Dataset
 from actors.env.regime_model import RegimeModel
-from actors.env.statistics import TRADING_DAYS_PER_YEAR
+from actors.env.statistics import TRADING_DAYS_PER_YEAR, session_of
 from actors.jobs.evaluation.chain import (InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, frozen_policy_config,
                                           learner_decide, play_window)
 from actors.jobs.evaluation.floors import FloorChoice, chosen_floors, fit_floors
@@ -47,10 +48,14 @@ class VariantSeries:
     breaches: int = 0
     fold_days: list[int] = field(default_factory=list)
     """How many of ``daily_pnl``'s days each fold added, in fold order (the trials ledger keeps one line a fold)."""
+    day_trades: list[int] = field(default_factory=list)
+    """Trades entered on each of ``daily_pnl``'s days, same order (a null market's target: a median of <= 2 a day)."""
 
     def add(self, result: WindowResult) -> None:
         self.daily_pnl.extend(result.daily_pnl.tolist())
         self.fold_days.append(len(result.daily_pnl))
+        entered = Counter(session_of(np.array([t.entry_ns for t in result.trades], dtype=np.int64)).tolist())
+        self.day_trades.extend(entered.get(int(day), 0) for day in result.session)
         self.trades += len(result.trades)
         self.wins += sum(1 for trade in result.trades if trade.pnl_usd > 0)
         self.halted_bars += sum(result.halted_share.values()) * result.steps

@@ -76,6 +76,10 @@ def test_on_the_news_market_evaluate_prints_and_records_the_news_floors_of_each_
     out = capsys.readouterr().out
     assert "news floors on the test days" in out and "| all test days |" in out
     assert "## News floors on the test days" in (tmp_path / "news" / "evaluate" / "report.md").read_text()
+    days = metrics["test_days"]  # each variant's median trades a day (a null market's target: <= 2)
+    assert metrics["variants"]["flat"]["median_trades_per_day"] == 0 and metrics["policy"]["median_trades_per_day"] >= 0
+    assert metrics["variants"]["oracle"]["median_trades_per_day"] <= metrics["variants"]["oracle"]["trades"] / days * 3
+    assert "median trades a day" in out
 
 
 def test_a_corrupt_trials_ledger_stops_evaluate_before_any_training_naming_the_line(tmp_path, capsys):

@@ -161,3 +161,22 @@ def tiny_checkpoint(directory, seed: int):
     from actors.policy.learner import OnlineMaskablePPO
 
     return OnlineMaskablePPO(PolicyConfig(n_steps=8, batch_size=8, net_arch=(8,), seed=seed), 1).save_checkpoint(directory)
+
+
+def test_each_test_day_counts_the_trades_entered_on_it_so_the_median_a_day_can_be_read():
+    """A null market's target is a median of <= 2 trades a day: the series keeps each day's count, 0 for a quiet day."""
+    import pandas as pd
+
+    from actors.env.statistics import session_of
+    from actors.env.trading import Trade
+    from actors.jobs.evaluation.chain import WindowResult
+    from actors.jobs.evaluation.walkforward import VariantSeries
+
+    times = pd.to_datetime(["2024-01-02 15:00", "2024-01-02 16:00", "2024-01-02 17:00", "2024-01-04 15:00"], utc=True).as_unit("ns").asi8
+    days = np.unique(session_of(pd.to_datetime(["2024-01-02 15:00", "2024-01-03 15:00", "2024-01-04 15:00"], utc=True).as_unit("ns").asi8))
+    trades = [Trade(k, 1, 1, 0, 1, int(t), int(t) + 60_000_000_000, 1.0, 1.0, 0.0, 0.0, 1, "exit", 0.0, 0.0)
+              for k, t in enumerate(times)]
+    series = VariantSeries("policy@1#0")
+    series.add(WindowResult(days, np.zeros(3), trades, steps=10))
+    assert series.day_trades == [3, 0, 1]
+    assert np.median(series.day_trades) == 1
