@@ -160,7 +160,8 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     summary["calibration"] = calibration_lines(dataset_frame(dataset), market)
     summary["elapsed_secs"] = walk_forward_secs
     summary["news_floors"] = news_floor_rows(dataset, result.folds, barrier_spec(
-        instrument, config.lora.hindsight_horizon_bars, config.lora.hindsight_stop_atr, config.lora.hindsight_target_atr))
+        instrument, config.lora.hindsight_horizon_bars, config.lora.hindsight_stop_atr, config.lora.hindsight_target_atr),
+        contracts=config.env.contracts_per_trade)
     summary["cells"] = cells_cost
     if lockstep is not None:
         summary["lockstep"]["elapsed_secs"] = time.monotonic() - started - walk_forward_secs
@@ -352,7 +353,7 @@ def console_summary(summary: dict) -> str:
     rows.append("  floors chosen on each fold's training days:")
     rows += [f"    {line[2:]}" for line in floor_choice_lines(summary)]
     if summary.get("news_floors"):
-        rows.append("  news floors on the test days (hindsight $, one contract an event):")
+        rows.append("  news floors on the test days (hindsight $, env.contracts_per_trade contracts an event):")
         rows += [f"    {line}" for line in news_floor_lines(summary["news_floors"])]
     rows.append(f"  market: {summary.get('market_shows', '')}")
     rows += [f"  {line}" for line in summary.get("calibration", []) if line]

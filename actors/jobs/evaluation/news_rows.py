@@ -3,13 +3,14 @@
 The floors themselves are actors/common/news_floors.py's (a keyword rule on the event's words, flat around events, the
 oracle of the surprise's sign), priced in hindsight $ an event by the run's own barrier (lora.hindsight_* and the
 instrument's costs). Here they are restricted to the events each fold's test days make public, so they sit beside the
-policy's out-of-sample figures, and turned into rows: $ an event, and $ a test day (one contract an event, the events'
-trades may overlap) to set against the policy's $ a day.
+policy's out-of-sample figures, and turned into rows: $ an event, and $ a test day (the policy's contracts an event,
+the events' trades may overlap) to set against the policy's $ a day.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -21,8 +22,9 @@ from actors.jobs.evaluation.folds import Fold
 FLOORS = ("keyword", "flat", "oracle")
 
 
-def news_floor_rows(dataset, folds: Sequence[Fold], spec: BarrierSpec) -> list[dict]:
-    """One row per fold (its test days' events), then one over every fold's test days; [] for a market without news."""
+def news_floor_rows(dataset, folds: Sequence[Fold], spec: BarrierSpec, contracts: int = 1) -> list[dict]:
+    """One row per fold (its test days' events), then one over every fold's test days; [] for a market without news.
+    ``contracts`` a trade (env.contracts_per_trade: the policy's size, so the $ a day sit beside its own)."""
     truth = getattr(dataset, "event_truth", None)
     events = tuple(getattr(dataset, "events", ()))
     if not events or truth is None or not folds:
@@ -30,6 +32,7 @@ def news_floor_rows(dataset, folds: Sequence[Fold], spec: BarrierSpec) -> list[d
     event_bar = np.asarray(truth["event_bar"], dtype=np.int64)
     if len(event_bar) != len(events):
         raise ValueError(f"{dataset.source}: {len(events)} events but {len(event_bar)} event bars in event_truth")
+    spec = replace(spec, multiplier=spec.multiplier * contracts, cost_per_trade_usd=spec.cost_per_trade_usd * contracts)
     bars = pd.DataFrame({name: getattr(dataset, name) for name in ("open", "high", "low", "close")})
     day_bounds = np.append(dataset.session_starts, len(dataset.close))
     rows, every = [], np.zeros(len(events), dtype=bool)
@@ -63,6 +66,6 @@ def news_floor_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
-NEWS_NOTE = ("News floors (actors/common/news_floors.py), hindsight $ of one contract entered at the open after each event "
+NEWS_NOTE = ("News floors (actors/common/news_floors.py), hindsight $ of env.contracts_per_trade contracts entered at the open after each event "
              "its test days make public, closed by the run's barrier (lora.hindsight_*): the keyword rule on the words, flat "
              "around events, the oracle of the surprise's sign. $ a day: the events' sum over the test days (trades may overlap).")

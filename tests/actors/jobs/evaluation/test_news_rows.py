@@ -69,3 +69,11 @@ def _bars(dataset):
     import pandas as pd
 
     return pd.DataFrame({name: getattr(dataset, name) for name in ("open", "high", "low", "close")})
+
+
+def test_the_rows_price_the_policy_s_contracts_a_trade(news):
+    folds = walk_forward_folds(DAYS, 2, purge_days=2, min_train_days=30)
+    one, three = news_floor_rows(news, folds, SPEC), news_floor_rows(news, folds, SPEC, contracts=3)
+    for name in ("keyword_usd_per_event", "oracle_usd_per_day"):
+        assert three[-1][name] == pytest.approx(3 * one[-1][name])
+    assert three[-1]["events"] == one[-1]["events"]
