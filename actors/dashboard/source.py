@@ -205,7 +205,7 @@ class BusReader:
             decoded = self.client.decode(frames)
             if decoded is not None:
                 state.on_message(decoded.msg, decoded.sender)
-        state.health.dropped_frames = max(state.health.dropped_frames, sum(self.client.dropped.values()))
+        state.health.transport.dropped_frames = max(state.health.transport.dropped_frames, sum(self.client.dropped.values()))
         return received
 
     def _open_window(self) -> float:

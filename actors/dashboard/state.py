@@ -162,7 +162,7 @@ class DashboardState:
     def on_message(self, msg: Any, sender: str = "") -> None:
         handler = getattr(self, f"_on_{type(msg).__name__}", None)
         with self.lock:
-            self.health.messages += 1
+            self.health.transport.messages += 1
             if handler is not None:
                 handler(msg)
 
@@ -180,21 +180,20 @@ class DashboardState:
     def _on_Stats(self, msg) -> None:
         self._gauges(msg.actor, msg.gauges)
         dropped = sum(v for k, v in msg.counters.items() if k.startswith("dropped_"))
-        self.health.dropped_frames = max(self.health.dropped_frames, dropped)
+        self.health.transport.dropped_frames = max(self.health.transport.dropped_frames, dropped)
 
     def _gauges(self, actor: str, gauges: dict[str, float]) -> None:
         if "decision_latency_p50_us" in gauges:
-            self.health.latency_p50_us = float(gauges["decision_latency_p50_us"])
-            self.health.latency_p99_us = float(gauges.get("decision_latency_p99_us", float("nan")))
+            self.health.transport.latency_p50_us = float(gauges["decision_latency_p50_us"])
+            self.health.transport.latency_p99_us = float(gauges.get("decision_latency_p99_us", float("nan")))
         if actor == "feed" and "lag_ms_p50" in gauges:  # the feed's own figure: bar close -> published
-            self.health.feed_lag_secs = float(gauges["lag_ms_p50"]) / 1000.0
+            self.health.transport.feed_lag_secs = float(gauges["lag_ms_p50"]) / 1000.0
         if actor == "fusion":
             self.fusion_gauges = {k: float(v) for k, v in gauges.items()}
 
     def _on_Progress(self, msg) -> None:
-        if msg.actor == "env" or not self.health.steps_per_sec:
-            self.health.steps_per_sec = float(msg.steps_per_sec)
-            self.health.env_steps, self.health.total_steps = int(msg.steps), int(msg.total_steps)
+        if msg.actor == "env" or not self.health.progress.steps_per_sec:
+            self.health.progress = msg
 
     def _on_Done(self, msg) -> None:
         self._event("runtime", msg.actor, f"done: {msg.reason}")
@@ -328,8 +327,9 @@ class DashboardState:
                                                  f"{msg.exit_price:.2f} ({msg.exit_reason}) {msg.pnl_usd:+.2f} $")
         if msg.env_id != 0:
             return
-        self.trades.appendleft(Trade(msg.trade_id, msg.env_id, side, entry_step, exit_step, msg.entry_price, msg.exit_price,
-                                     msg.pnl_usd, msg.bars_held, msg.exit_reason, steps))
+        self.trades.appendleft(Trade(trade_id=msg.trade_id, env_id=msg.env_id, side=side, entry_step=entry_step, entry_price=msg.entry_price,
+                                     exit_step=exit_step, exit_price=msg.exit_price, pnl_usd=msg.pnl_usd, bars_held=msg.bars_held,
+                                     exit_reason=msg.exit_reason, decision_steps=steps))
         self._mark_trade(self.trades[0])
 
     def _mark_trade(self, trade: Trade) -> None:
@@ -480,7 +480,7 @@ class DashboardState:
             events = [e.row() for e in self.events if (not event_kinds or e.kind in event_kinds)
                       and (not needle or needle in f"{e.kind} {e.actor} {e.text}".lower())][:MAX_ROWS]
             return {
-                "reset": reset, "new": new, "health": self.health.__dict__.copy(), "actors": self.heartbeat_rows(),
+                "reset": reset, "new": new, "health": self.health.figures(), "actors": self.heartbeat_rows(),
                 "account": dict(self.account), "counts": dict(self.counts),
                 "decisions": [d.row() for d in self.decisions], "trades": [t.row() for t in self.trades],
                 "trade_objects": list(self.trades), "report": dict(self.report), "lora": list(self.lora_rounds), "events": events,
