@@ -378,11 +378,13 @@ def _read_ics(path: Path, text: str) -> tuple[list[MarketEvent], list[str]]:
     warnings: list[str] = []
     seen: dict[str, int] = {}
     props: dict[str, tuple[int, dict[str, str], str]] | None = None
-    begin = 0
+    begin = nested = 0
     for number, line in unfold_ics(text):
         name, params, value = ics_property(line)
-        if name == "BEGIN" and value.upper() == "VEVENT":
-            props, begin = {}, number
+        if props is not None and name in ("BEGIN", "END") and value.upper() != "VEVENT":
+            nested += 1 if name == "BEGIN" else -1  # a VALARM inside the event: its DESCRIPTION is not the event's
+        elif name == "BEGIN" and value.upper() == "VEVENT":
+            props, begin, nested = {}, number, 0
         elif name == "END" and value.upper() == "VEVENT" and props is not None:
             event, stamp = _ics_event(path, begin, props)
             if event.event_id in seen:
@@ -393,7 +395,7 @@ def _read_ics(path: Path, text: str) -> tuple[list[MarketEvent], list[str]]:
                 warnings.append(f"{path}, line {begin}: {warning}")
             events.append(event)
             props = None
-        elif props is not None:
+        elif props is not None and not nested:
             props.setdefault(name, (number, params, value))
     if props is not None:
         raise EventFileError(path, "VEVENT without END:VEVENT", row=begin, unit="line")

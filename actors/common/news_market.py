@@ -269,3 +269,34 @@ def write_calendar_csv(events: tuple[MarketEvent, ...] | list[MarketEvent], path
 
 def _iso(time_ns: int) -> str:
     return pd.Timestamp(time_ns, tz="UTC").tz_convert(ET).isoformat()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Write a news market to files a paper replay reads: bars.csv (the feed's replay source), calendar.csv and
+    headlines.jsonl (its event sources)::
+
+        python -m actors.common.news_market --days 20 --seed 0 --out runs/news_market [--null]
+        bin/run paper --set feed.source=replay --set feed.replay_path=runs/news_market/bars.csv \\
+            --set 'feed.event_calendar_paths=["runs/news_market/calendar.csv"]' \\
+            --set 'feed.event_headline_paths=["runs/news_market/headlines.jsonl"]'
+    """
+    import argparse
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description=main.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--days", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--null", action="store_true", help="news_null: the same events, moves independent of them")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    market = generate_news_market(args.days, seed=args.seed, news="news_null" if args.null else "news")
+    market.bars.to_csv(out / "bars.csv", index_label="timestamp")
+    releases = write_calendar_csv(market.events, out / "calendar.csv")
+    headlines = write_headlines_jsonl(market.events, out / "headlines.jsonl")
+    print(f"{len(market.bars)} bars, {releases} releases, {headlines} headlines -> {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -120,8 +120,6 @@ class FeedActor(Actor):
             self.log.info("event_files", files=feed.event_calendar_paths + feed.event_headline_paths, messages=self.events.pending)
         self.rss = [RssSource(url, poll_secs=feed.event_poll_secs, timeout_secs=feed.event_timeout_secs,
                               importance=feed.event_rss_importance, log=self.log) for url in feed.event_rss_urls]
-        for index, rss in enumerate(self.rss):
-            self.spawn(self._follow_rss(rss), f"rss{index}")
 
     async def _follow_rss(self, rss: RssSource) -> None:
         async for event in rss.events():
@@ -139,6 +137,8 @@ class FeedActor(Actor):
             missing = await self.wait_for_peers(list(feed.wait_for_actors), feed.wait_timeout_secs)
             if missing:
                 self.log.warning("feed_peers_missing", missing=missing, waited_secs=feed.wait_timeout_secs)
+        for index, rss in enumerate(self.rss):  # polled from now on: the actors waited for see the first headlines
+            self.spawn(self._follow_rss(rss), f"rss{index}")
         if getattr(self.source, "clock_driven", False):
             self.spawn(self._flush_loop(), "flush")  # trades in a quiet market: close bars on the clock
         async for record in self.source.records():

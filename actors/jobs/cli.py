@@ -35,6 +35,7 @@ MODES = {
     "evaluate": "walk-forward evidence: per fold, train the policy on the days before a test window and test it frozen, against flat, random, buy-and-hold, momentum rules and the oracle; success table, deflated Sharpe, PBO, learning curve (--market regimes|null|FILE, --folds, --seeds, --quick; --lockstep-decisions N [--adapter PATH] [--fusion-warmup M]: the fusion and LLM rows)",
     "dashboard": "a live dashboard of a run in the browser (--run RUN_DIR live or finished, or --bus BUS_JSON; --port, --host); "
                  "main/train/backtest/paper --dashboard start one beside the job",
+    "sweep": "an Optuna search over SPACE.toml's settings (bin/run sweep SPACE.toml): each trial a walk-forward on the validation folds, pruned fold by fold, on Ray workers; the best trial tested once on the held-out test folds; every trial in the ledger",
     "lora": "fine-tune the LLM's LoRA once from --experiences FILE (--rounds N; prints match rate before -> after and the adapter), or --rollback VERSION --run-dir RUN to republish an earlier adapter",
 }
 MODE_HANDLERS = {
@@ -52,6 +53,7 @@ MODE_HANDLERS = {
     "lora": "actors.jobs.lora:mode_lora",
     "evaluate": "actors.jobs.evaluate:mode_evaluate",
     "dashboard": "actors.jobs.dashboard:mode_dashboard",
+    "sweep": "actors.jobs.sweep:mode_sweep",
 }
 """mode -> "module:function", imported only when the mode runs (``bin/run --help`` loads no actor)."""
 DEFAULT_MODE = "main"
@@ -76,6 +78,13 @@ SHARED_OPTIONS: Callable[[argparse.ArgumentParser], None] = shared_options
 
 def _dashboard(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dashboard", action="store_true", help="start the live dashboard beside the job and print its address")
+    _page(parser, "with --dashboard: ")
+
+
+def _page(parser: argparse.ArgumentParser, when: str = "") -> None:
+    parser.add_argument("--port", type=int, help=f"{when}port of the page (default: [dashboard] port, 8765; 0 picks a free one)")
+    parser.add_argument("--host", help=f"{when}address the page listens on (default: [dashboard] host, 127.0.0.1; any other "
+                        "needs the token printed at start)")
 
 
 def _model(parser: argparse.ArgumentParser, what: str) -> None:
@@ -113,7 +122,14 @@ def backtest_options(parser: argparse.ArgumentParser) -> None:
     _dashboard(parser)
 
 
+def _ray(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument("--ray", metavar="ADDRESS", help="where the cells run: local (a Ray on this machine's CPUs), off (one "
+                        "after another in this process), auto or HOST:PORT (a cluster); default $RAY_ADDRESS, else "
+                        f"{default} (docs/ray.md)")
+
+
 def ablation_options(parser: argparse.ArgumentParser) -> None:
+    _ray(parser, "off")
     parser.add_argument("--timesteps", type=int, help="environment steps each seed's policy trains for")
     parser.add_argument("--seeds", type=int, default=None, help="seeds per variant (mean and 95%% interval over them; default 3)")
     _model(parser, "play this policy in every variant instead of training one per seed")
@@ -161,6 +177,7 @@ def paper_options(parser: argparse.ArgumentParser) -> None:
 
 
 def evaluate_options(parser: argparse.ArgumentParser) -> None:
+    _ray(parser, "local for a grid of 60,000 training steps or more, else off")
     parser.add_argument("--market", nargs="+", help="regimes | null (synthetic markets with a known answer) | one or more bars files, "
                         "joined into one calendar (actors/common/bar_join.py; default regimes)")
     parser.add_argument("--folds", type=int, help="walk-forward test windows (default 3, --quick 2)")
@@ -184,9 +201,12 @@ def evaluate_options(parser: argparse.ArgumentParser) -> None:
 def dashboard_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", type=Path, help="the run directory to show (live or finished; default: the newest)")
     parser.add_argument("--bus", type=Path, help="the bus.json of a running runtime")
-    parser.add_argument("--port", type=int, help="port of the page (default: [dashboard] port, 8765; 0 picks a free one)")
-    parser.add_argument("--host", help="address to listen on (default: [dashboard] host, 127.0.0.1; any other "
-                        "needs the token printed at start)")
+    _page(parser)
+
+
+def sweep_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("space", nargs="?", type=Path, metavar="SPACE.toml", help="the search space (docs/experiments/sweeps/)")
+    _ray(parser, "local")
 
 
 def lora_options(parser: argparse.ArgumentParser) -> None:
@@ -202,6 +222,7 @@ MODE_OPTIONS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "main": main_options, "run": run_options, "train": train_options, "backtest": backtest_options, "ablation": ablation_options,
     "fuzz": fuzz_options, "chaos": chaos_options, "soak": soak_options, "join": join_options, "keys": keys_options,
     "paper": paper_options, "evaluate": evaluate_options, "dashboard": dashboard_options, "lora": lora_options,
+    "sweep": sweep_options,
 }
 """mode -> the function that adds its own options."""
 

@@ -46,3 +46,26 @@ def test_a_broken_link_fails_the_build(tmp_path):
     done = build(tmp_path / "mkdocs.yml", tmp_path / "site")
     assert done.returncode != 0
     assert "no-such-page.md" in done.stderr
+
+
+def _hooks():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_page_the_nav_does_not_list_is_added_under_experiments_or_more(tmp_path):
+    docs = tmp_path / "docs"
+    (docs / "experiments").mkdir(parents=True)
+    (docs / "index.md").write_text("# Home\n")
+    (docs / "experiments" / "README.md").write_text("# Experiments\n")
+    (docs / "experiments" / "43-news.md").write_text("intro line\n# Issue 43: news\n")
+    (docs / "ray.md").write_text("no heading\n")
+    nav = [{"Home": "index.md"}, {"Results": [{"Experiments": [{"Why": "experiments/README.md"}]}]}]
+    _hooks().on_config({"nav": nav, "docs_dir": str(docs)})
+    assert nav == [{"Home": "index.md"},
+                   {"Results": [{"Experiments": [{"Why": "experiments/README.md"}, {"Issue 43: news": "experiments/43-news.md"}]}]},
+                   {"More": [{"ray": "ray.md"}]}]

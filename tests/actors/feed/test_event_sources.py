@@ -173,3 +173,21 @@ async def test_a_missing_feed_and_a_broken_document_are_logged_not_raised(server
     events = await broken.poll()
     assert broken.counters["feed_bozo"] == 1 and log.events("rss_bozo")
     assert [e.text for e in events] == ["Half a headline"]
+
+
+async def test_the_feed_actor_publishes_a_feeds_entries_on_md_event_and_logs_them(server):
+    from structlog.testing import capture_logs
+
+    from bus.messages import Event
+    from runtime.testing import actor_harness
+
+    server.bodies["/asia"] = (FEEDS / "asia_atom.xml").read_bytes()
+    overrides = {"feed.source": "synthetic", "feed.synthetic_days": 1, "feed.synthetic_pace_secs": 0.0, "feed.max_bars": 3,
+                 "feed.event_rss_urls": [f"{server.url}/asia"], "feed.event_rss_importance": "low", "feed.event_poll_secs": 3600.0}
+    with capture_logs() as logs:
+        async with actor_harness("feed", overrides) as h:
+            got = [await h.recv(Event) for _ in range(3)]
+    assert [e.text for e in got] == ["Nikkei closes at a record", "Yen firms", "BoJ said to weigh ending negative rates"]
+    assert all(e.source == f"rss:{server.url}/asia" and e.importance == "low" for e in got)
+    logged = [e for e in logs if e["event"] == "md_event"]
+    assert [e["text"] for e in logged] == [e.text for e in got] and logged[0]["time"] == "2024-03-12T06:30:00+00:00"

@@ -4,12 +4,12 @@ right after the bar whose close passes its time, at speed 0 and at agent pace (t
 import json
 import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from actors.feed.cli import main as feed_main
 from bus.messages import Bar, Done, Event, RiskVerdict
 from runtime.tail import main as tail_main
 from runtime.testing import running_actors
@@ -108,10 +108,10 @@ def tail_events(run_dir, capsys) -> list[dict]:
     return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
 
-def test_bin_feed_refuses_a_bad_calendar_naming_file_row_and_field(tmp_path):
+def test_bin_feed_refuses_a_bad_calendar_naming_file_row_and_field(tmp_path, capsys):
     bad = tmp_path / "cal.csv"
     bad.write_text("time,name,importance\n2024-03-04T14:40:00Z,ISM,high\n2024-03-04T14:50:00Z,PMI,urgent\n")
-    result = subprocess.run([str(ROOT / "bin" / "feed"), "--bus", "tcp://127.0.0.1:1,tcp://127.0.0.1:2", "--source", "synthetic",
-                             "--calendar", str(bad)], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2
-    assert f"{bad}, row 2, field 'importance'" in result.stderr and "urgent" in result.stderr
+    code = feed_main(["--bus", "tcp://127.0.0.1:1,tcp://127.0.0.1:2", "--source", "synthetic", "--calendar", str(bad)])
+    stderr = capsys.readouterr().err
+    assert code == 2
+    assert f"{bad}, row 2, field 'importance'" in stderr and "urgent" in stderr
