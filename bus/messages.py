@@ -12,7 +12,7 @@ the env actor hosts, with per-env values in arrays or lists of equal length. The
 batch never reaches an actor: on decode msgspec turns the ValueError into a
 ValidationError, which the codec counts as a dropped ``field_type`` frame.
 
-Action ids (DESIGN.md section 6) are defined in actors/common/actions.py: 0 HOLD, 1 BUY,
+Action ids (docs/architecture.md, environment facts) are defined in actors/common/actions.py: 0 HOLD, 1 BUY,
 2 SELL, 3 MOVE_SL_TO_BE, 4 ENABLE_TRAIL, 5 DISABLE_TRAIL.
 """
 
@@ -388,7 +388,7 @@ class EnvEpisode(Message, frozen=True, kw_only=True):
     steps: int
     episode_return: float
     metrics: dict[str, float]
-    """Episode metrics (DESIGN.md section 6): win_rate, sharpe, max_drawdown, profit_factor, trades, ..."""
+    """Episode metrics (docs/architecture.md, environment facts): win_rate, sharpe, max_drawdown, profit_factor, trades, ..."""
 
 
 class EnvHindsight(Message, frozen=True, kw_only=True):
@@ -420,6 +420,36 @@ class EnvHindsight(Message, frozen=True, kw_only=True):
                       short_exits=self.short_exits)
         _require_vectors("EnvHindsight", n, actions=self.actions, long_pnl_usd=self.long_pnl_usd,
                          short_pnl_usd=self.short_pnl_usd, long_bars=self.long_bars, short_bars=self.short_bars)
+
+
+class PolicyUpdate(Message, frozen=True, kw_only=True):
+    """One PPO update of the learning policy (SB3's train/ figures; NaN where it gave none). Also logged as LOG_EVENT
+    with these fields, so a finished run's log reads back as this message (the dashboard's learning curve)."""
+    TOPIC: ClassVar[str] = "policy.update"
+    LOG_EVENT: ClassVar[str] = "ppo_update"
+    update: int
+    num_timesteps: int
+    approx_kl: float = float("nan")
+    entropy_loss: float = float("nan")
+    value_loss: float = float("nan")
+    policy_gradient_loss: float = float("nan")
+    loss: float = float("nan")
+    explained_variance: float = float("nan")
+    clip_fraction: float = float("nan")
+    mean_episode_return: float = float("nan")
+
+
+class LoraRound(Message, frozen=True, kw_only=True):
+    """One LoRA round: held-out match before and after, the store's size, published or not; also logged as LOG_EVENT."""
+    TOPIC: ClassVar[str] = "lora.round"
+    LOG_EVENT: ClassVar[str] = "lora_round"
+    version: int
+    experiences: int
+    match_rate_before: float
+    match_rate_after: float
+    published: bool
+    collapsed: bool
+    """The adapter gave one answer to (nearly) every prompt: refused whatever its match (actors/lora/publishing.py)."""
 
 
 class LoraAdapter(Message, frozen=True, kw_only=True):
@@ -461,6 +491,8 @@ ALL_MESSAGES: tuple[type[Message], ...] = (
     EnvOutcome,
     EnvEpisode,
     EnvHindsight,
+    PolicyUpdate,
+    LoraRound,
     LoraAdapter,
     Probe,
 )

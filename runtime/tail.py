@@ -27,14 +27,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="bin/tail",
         description="Follow the structured logs of a run (all actors merged in time order), or watch the live bus.",
         epilog="Examples:\n  bin/tail                          newest run, follow\n"
-        "  bin/tail runs/X --actor policy --event 'ppo_*'\n  bin/tail --level warning --no-follow\n"
+        "  bin/tail runs/X --actor policy --event 'ppo_*'\n  bin/tail --event md.event          the market events (releases, headlines) published\n  bin/tail --level warning --no-follow\n"
         "  bin/tail --bus --topic env.outcome --topic llm.thought",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("run_dir", nargs="?", type=Path, help="run directory (default: the newest under --runs-dir)")
     parser.add_argument("--runs-dir", type=Path, default=Path("runs"), help="where to look for the newest run (default: runs)")
     parser.add_argument("--actor", action="append", default=[], help="only these actors (repeatable)")
-    parser.add_argument("--event", action="append", default=[], help="only events matching this glob (repeatable), e.g. 'ppo_*'")
+    parser.add_argument("--event", action="append", default=[], help="only events matching this glob (repeatable), e.g. 'ppo_*'; a topic name matches its log event (md.event: md_event)")
     parser.add_argument("--level", default="debug", choices=list(LEVEL_ORDER), help="minimum level (default: everything)")
     parser.add_argument("--since", help="only lines newer than this: seconds ago (e.g. 90, 5m, 2h) or an ISO time")
     parser.add_argument("--json", action="store_true", help="print the raw JSON lines")
@@ -69,7 +69,7 @@ class LineFilter:
     def accepts(self, record: dict) -> bool:
         if self.actors and record.get("actor") not in self.actors:
             return False
-        if self.events and not any(fnmatch.fnmatch(str(record.get("event", "")), pat) for pat in self.events):
+        if self.events and not any(_event_matches(str(record.get("event", "")), pat) for pat in self.events):
             return False
         if LEVEL_ORDER.get(record.get("level", "info"), 20) < self.min_level:
             return False
@@ -80,6 +80,11 @@ class LineFilter:
             except (KeyError, ValueError):
                 return False
         return True
+
+
+def _event_matches(event: str, pattern: str) -> bool:
+    """A glob over log event names; a bus topic matches the events logged for it (``md.event`` -> ``md_event``)."""
+    return fnmatch.fnmatch(event, pattern) or fnmatch.fnmatch(event, pattern.replace(".", "_"))
 
 
 class LogFollower:

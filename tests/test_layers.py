@@ -1,4 +1,4 @@
-"""The layers of DESIGN.md section 2, read from every module's imports (including those inside functions).
+"""The layers of docs/architecture.md, read from every module's imports (including those inside functions).
 
 runtime/ and bus/ know no actor package but the shared vocabulary (bus/messages.py builds its messages
 from actors/common); an actor's package imports no other actor's, only actors/common; actors/common

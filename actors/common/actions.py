@@ -1,4 +1,4 @@
-"""Action ids and names: the one place they are defined (DESIGN.md section 6).
+"""Action ids and names: the one place they are defined (docs/architecture.md, environment facts).
 
 bus/messages.py, the env, the policy, fusion, risk and the reasoner all read them here.
 """

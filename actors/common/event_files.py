@@ -10,7 +10,7 @@ row, 1-based, header not counted; JSONL and ICS: the line) and the field, so no 
 silently. A calendar row is a schedule a risk rule relies on: a half-read calendar would quietly miss a
 blackout. Duplicates (the same release at the same time, the same headline id) are refused too, naming
 both rows. A release dated on a CME holiday, a half day or a weekend (actors/common/trading_calendar.py)
-is read but warned about, naming the row: CPI has come out on Good Friday, so it is not an error.
+is read but warned about, naming the row: payrolls came out on Good Friday 2023-04-07, so it is not an error.
 
 CSV economic calendar (a header, any column order, names case-insensitive)::
 
@@ -378,11 +378,13 @@ def _read_ics(path: Path, text: str) -> tuple[list[MarketEvent], list[str]]:
     warnings: list[str] = []
     seen: dict[str, int] = {}
     props: dict[str, tuple[int, dict[str, str], str]] | None = None
-    begin = 0
+    begin = nested = 0
     for number, line in unfold_ics(text):
         name, params, value = ics_property(line)
-        if name == "BEGIN" and value.upper() == "VEVENT":
-            props, begin = {}, number
+        if props is not None and name in ("BEGIN", "END") and value.upper() != "VEVENT":
+            nested += 1 if name == "BEGIN" else -1  # a VALARM inside the event: its DESCRIPTION is not the event's
+        elif name == "BEGIN" and value.upper() == "VEVENT":
+            props, begin, nested = {}, number, 0
         elif name == "END" and value.upper() == "VEVENT" and props is not None:
             event, stamp = _ics_event(path, begin, props)
             if event.event_id in seen:
@@ -393,7 +395,7 @@ def _read_ics(path: Path, text: str) -> tuple[list[MarketEvent], list[str]]:
                 warnings.append(f"{path}, line {begin}: {warning}")
             events.append(event)
             props = None
-        elif props is not None:
+        elif props is not None and not nested:
             props.setdefault(name, (number, params, value))
     if props is not None:
         raise EventFileError(path, "VEVENT without END:VEVENT", row=begin, unit="line")

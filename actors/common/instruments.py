@@ -1,4 +1,4 @@
-"""Futures contract specifications (DESIGN.md section 6) and the custom-instrument fallback.
+"""Futures contract specifications (docs/architecture.md, environment facts) and the custom-instrument fallback.
 
 Shared vocabulary: the env fills orders with a spec and risk sizes its guard with the same one.
 """

@@ -58,6 +58,14 @@ def _early_closes() -> frozenset[pd.Timestamp]:
     return frozenset(pd.DatetimeIndex(cme_calendar().early_closes).normalize())
 
 
+@lru_cache(maxsize=1)
+def _closes_utc() -> dict[pd.Timestamp, pd.Timestamp]:
+    """Session date -> its close (UTC), the whole calendar at once: a dict look-up, not a calendar query, per date."""
+    closes = cme_calendar().closes
+    return {pd.Timestamp(session): pd.Timestamp(close).tz_convert("UTC") if pd.Timestamp(close).tzinfo else pd.Timestamp(close, tz="UTC")
+            for session, close in closes.items()}
+
+
 def _as_date(day: dt.date | str | pd.Timestamp) -> pd.Timestamp:
     stamp = pd.Timestamp(day)
     if stamp.tzinfo is not None:
@@ -67,13 +75,17 @@ def _as_date(day: dt.date | str | pd.Timestamp) -> pd.Timestamp:
 
 def trading_day(day: dt.date | str | pd.Timestamp) -> TradingDay:
     """The CME equity futures session of a date (a date, ``2024-07-04``, or a timestamp: its date as written)."""
+    return _trading_day(_as_date(day))
+
+
+@lru_cache(maxsize=8192)  # a calendar file asks about the same dates again and again
+def _trading_day(date: pd.Timestamp) -> TradingDay:
     calendar = cme_calendar()
-    date = _as_date(day)
     first, last = calendar.first_session, calendar.last_session
     if not first <= date <= last:
         raise ValueError(f"{date.date()} is outside the {CALENDAR_NAME} calendar ({first.date()} to {last.date()})")
-    session = bool(calendar.is_session(date))
-    close = calendar.session_close(date).tz_convert("UTC") if session else None
+    close = _closes_utc().get(date)
+    session = close is not None
     return TradingDay(date=date.date(), session=session, half_day=session and date in _early_closes(),
                       holiday=not session and date.day_of_week < 5, close_utc=close)
 

@@ -1,7 +1,8 @@
-"""The [dashboard] config section: where the page listens, how often it updates, and what the reader decodes.
+"""The [dashboard] config section: where the page listens, how often it updates, and what the reader decodes; and
+``RunView``, what the dashboard reads of the config of the run it shows.
 
-``bin/run dashboard`` and ``bin/run ... --dashboard`` read it; their ``--host`` and ``--port`` override it.
-Imports nothing but msgspec, the stdlib and config.checks (every config load imports it)."""
+``bin/run dashboard`` and ``bin/run ... --dashboard`` read the section; their ``--host`` and ``--port`` override it.
+Imports nothing but msgspec, the stdlib, config.checks and the shared sections (every config load imports it)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Annotated
 
 import msgspec
 
+from actors.common.market_settings import AccountConfig
 from config.checks import ConfigSection, Port, Positive, PositiveCount, PositiveSecs, Secs, require
 
 UpdateMs = Annotated[int, msgspec.Meta(ge=100, le=10_000)]
@@ -53,3 +55,18 @@ class DashboardConfig(ConfigSection, kw_only=True):
         super().__post_init__()
         require(bool(self.host.strip()), "host", "must not be empty (127.0.0.1 for this machine only)", section=section)
         require(self.hot_keep <= self.hot_max, "hot_keep", f"must be <= hot_max ({self.hot_max}), got {self.hot_keep}", section=section)
+
+
+class EnvReportsView(msgspec.Struct, frozen=True, kw_only=True):
+    """Of [env]: where the env writes a run's reports (a view: the other keys ignored)."""
+
+    report_dir: str = "backtest"
+    paper_dir: str = "paper"
+
+
+class RunView(msgspec.Struct, frozen=True, kw_only=True):
+    """What the dashboard reads of the run it shows (the run directory's config.toml, other sections ignored): where
+    the env wrote the reports, and the account's rules (the evaluation walk's target and limits)."""
+
+    env: EnvReportsView = EnvReportsView()
+    account: AccountConfig = msgspec.field(default_factory=AccountConfig)

@@ -28,15 +28,20 @@ from typing import Any, Callable
 
 import zmq
 
-from actors.dashboard.config import DashboardConfig
+from actors.dashboard.config import DashboardConfig, RunView
 from actors.dashboard.model import AccountRules, MarketHistory
+from actors.dashboard.report import report_file
 from actors.dashboard.state import DashboardState
 from bus.broker import ADDRESSES_FILE, BusAddresses
+from bus.messages import (EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, Event, FusionDecision, LlmThought, LoraAdapter, LoraRound,
+                          PolicyProposal, PolicyUpdate, RiskVerdict)
 from runtime.rundir import CONFIG_FILE
 
-TOPICS = ("sys.", "env.obs", "env.outcome", "env.episode", "env.hindsight", "policy.proposal", "llm.thought", "fusion.decision",
-          "risk.verdict", "lora.adapter")
-HOT_TOPICS = ("env.obs", "policy.proposal", "fusion.decision", "risk.verdict")
+SHOWN = (EnvObs, EnvOutcome, EnvEpisode, EnvHindsight, PolicyProposal, PolicyUpdate, LlmThought, FusionDecision, RiskVerdict,
+         LoraRound, LoraAdapter, Event)
+"""The messages the dashboard shows (besides sys.*), each handled by ``DashboardState._on_<type>``."""
+TOPICS = ("sys.", *(message.TOPIC for message in SHOWN))
+HOT_TOPICS = tuple(message.TOPIC for message in (EnvObs, PolicyProposal, FusionDecision, RiskVerdict))
 HOT = tuple(topic.encode() for topic in HOT_TOPICS)
 """The decision loop's topics, decoded at most ``DashboardConfig.hot_steps_per_sec`` a second each (the newest of a pass): a
 loop up to that rate keeps every step, so each trade's decisions are there when it is clicked; a faster one is sampled, and
@@ -120,28 +125,25 @@ def run_mode(run_dir: Path) -> str:
     return f"{mode} ({name})" if name else f"{mode} ({run_dir.name})"
 
 
-def account_rules(run_dir: Path) -> AccountRules:
-    """The run's account rules (its config's [account], presets resolved); empty rules when unreadable."""
+def run_view(run_dir: Path) -> RunView | None:
+    """What the dashboard reads of the run's config (report folders, account rules with presets resolved); None
+    when it is unreadable."""
+    import tomllib
+
+    import msgspec
+
     try:
-        import tomllib
-
-        import msgspec
-
-        from actors.common.market_settings import AccountConfig
-
-        section = tomllib.loads((run_dir / CONFIG_FILE).read_text()).get("account", {})
-        config = msgspec.convert(section, AccountConfig)
+        return msgspec.convert(tomllib.loads((run_dir / CONFIG_FILE).read_text()), RunView)
     except (OSError, ValueError, msgspec.ValidationError):
+        return None
+
+
+def account_rules(run: RunView | None) -> AccountRules:
+    """The run's account rules; empty rules when its config was unreadable (no start balance)."""
+    if run is None:
         return AccountRules()
-    return AccountRules(config.name, config.start_balance, config.profit_target, config.daily_loss_limit)
-
-
-REPORT_FILES = ("backtest/metrics.json", "paper/report/metrics.json")
-"""Where a run's report is (the backtest's, the paper run's), as ``DashboardState.on_report`` reads it."""
-
-
-def report_file(run_dir: Path) -> Path | None:
-    return next((run_dir / name for name in REPORT_FILES if (run_dir / name).is_file()), None)
+    account = run.account
+    return AccountRules(account.name, account.start_balance, account.profit_target, account.daily_loss_limit)
 
 
 BarsOf = Callable[[Path], "tuple[MarketHistory | None, str]"]
@@ -203,7 +205,7 @@ class BusReader:
             decoded = self.client.decode(frames)
             if decoded is not None:
                 state.on_message(decoded.msg, decoded.sender)
-        state.health.dropped_frames = max(state.health.dropped_frames, sum(self.client.dropped.values()))
+        state.health.transport.dropped_frames = max(state.health.transport.dropped_frames, sum(self.client.dropped.values()))
         return received
 
     def _open_window(self) -> float:
@@ -260,6 +262,8 @@ class Reader:
         self.thread = threading.Thread(target=self._run, name="dashboard-reader", daemon=True)
         self.run_dir: Path | None = None
         self.logs: LogReader | None = None
+        self.run = RunView()
+        """What the dashboard reads of the followed run's config (its report folders, its account rules)."""
         self.bus: BusReader | None = None
         self._passes = 0
         self._tried_market: tuple[Path, float] | None = None
@@ -310,7 +314,7 @@ class Reader:
             for record in self.logs.read():
                 self.state.on_log(record)
                 if record.get("event") == "report_written":  # a backtest just finished: its trades with their chains
-                    self.state.on_report(self.run_dir)
+                    self.state.on_report(self.run_dir, self.run)
         if self.bus is None and self.run_dir is not None:
             self._replay_market(self.run_dir)
         if self.bus is not None:
@@ -353,7 +357,7 @@ class Reader:
 
     def _replay_market(self, run_dir: Path) -> None:
         """A finished run (no live bus) with a report: its bars on the price chart, once per report."""
-        report = report_file(run_dir)
+        report = report_file(run_dir, self.run)
         if report is None or self.bars is None:
             return
         key = (report, report.stat().st_mtime)
@@ -378,6 +382,8 @@ class Reader:
     def _open_run(self, run_dir: Path, source: str) -> None:
         self.run_dir = run_dir
         self.state.attach(str(run_dir), run_mode(run_dir), source)
-        self.state.set_rules(account_rules(run_dir))
+        view = run_view(run_dir)
+        self.run = view or RunView()
+        self.state.set_rules(account_rules(view))
         self.logs = LogReader(run_dir)
-        self.state.on_report(run_dir)
+        self.state.on_report(run_dir, self.run)

@@ -1,49 +1,48 @@
 """What the dashboard shows, aggregated from bus messages and log records: plain Python, no sockets.
 
-One ``DashboardState`` is fed by one reader thread (``on_message`` for decoded bus messages, ``on_log``
-for JSON log records) and read by every browser session (``snapshot``) under one lock. Charts take
-only the points added since the cursor a session holds (``Series.since``), so a session streams a
-few new points per update instead of re-sending a chart; tables are short and sent whole.
+One ``DashboardState`` is fed by one reader thread (``on_message``: bus messages, ``on_log``: JSON log records) and read by
+every browser session (``snapshot``) under one lock. Charts take only the points added since the cursor a session holds
+(``Series.since``): a few new points per update instead of a whole chart; tables are short and sent whole. Charts and
+the decisions table follow env 0 (one account walking through the data); counters cover every env the reader decoded.
 
-Charts and the decisions table follow environment 0 (one account walking through the data, as in a
-backtest); counters (steps/s, latency, vetoes, fusion accuracy) cover every environment the reader decoded.
+Everything is derived from the typed messages (bus/messages.py): candles, stops and targets from env.obs's market
+context, halted stretches from risk.verdict and the evaluation-account walk from env.obs and env.episode (walk.py),
+trust from fusion.decision, fusion accuracy from env.hindsight labels joined to the fusion decisions of the same step
+(as actors/jobs/evaluation/sources.py scores it after a run), learning from policy.update and lora.round (or the
+same messages read back from a finished run's log), the trades of a finished run from its report (report.py).
 
-Everything is derived from the loop's own messages: candles, stops and targets from env.obs's market
-context, halted stretches from risk.verdict, the evaluation-account walk from env.obs episode ids and
-env.episode, trust from fusion.decision, and fusion accuracy from env.hindsight labels joined to the
-fusion decisions of the same step (the seeds' "chose the source that was right", as
-actors/jobs/evaluation/sources.py scores it after a run).
-
-The records it keeps (decisions, trades, accounts, events, health) are model.py's. Over 400 lines, on purpose:
-``DashboardState`` is one aggregate under one lock whose message handlers write the same series and tables
-(a fusion decision completes the decision an env.obs opened, a verdict the trade's chain, hindsight the scores), so
-split by message the parts would reach into each other's fields; the text summaries at the end (``health_lines``,
-``account_lines``, ``learning_lines``) read a snapshot and could move to the page's side with page.py's imports.
+The records are model.py's, the page's text lines.py's, market events' (md.event) news.py's. Over 400 lines, on
+purpose: one aggregate under one lock whose handlers write the same series and tables; split by message, the parts
+would reach into each other's fields.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import threading
 import time
 from collections import deque
 from pathlib import Path
 from typing import Any, Callable
 
+import msgspec
 import numpy as np
 
 from actors.common.actions import BUY, NO_ACTION
-from actors.dashboard.model import (Account, AccountRules, ActorHealth, Decision, Event, Health, MarketHistory, Scores, Trade,
-                                    action_name, share)
+from actors.dashboard.config import RunView
+from actors.dashboard.lines import decision_text, fields_text
+from actors.dashboard.model import (AccountRules, ActorHealth, Decision, Event, Health, MarketHistory, Scores, Series, Trade, action_name,
+                                    live_account, share)
+from actors.dashboard.news import NewsMarks
+from actors.dashboard.report import RunReport, read_report, report_file
+from actors.dashboard.walk import AccountWalk, HaltSpans
+from bus.messages import LoraRound, PolicyUpdate
 
 MAX_POINTS = 3000
 """Points kept per chart series (older ones roll off; the browser keeps as many)."""
 MAX_CANDLES = 300
 """Candles kept (the newest bars); the close line under them goes back MAX_POINTS steps."""
 MAX_HALT_SPANS = 200
-HALT_GAP_STEPS = 64
-"""Two halted steps of the same rule this close, with no step seen between them without it, are one stretch
-(a full-speed run is sampled: the reader does not decode every step)."""
 MAX_ROWS = 40
 """Rows of the decisions, trades and events tables."""
 MAX_EVENTS = 300
@@ -53,6 +52,8 @@ PENDING_STEPS = 64
 """A step whose proposal, fusion decision and verdict have not all arrived after this many newer steps is dropped."""
 LEARNING_KEYS = ("approx_kl", "entropy_loss", "value_loss", "policy_gradient_loss", "loss", "explained_variance",
                  "clip_fraction", "mean_episode_return")
+LOGGED_MESSAGES = {message.LOG_EVENT: message for message in (PolicyUpdate, LoraRound)}
+"""The messages an actor also logs (their own fields under their LOG_EVENT): a finished run's log reads back as them."""
 LOG_EVENTS = {
     # event name -> kind shown in the events table (warnings and errors are shown whatever their name)
     "actor_restarting": "restart", "broker_restarted": "restart", "peer_restarted": "restart",
@@ -61,39 +62,12 @@ LOG_EVENTS = {
     "feed_silent": "feed", "feed_resumed": "feed", "paper_stopped": "runtime", "done": "runtime",
 }
 EVENT_KINDS = ("order", "fill", "veto", "halt", "account", "adapter", "lora", "learning", "restart", "error", "warning", "feed",
-               "report", "runtime")
+               "report", "runtime", "news")
 """Every kind the events table can show (its filter offers these)."""
-_LOG_SKIP = {"timestamp", "level", "actor", "event", "run", "logger"}
-
-
-class Series:
-    """Points with increasing ids: a reader asks for those after the last id it saw."""
-
-    def __init__(self, columns: tuple[str, ...], maxlen: int = MAX_POINTS) -> None:
-        self.columns = columns
-        self.rows: deque[tuple[int, tuple]] = deque(maxlen=maxlen)
-        self.next_id = 0
-
-    def add(self, *values: Any) -> None:
-        self.rows.append((self.next_id, values))
-        self.next_id += 1
-
-    def since(self, cursor: int) -> tuple[dict[str, list], int]:
-        """The columns of the points with id >= cursor, and the cursor for next time."""
-        new = [values for point_id, values in self.rows if point_id >= cursor] if self.rows and self.rows[-1][0] >= cursor else []
-        return {name: [row[i] for row in new] for i, name in enumerate(self.columns)}, self.next_id
-
-    def clear(self) -> None:
-        self.rows.clear()
 
 
 def _clock(now: float | None = None) -> str:
     return time.strftime("%H:%M:%S", time.gmtime(time.time() if now is None else now))
-
-
-def _fields_text(record: dict[str, Any], limit: int = 160) -> str:
-    text = " ".join(f"{k}={v}" for k, v in record.items() if k not in _LOG_SKIP)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class DashboardState:
@@ -106,24 +80,21 @@ class DashboardState:
         """Bumped when the charts start over (a new run or stage is attached): sessions then reload them."""
         self.health = Health()
         self.actors: dict[str, ActorHealth] = {}
-        self.price = Series(("step", "price"))
+        self.price = Series(("step", "price"), MAX_POINTS)
         self.candles = Series(("step", "open", "high", "low", "close", "colour"), maxlen=MAX_CANDLES)
-        self.position = Series(("step", "entry", "stop", "target"))
+        self.position = Series(("step", "entry", "stop", "target"), MAX_POINTS)
         """The open position of env 0 at each step: entry, stop and target prices (NaN while flat)."""
-        self.marks = Series(("step", "price", "kind", "colour", "trade"))
+        self.marks = Series(("step", "price", "kind", "colour", "trade"), MAX_POINTS)
         """Entry and exit marks of env 0's trades; ``trade`` is the trade's id (a click on a mark shows its chain)."""
-        self.equity = Series(("step", "equity", "threshold"))
-        self.trust = Series(("step", "rl_trust", "llm_trust"))
+        self.news = NewsMarks(MAX_POINTS)
+        self.equity = Series(("step", "equity", "threshold"), MAX_POINTS)
+        self.trust = Series(("step", "rl_trust", "llm_trust"), MAX_POINTS)
         self.accuracy = Series(("labels", "chose_right", "fused", "rl", "llm"), maxlen=1000)
         """Running shares over the hindsight-labelled decisions, one point per labelled message."""
         self.learning = Series(("t", *LEARNING_KEYS), maxlen=1000)
         self.account: dict[str, float] = {}
-        self.rules = AccountRules()
-        self.accounts: deque[Account] = deque(maxlen=MAX_ROWS)
-        """Env 0's evaluation accounts, newest first (the open one first while it runs)."""
-        self.account_counts: dict[str, int] = {"passed": 0, "failed": 0, "ended": 0}
-        self.halt_spans: deque[list] = deque(maxlen=MAX_HALT_SPANS)
-        """[first step, last step, rule] of env 0's halted stretches, oldest first."""
+        self.walk = AccountWalk(MAX_ROWS)
+        self.halts = HaltSpans(MAX_HALT_SPANS)
         self.scores = Scores()
         self.fusion_gauges: dict[str, float] = {}
         self.decisions: deque[Decision] = deque(maxlen=MAX_ROWS)
@@ -139,14 +110,13 @@ class DashboardState:
         self._pending: dict[tuple[int, int], Decision] = {}
         self._fused: dict[tuple[int, int], tuple[int, int, int]] = {}
         """(env, step) -> fused, RL and LLM action of the decisions made flat, until their hindsight label arrives."""
-        self._halt_open = False
         self._flat: dict[tuple[int, int], bool] = {}
         """(env, step) of the observations seen flat (BUY allowed), for the fusion accuracy's flat decisions."""
         self._thoughts: dict[str, Any] = {}
         self._halts: dict[int, str] = {}
         self._event_seq = 0
         self._learning_t = 0
-        self._recent_updates: deque[tuple] = deque(maxlen=4)
+        self._recent_updates: deque[tuple] = deque(maxlen=16)
 
     # ------------------------------------------------------------------ attaching
 
@@ -155,12 +125,10 @@ class DashboardState:
         with self.lock:
             if run_dir != self.health.run_dir:
                 self.generation += 1
-                for series in (self.price, self.candles, self.position, self.marks, self.equity, self.trust):
+                for series in (self.price, self.candles, self.position, self.marks, self.news, self.equity, self.trust):
                     series.clear()
-                self.accounts.clear()
-                self.account_counts = dict.fromkeys(self.account_counts, 0)
-                self.halt_spans.clear()
-                self._halt_open = False
+                self.walk.clear()
+                self.halts.clear()
                 self._fused.clear()
                 self._flat.clear()
                 self.decisions.clear()
@@ -181,7 +149,7 @@ class DashboardState:
 
     def set_rules(self, rules: AccountRules) -> None:
         with self.lock:
-            self.rules = rules
+            self.walk.rules = rules
 
     def set_source(self, source: str) -> None:
         with self.lock:
@@ -194,7 +162,7 @@ class DashboardState:
     def on_message(self, msg: Any, sender: str = "") -> None:
         handler = getattr(self, f"_on_{type(msg).__name__}", None)
         with self.lock:
-            self.health.messages += 1
+            self.health.transport.messages += 1
             if handler is not None:
                 handler(msg)
 
@@ -212,23 +180,20 @@ class DashboardState:
     def _on_Stats(self, msg) -> None:
         self._gauges(msg.actor, msg.gauges)
         dropped = sum(v for k, v in msg.counters.items() if k.startswith("dropped_"))
-        self.health.dropped_frames = max(self.health.dropped_frames, dropped)
+        self.health.transport.dropped_frames = max(self.health.transport.dropped_frames, dropped)
 
     def _gauges(self, actor: str, gauges: dict[str, float]) -> None:
         if "decision_latency_p50_us" in gauges:
-            self.health.latency_p50_us = float(gauges["decision_latency_p50_us"])
-            self.health.latency_p99_us = float(gauges.get("decision_latency_p99_us", float("nan")))
+            self.health.transport.latency_p50_us = float(gauges["decision_latency_p50_us"])
+            self.health.transport.latency_p99_us = float(gauges.get("decision_latency_p99_us", float("nan")))
         if actor == "feed" and "lag_ms_p50" in gauges:  # the feed's own figure: bar close -> published
-            self.health.feed_lag_secs = float(gauges["lag_ms_p50"]) / 1000.0
+            self.health.transport.feed_lag_secs = float(gauges["lag_ms_p50"]) / 1000.0
         if actor == "fusion":
             self.fusion_gauges = {k: float(v) for k, v in gauges.items()}
 
     def _on_Progress(self, msg) -> None:
-        if msg.actor == "env" or not self.health.steps_per_sec:
-            self.health.steps_per_sec = float(msg.steps_per_sec)
-            self.health.env_steps, self.health.total_steps = int(msg.steps), int(msg.total_steps)
-        if msg.actor == "policy":
-            self._learning_point(msg.figures)
+        if msg.actor == "env" or not self.health.progress.steps_per_sec:
+            self.health.progress = msg
 
     def _on_Done(self, msg) -> None:
         self._event("runtime", msg.actor, f"done: {msg.reason}")
@@ -246,13 +211,15 @@ class DashboardState:
         if not msg.env_ids or msg.env_ids[0] != 0:
             return
         context, step = msg.contexts[0], int(msg.step)
-        self._walk(step, int(msg.episode_ids[0]), float(context.balance))
+        if closed := self.walk.step(step, int(msg.episode_ids[0]), float(context.balance)):
+            self._event("account", "env 0", closed)
         previous = self.account.get("position", 0.0)
         if context.position and context.position != previous:
             side = "long" if context.position > 0 else "short"
             self._event("order", "env 0", f"step {step}: entered {side} {context.contracts} @ {context.entry_price:.2f}"
                                           + (f" stop {context.stop_price:.2f} target {context.target_price:.2f}" if context.stop_price else ""))
         self.price.add(step, float(context.price))
+        self.news.bar(step, context)
         if context.bar_high > 0:  # senders that give the bar's range (the env does)
             colour = "#2ca02c" if context.price >= context.bar_open else "#d62728"
             self.candles.add(step, float(context.bar_open), float(context.bar_high), float(context.bar_low), float(context.price), colour)
@@ -263,46 +230,14 @@ class DashboardState:
             self.position.add(step, nan, nan, nan)  # a break in the lines (the next position starts a new segment)
         equity = float(context.balance + context.unrealized_pnl)
         self.equity.add(step, equity, equity - float(context.drawdown_buffer))
-        self.account = {"equity": equity, "balance": float(context.balance), "drawdown_buffer": float(context.drawdown_buffer),
-                        "trailing_limit": float(context.trailing_limit), "daily_pnl": float(context.daily_pnl),
-                        "minutes_to_close": float(context.minutes_to_close), "position": float(context.position),
-                        "contracts": float(context.contracts), "entry_price": float(context.entry_price),
-                        "unrealized_pnl": float(context.unrealized_pnl), "time_et": context.time_et, "symbol": context.symbol,
-                        "stop_price": float(context.stop_price), "target_price": float(context.target_price)}
+        self.account = live_account(context)
 
-    def _walk(self, step: int, episode_id: int, balance: float) -> None:
-        """Env 0's account walk: a new episode id is a new evaluation account (the last one ended)."""
-        current = self.accounts[0] if self.accounts else None
-        if current is not None and current.episode_id == episode_id:
-            current.end_step, current.balance = step, balance
-            return
-        if current is not None and current.outcome == "open":  # its env.episode was not seen (sampled): judge from its balance
-            self._close_account(current, failed=False, net=current.balance - current.start_balance)
-        start = self.rules.start_balance or balance
-        index = current.index + 1 if current is not None else 0
-        self.accounts.appendleft(Account(index, episode_id, step, step, start, balance))
-
-    def _close_account(self, account: Account, failed: bool, net: float) -> None:
-        target = self.rules.profit_target
-        if failed:
-            account.outcome, account.reason = "failed", "trailing_drawdown"
-        elif target > 0 and net >= target:
-            account.outcome, account.reason = "passed", "profit_target"
-        else:
-            account.outcome, account.reason = "ended", "episode_end"
-        account.balance = account.start_balance + net
-        self.account_counts[account.outcome] += 1
-        self._event("account", "env 0", f"account {account.index} {account.outcome} ({account.reason}) net {net:+,.2f} $ "
-                                        f"over steps {account.start_step}-{account.end_step}")
+    def _on_Event(self, msg) -> None:  # md.event: a line in the events table, a mark once env 0's clock reaches it
+        self._event("news", msg.source or "feed", self.news.arrived(msg))
 
     def _on_EnvEpisode(self, msg) -> None:
-        if msg.env_id != 0:
-            return
-        account = next((a for a in self.accounts if a.episode_id == msg.episode_id), None)
-        if account is None or account.outcome != "open":
-            return
-        self._close_account(account, failed=msg.metrics.get("apex_violations", 0.0) > 0,
-                            net=float(msg.metrics.get("net_pnl_usd", account.balance - account.start_balance)))
+        if msg.env_id == 0 and (closed := self.walk.episode_ended(msg.episode_id, msg.metrics)):
+            self._event("account", "env 0", closed)
 
     def _on_EnvHindsight(self, msg) -> None:
         for i, env_id in enumerate(msg.env_ids):
@@ -376,23 +311,11 @@ class DashboardState:
                 self._event("halt", "risk", f"env {env_id} step {msg.step}: " + (f"halt {decision.halt}" if decision.halt else "halt lifted"))
                 self._halts[env_id] = decision.halt
             if env_id == 0:
-                self._halt_span(int(msg.step), decision.halt)
+                self.halts.add(int(msg.step), decision.halt)
                 self.decisions.appendleft(decision)
                 self.chains[msg.step] = decision
                 if len(self.chains) > MAX_CHAINS:
                     del self.chains[next(iter(self.chains))]
-
-    def _halt_span(self, step: int, halt: str) -> None:
-        """Env 0's halted stretches: a halted step extends the open stretch of its rule, or starts one."""
-        if not halt:
-            self._halt_open = False
-            return
-        last = self.halt_spans[-1] if self.halt_spans else None
-        if last is not None and self._halt_open and last[2] == halt and 0 <= step - last[1] <= HALT_GAP_STEPS:
-            last[1] = step
-        else:
-            self.halt_spans.append([step, step, halt])
-        self._halt_open = True
 
     def _on_EnvOutcome(self, msg) -> None:
         self.counts["trades"] += 1
@@ -404,14 +327,31 @@ class DashboardState:
                                                  f"{msg.exit_price:.2f} ({msg.exit_reason}) {msg.pnl_usd:+.2f} $")
         if msg.env_id != 0:
             return
-        self.trades.appendleft(Trade(msg.trade_id, msg.env_id, side, entry_step, exit_step, msg.entry_price, msg.exit_price,
-                                     msg.pnl_usd, msg.bars_held, msg.exit_reason, steps))
+        self.trades.appendleft(Trade(trade_id=msg.trade_id, env_id=msg.env_id, side=side, entry_step=entry_step, entry_price=msg.entry_price,
+                                     exit_step=exit_step, exit_price=msg.exit_price, pnl_usd=msg.pnl_usd, bars_held=msg.bars_held,
+                                     exit_reason=msg.exit_reason, decision_steps=steps))
         self._mark_trade(self.trades[0])
 
     def _mark_trade(self, trade: Trade) -> None:
         self.marks.add(trade.entry_step, float(trade.entry_price), f"{trade.side} entry", "#2ca02c" if trade.side == "long" else "#d62728",
                        trade.trade_id)
         self.marks.add(trade.exit_step, float(trade.exit_price), f"exit ({trade.exit_reason})", "#444444", trade.trade_id)
+
+    def _on_PolicyUpdate(self, msg: PolicyUpdate, stamp: str = "") -> None:
+        if self._first_time(("policy.update", msg.update, msg.num_timesteps)):
+            self._learning_t += 1
+            self.learning.add(self._learning_t, *(getattr(msg, key) for key in LEARNING_KEYS))
+
+    def _on_LoraRound(self, msg: LoraRound, stamp: str = "") -> None:
+        if self._first_time(("lora.round", msg.version)):
+            self.lora_rounds.appendleft(_lora_row(msg, stamp[11:19] if len(stamp) >= 19 else _clock()))
+
+    def _first_time(self, key: tuple) -> bool:
+        """A live run's update or round comes twice, on the bus and in the log (read for what came before the attach)."""
+        if key in self._recent_updates:
+            return False
+        self._recent_updates.append(key)
+        return True
 
     def _on_LoraAdapter(self, msg) -> None:
         metrics = " ".join(f"{k}={v:.3g}" for k, v in msg.metrics.items())
@@ -420,13 +360,14 @@ class DashboardState:
     # ------------------------------------------------------------------ log records
 
     def on_log(self, record: dict[str, Any]) -> None:
-        """One JSON log line of any actor: events, learning figures, and (for a finished run) health."""
+        """One JSON log line of any actor: events, a logged message (a finished run's learning), and (for a finished run) health."""
         event, actor, level = str(record.get("event", "")), str(record.get("actor", "?")), str(record.get("level", "info"))
         with self.lock:
-            if event == "ppo_update":
-                self._learning_point(record)
-            elif event == "lora_round":
-                self.lora_rounds.appendleft(_lora_row(record))
+            if (message := LOGGED_MESSAGES.get(event)) is not None:
+                try:
+                    getattr(self, f"_on_{message.__name__}")(msgspec.convert(record, message, strict=False), str(record.get("timestamp", "")))
+                except msgspec.ValidationError:  # a log written before the message had these fields: its event row stays
+                    pass
             elif event == "stats" and self.health.source.startswith("logs"):
                 self._gauges(actor, {k: v for k, v in record.items() if isinstance(v, (int, float))})
             if self.health.source.startswith("logs") and actor not in ("supervisor", "dashboard"):
@@ -436,45 +377,35 @@ class DashboardState:
             if kind:
                 if kind == "error":
                     self.counts["errors"] += 1
-                self._event(kind, actor, f"{event} {_fields_text(record)}".strip(), stamp=str(record.get("timestamp", "")))
+                self._event(kind, actor, f"{event} {fields_text(record)}".strip(), stamp=str(record.get("timestamp", "")))
 
     # ------------------------------------------------------------------ reports of a finished run
 
-    def on_report(self, run_dir: str | Path) -> None:
-        """The trades and evaluation accounts of a run's backtest or paper report, when it wrote one."""
-        for path in (Path(run_dir) / "backtest" / "metrics.json", Path(run_dir) / "paper" / "report" / "metrics.json"):
-            try:
-                document = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
+    def on_report(self, run_dir: str | Path, run: RunView = RunView()) -> None:
+        """The trades and evaluation accounts of a run's backtest or paper report, where its settings put it (``run``)."""
+        path = report_file(Path(run_dir), run)
+        report = read_report(path) if path is not None else None
+        if report is not None:
             with self.lock:
-                self._report(document, str(path))
-            return
+                self._report(report)
 
-    def _report(self, document: dict[str, Any], path: str) -> None:
-        trades = [_report_trade(t) for t in document.get("trade_list", []) if isinstance(t, dict)]
+    def _report(self, report: RunReport) -> None:
+        trades = report.trades
         self.trades.clear()
         self.trades.extendleft(trades[-MAX_ROWS:])
         self.report_trades = {t.trade_id: t for t in trades if t.env_id == 0}
         if not self.price.rows and not self.marks.rows:  # a finished run (the bus drew nothing): its trades on the charts
             self._report_charts(trades)
-        accounts = [a for a in document.get("evaluation_accounts", []) if isinstance(a, dict)]
-        outcomes = [str(a.get("outcome", "")) for a in accounts]
-        if not self.accounts:  # not followed live: the report's walk (every env's, in the order they started)
-            for number, a in enumerate(accounts[-MAX_ROWS:]):
-                net = float(a.get("net_pnl_usd", 0.0))
-                days = a.get("trading_days", "?")
-                self.accounts.appendleft(Account(number, int(a.get("index", number)), -1, -1, 0.0, net, str(a.get("outcome", "")),
-                                                 f"{a.get('reason', '')} ({days} days)"))
-        self.report = {"path": path, "net_pnl_usd": document.get("net_pnl_usd"), "trades": document.get("trades"),
-                       "win_rate": document.get("win_rate"), "sharpe": document.get("sharpe"), "max_drawdown": document.get("max_drawdown"),
-                       "accounts": " ".join(f"{o}:{outcomes.count(o)}" for o in ("passed", "failed", "open") if o in outcomes) or "-"}
-        self._event("report", "env", f"report {path}: {len(trades)} trades, accounts {self.report['accounts']}")
+        if not self.walk.accounts:  # not followed live: the report's walk (every env's, in the order they started)
+            for number, account in enumerate(report.accounts[-MAX_ROWS:]):
+                self.walk.accounts.appendleft(dataclasses.replace(account, index=number))
+        self.report = dict(report.figures)
+        self._event("report", "env", f"report {report.path}: {len(trades)} trades, accounts {self.report['accounts']}")
 
     def _report_charts(self, trades: list[Trade]) -> None:
         """Env 0's trades of a report as entry and exit marks, and its realised equity (the balance after each exit;
         the trailing threshold is not in the report) on the equity chart."""
-        balance = self.rules.start_balance
+        balance = self.walk.rules.start_balance
         for trade in sorted(trades, key=lambda t: (t.exit_step, t.trade_id)):
             if trade.env_id != 0 or trade.entry_step < 0:
                 continue
@@ -510,18 +441,6 @@ class DashboardState:
         with self.lock:
             return next((t for t in self.trades if t.trade_id == trade_id and t.env_id == 0), None) or self.report_trades.get(trade_id)
 
-    def _learning_point(self, figures: dict[str, Any]) -> None:
-        if not any(key in figures for key in LEARNING_KEYS[:-1]):
-            return
-        values = tuple(float(figures[k]) if isinstance(figures.get(k), (int, float)) else float("nan") for k in LEARNING_KEYS)
-        # sys.progress repeats the last update's figures every second, and the log has each update too: one point per update
-        update = tuple(round(v, 6) for v in values[:4] if v == v)
-        if update in self._recent_updates:
-            return
-        self._recent_updates.append(update)
-        self._learning_t += 1
-        self.learning.add(self._learning_t, *values)
-
     def _event(self, kind: str, actor: str, text: str, stamp: str = "") -> None:
         self._event_seq += 1
         self.events.appendleft(Event(self._event_seq, stamp[11:19] if len(stamp) >= 19 else _clock(), kind, actor, text))
@@ -542,7 +461,7 @@ class DashboardState:
             chain = [self.chains[step] for step in trade.decision_steps if step in self.chains]
         if not chain:
             return f"trade {trade.trade_id}: the decisions of steps {trade.decision_steps} are no longer kept"
-        return "\n".join(_decision_text(d) for d in chain)
+        return "\n".join(decision_text(d) for d in chain)
 
     def snapshot(self, cursors: dict[str, int], event_filter: str = "", event_kinds: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
         """New chart points since ``cursors`` (updated in place) and the current tables and figures; the events table
@@ -555,142 +474,27 @@ class DashboardState:
             else:
                 reset = False
             new: dict[str, dict[str, list]] = {}
-            for name in ("price", "candles", "position", "marks", "equity", "trust", "accuracy", "learning"):
+            for name in ("price", "candles", "position", "marks", "news", "equity", "trust", "accuracy", "learning"):
                 new[name], cursors[name] = getattr(self, name).since(cursors.get(name, 0))
             needle = event_filter.lower()
             events = [e.row() for e in self.events if (not event_kinds or e.kind in event_kinds)
                       and (not needle or needle in f"{e.kind} {e.actor} {e.text}".lower())][:MAX_ROWS]
             return {
-                "reset": reset, "new": new, "health": self.health.__dict__.copy(), "actors": self.heartbeat_rows(),
+                "reset": reset, "new": new, "health": self.health.figures(), "actors": self.heartbeat_rows(),
                 "account": dict(self.account), "counts": dict(self.counts),
                 "decisions": [d.row() for d in self.decisions], "trades": [t.row() for t in self.trades],
                 "trade_objects": list(self.trades), "report": dict(self.report), "lora": list(self.lora_rounds), "events": events,
-                "accounts": [a.row() for a in self.accounts], "account_counts": dict(self.account_counts),
-                "open_accounts": sum(a.outcome == "open" for a in self.accounts), "rules": self.rules.__dict__.copy(),
-                "halts": [{"start": start - 0.5, "end": end + 0.5, "rule": rule} for start, end, rule in self.halt_spans],
+                "accounts": [a.row() for a in self.walk.accounts], "account_counts": dict(self.walk.counts),
+                "open_accounts": sum(a.outcome == "open" for a in self.walk.accounts), "rules": self.walk.rules.__dict__.copy(),
+                "halts": [{"start": start - 0.5, "end": end + 0.5, "rule": rule} for start, end, rule in self.halts.spans],
                 "scores": self.scores.__dict__.copy(), "fusion_gauges": dict(self.fusion_gauges),
             }
 
 
-def _decision_text(d: Decision) -> str:
-    row = d.row()
-    return (f"step {d.step}: RL {row['rl']} ({row['probs']}); LLM {row['llm']} stale {row['stale']} {row['adapter']} "
-            f"'{row['reason']}'; fusion {row['fusion']} trust {row['trust']} -> {action_name(d.fused_action)}; "
-            f"risk {row['risk']}{' halt ' + d.halt if d.halt else ''} -> {row['final']}")
+def _lora_row(msg: LoraRound, clock: str) -> dict[str, Any]:
+    def rate(value: float) -> str:
+        return "-" if value != value else f"{value:.2f}"
 
-
-def _report_decision_text(label: str, d: dict[str, Any]) -> str:
-    thought = d.get("thought") or {}
-    llm = f"LLM {thought.get('action', '-')} {thought.get('confidence', 0):.2f} '{thought.get('reason', '')}'" if thought else "no thought"
-    veto = f" veto {d['veto_reason']}" if d.get("veto_reason") else ""
-    return (f"{label} step {d.get('step')}: RL {d.get('rl_action')} {float(d.get('rl_confidence', 0)):.2f}; {llm}; "
-            f"fusion {d.get('fusion_method')}/{d.get('fusion_rule')} trust {float(d.get('rl_trust', 0)):.2f} / "
-            f"{float(d.get('llm_trust', 0)):.2f}; risk{veto} -> {d.get('final_action')}")
-
-
-def _report_trade(item: dict[str, Any]) -> Trade:
-    """A trade of a report's trade_list; a trade closed by its stop or target has no exit decision: its exit step is
-    its entry's plus the bars it was held."""
-    entry, exit_ = item.get("entry_decision") or {}, item.get("exit_decision") or {}
-    entry_step, bars = int(entry.get("step", -1)), int(item.get("bars_held", 0))
-    exit_step = int(exit_["step"]) if "step" in exit_ else (entry_step + bars if entry_step >= 0 else -1)
-    return Trade(int(item.get("trade_id", 0)), int(item.get("env_id", 0)), str(item.get("side", "")), entry_step, exit_step,
-                 float(item.get("entry_price", 0.0)), float(item.get("exit_price", 0.0)), float(item.get("pnl_usd", 0.0)), bars,
-                 str(item.get("exit_reason", "")), [],
-                 chain_text="\n".join(_report_decision_text(label, d) for label, d in (("entry", entry), ("exit", exit_)) if d))
-
-
-def _lora_row(record: dict[str, Any]) -> dict[str, Any]:
-    def figure(*keys: str) -> str:
-        for key in keys:
-            if isinstance(record.get(key), (int, float)):
-                return f"{float(record[key]):.2f}"
-        return "-"
-
-    return {
-        "version": record.get("version", "-"), "time": str(record.get("timestamp", ""))[11:19],
-        "experiences": figure("experiences", "train_examples", "examples"),
-        "match": f"{figure('match_rate_before', 'base_match_rate')} -> {figure('match_rate_after', 'match_rate')}",
-        "published": "published" if record.get("published") else "refused",
-        "alarm": "collapse" if record.get("collapse") or record.get("collapsed") else "-",
-    }
-
-
-def columns_of(rows: list[dict[str, Any]], names: tuple[str, ...]) -> dict[str, list]:
-    """Rows as the column dict a table's data source takes (empty columns when there are no rows)."""
-    return {name: [row.get(name, "") for row in rows] for name in names}
-
-
-def health_lines(snapshot: dict[str, Any]) -> list[str]:
-    h = snapshot["health"]
-
-    def us(value: float) -> str:
-        return "-" if value != value else (f"{value / 1000:.1f} ms" if value >= 1000 else f"{value:.0f} µs")
-
-    progress = f"{h['loop_step']:,}   env steps: {h['env_steps']:,}" + (f" / {h['total_steps']:,}" if h["total_steps"] else "")
-    return [
-        f"mode: {h['mode'] or '-'}", f"run: {h['run_dir']}", f"source: {h['source']}",
-        f"loop step: {progress}", f"steps/s: {h['steps_per_sec']:,.0f}",
-        f"decision latency p50 {us(h['latency_p50_us'])} / p99 {us(h['latency_p99_us'])}",
-        f"feed lag: {'-' if h['feed_lag_secs'] != h['feed_lag_secs'] else format(h['feed_lag_secs'], '.1f') + ' s'}",
-        f"messages: {h['messages']:,}   dropped frames: {h['dropped_frames']}",
-    ]
-
-
-def account_lines(snapshot: dict[str, Any]) -> list[str]:
-    a, c = snapshot["account"], snapshot["counts"]
-    if not a:
-        live = snapshot["health"]["source"] == "live bus"
-        return ["no account yet (waiting for env.obs)" if live else "no live account: the run is not on the bus (its report, if any, below)",
-                f"trades {c['trades']}  vetoes {c['vetoes']}  errors {c['errors']}"]
-    used = a["trailing_limit"] - a["drawdown_buffer"]
-    position = "flat" if not a["position"] else f"{'long' if a['position'] > 0 else 'short'} {a['contracts']:.0f} @ {a['entry_price']:.2f}"
-    if a["position"] and a.get("stop_price"):
-        position += f"  stop {a['stop_price']:.2f}  target {a['target_price']:.2f}"
-    rules, accounts = snapshot.get("rules", {}), snapshot.get("accounts", [])
-    limit = rules.get("daily_loss_limit", 0.0)
-    daily = f"today's P&L: ${a['daily_pnl']:,.2f}" + (f" (daily loss limit -${limit:,.0f}, {_left(a['daily_pnl'] + limit)} left)" if limit
-                                                       else " (no daily loss limit)")
-    minutes = a["minutes_to_close"]
-    flat = "flat rule: none" if minutes != minutes or minutes > 24 * 60 else f"flat rule in {int(minutes) // 60} h {int(minutes) % 60:02d} min"
-    lines = [
-        f"{a['symbol']} {a['time_et']} ET   position: {position}",
-        f"equity: ${a['equity']:,.2f}   unrealised: ${a['unrealized_pnl']:,.2f}",
-        f"drawdown: ${used:,.0f} of ${a['trailing_limit']:,.0f} (buffer ${a['drawdown_buffer']:,.0f})",
-        f"{daily}   {flat}",
-    ]
-    if accounts:
-        current, target = accounts[0], rules.get("profit_target", 0.0)
-        progress = f"net ${current['net']:,.2f}" + (f" of the ${target:,.0f} target" if target else "")
-        counts = snapshot.get("account_counts", {})
-        lines.append(f"evaluation account {current['account']} ({current['outcome']}): {progress}   walk: passed {counts.get('passed', 0)} "
-                     f"failed {counts.get('failed', 0)} ended {counts.get('ended', 0)} open {snapshot.get('open_accounts', 0)}")
-    lines.append(f"decisions {c['decisions']:,}  trades {c['trades']}  vetoes {c['vetoes']}  thoughts {c['thoughts']}  errors {c['errors']}")
-    return lines
-
-
-def _left(dollars: float) -> str:
-    return f"${max(dollars, 0.0):,.0f}"
-
-
-def learning_lines(snapshot: dict[str, Any]) -> list[str]:
-    """Fusion accuracy against hindsight labels and fusion's own figures (its Stats gauges)."""
-    s, g = snapshot["scores"], snapshot["fusion_gauges"]
-
-    def ratio(hits: int, n: int) -> str:
-        return f"{hits / n:.2f} of {n}" if n else "n/a"
-
-    if s["scored"]:
-        lines = [f"fusion chose the right source {ratio(s['chose_right'], s['contested'])}   fused = label {ratio(s['fused_hits'], s['scored'])}",
-                 f"RL = label {ratio(s['rl_hits'], s['scored'])}   LLM = label {ratio(s['llm_hits'], s['scored'])}"]
-    else:
-        lines = ["fusion accuracy: no hindsight label yet (flat decisions with a thought; env.publish_hindsight or LoRA's labels)"]
-    if g:
-        def gauge(key: str) -> str:
-            value = g.get(key, float("nan"))
-            return "-" if value != value else f"{value:.2f}"
-
-        lines.append(f"fusion: query rate {gauge('query_rate')}  agreement {gauge('agreement_rate')}  trust RL {gauge('mean_rl_trust')} / "
-                     f"LLM {gauge('mean_llm_trust')}" + (f"  network accuracy {gauge('network_accuracy')} "
-                                                        f"({g.get('network_updates', 0):.0f} updates)" if "network_updates" in g else ""))
-    return lines
+    return {"version": msg.version, "time": clock, "experiences": str(msg.experiences),
+            "match": f"{rate(msg.match_rate_before)} -> {rate(msg.match_rate_after)}", "published": "published" if msg.published else "refused",
+            "alarm": "collapse" if msg.collapsed else "-"}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from actors.env.settings import EnvSettings
+    from actors.env.config import EnvSettings
 
 __all__ = ["check_data"]
 

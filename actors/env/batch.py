@@ -22,7 +22,7 @@ import numpy as np
 
 from actors.common.actions import HOLD, OBS_DIM
 from actors.env.env import FuturesTradingEnv
-from actors.env.evaluation import EvaluationRecord, evaluation_summary
+from actors.env.account_walk import EvaluationRecord, evaluation_summary
 from actors.env.metrics import RunMetrics
 from actors.env.trading import Trade
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from actors.env.batch import EnvBatch
 from actors.env.env import FuturesTradingEnv
-from actors.env.evaluation import Evaluation, EvaluationRecord
+from actors.env.account_walk import Evaluation, EvaluationRecord
 from actors.env.trading import Position
 
 FORMAT_VERSION = 1

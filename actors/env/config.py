@@ -1,4 +1,4 @@
-"""The [data] and [env] config sections (owned by the env package).
+"""The [data] and [env] config sections (owned by the env package), and EnvSettings, what every env shell reads.
 
 [instrument] and [account] are shared vocabulary (the env, risk and feed read them): actors/common/market_settings.py.
 """
@@ -9,11 +9,13 @@ from typing import Annotated
 
 import msgspec
 
+from actors.common.market_settings import AccountConfig, InstrumentConfig
 from config.checks import ConfigSection, Count, NonNegative, Positive, PositiveCount, PositiveSecs
 from config.checks import require as _require
+from runtime.settings import RuntimeSettings
 
 DATA_SOURCES = ("synthetic", "file")
-SCENARIO_NAMES = ("regimes", "null", "news", "news_null")
+SCENARIO_NAMES = ("regimes", "null", "realistic", "realistic_null", "news", "news_null")
 ENV_MODES = ("train", "backtest", "paper")
 SPLITS = ("train", "validation", "test", "all")
 EPISODE_STARTS = ("random", "session_open")
@@ -34,8 +36,10 @@ class DataConfig(ConfigSection, kw_only=True):
     """auto | yes | no: how to read ambiguous dates like 03/04/2024 (auto: day-first only when the data proves it)."""
     scenario: str = "regimes"
     """synthetic: regimes (planted trends and ranges, the default) | null (the same seed's random walk: nothing to
-    learn) | news (regimes with releases and headlines that move it, actors/common/news_market.py) | news_null (the same
-    events and words, moves independent of them); effect sizes in actors/common/synthetic.py."""
+    learn) | realistic (real NQ's multi-bar figures, edges at the strength traders report) | realistic_null (its
+    twin without edges) | news (a base market with releases and headlines that move it, actors/common/news_market.py)
+    | news_null (the same events and words, moves independent of them); effect sizes in actors/common/synthetic.py
+    and actors/common/realistic.py."""
     trend_drift_sigmas: Annotated[float, msgspec.Meta(ge=0)] = 0.2
     """synthetic, regimes: drift per bar in a trend regime, in units of the bar's sigma (smaller = a harder market)."""
     min_regime_bars: Annotated[int, msgspec.Meta(ge=1)] = 30
@@ -163,3 +167,47 @@ class EnvConfig(ConfigSection, kw_only=True):
         _require(self.feed_silence_flatten_secs >= self.feed_silence_warn_secs, "env.feed_silence_flatten_secs", "must be >= env.feed_silence_warn_secs")
         _require(self.split in SPLITS, "env.split", f"must be one of {SPLITS}, got {self.split!r}")
         _require(self.episode_start in EPISODE_STARTS, "env.episode_start", f"must be one of {EPISODE_STARTS}")
+
+
+# ---------------------------------------------------------------------- what the env actor reads
+# What the env actor reads (every shell: train, backtest, paper): the runtime's sections, the shared
+# [instrument] and [account], its own [data] and [env], and two declared views of other actors' sections:
+# whether the LoRA trainer wants hindsight labels and how they are cut (LoraLabelsView), and the fusion's
+# staleness bound the paper summary counts thoughts against (FusionStalenessView).
+#
+# A view is decoded from its section with the other keys ignored (the job validated the whole section);
+# its fields mirror the owner's, types and defaults (tests/config/test_actor_settings.py holds them equal).
+
+
+class LoraLabelsView(msgspec.Struct, frozen=True, kw_only=True):
+    """Of [lora]: a trainer that learns from hindsight labels makes the env publish them (actors/env/hindsight.py)."""
+
+    enabled: bool = False
+    labels: str = "trades_hindsight"
+    hindsight_horizon_bars: PositiveCount = 60
+    hindsight_stop_atr: Positive = 3.0
+    hindsight_target_atr: Positive = 3.0
+
+
+class FusionStalenessView(msgspec.Struct, frozen=True, kw_only=True):
+    """Of [fusion]: the oldest thought fusion uses, in steps (the paper summary's thought accounting), and whether a
+    learning fusion network is taught by hindsight labels (then the env publishes them: actors/env/hindsight.py)."""
+
+    max_staleness_steps: Count = 10
+    method: str = "rules"
+    learn: bool = True
+    hindsight_lessons: bool = True
+
+
+class EnvSettings(RuntimeSettings, kw_only=True):
+    """Every shell's (the factory in actors/env/actor.py decodes one settings type for all of them)."""
+
+    instrument: InstrumentConfig = msgspec.field(default_factory=InstrumentConfig)
+    account: AccountConfig = msgspec.field(default_factory=AccountConfig)
+    """The shared sections (actors/common/market_settings.py)."""
+    data: DataConfig = msgspec.field(default_factory=DataConfig)
+    env: EnvConfig = msgspec.field(default_factory=EnvConfig)
+    fusion: FusionStalenessView = FusionStalenessView()  # a view: a frozen value
+    """Of [fusion] only max_staleness_steps and what decides its hindsight lessons."""
+    lora: LoraLabelsView = LoraLabelsView()
+    """Of [lora] only what the hindsight labels need."""

@@ -7,7 +7,7 @@ close) and the next observation describes bar t+1.
 
 Episodes: ``episode_bars`` steps from a random start (or a session open) inside the
 split, truncated at the end; terminated when the trailing drawdown is breached. Each episode
-is one evaluation account (actors/env/evaluation.py); with ``end_episode_on_pass`` (backtests)
+is one evaluation account (actors/env/account_walk.py); with ``end_episode_on_pass`` (backtests)
 the episode also ends, truncated, on the bar the evaluation passes.
 ``reset(options={"start": bar, "n_bars": n})`` plays a fixed window (backtests).
 An open position is closed at the last bar's close when an episode is truncated.
@@ -37,7 +37,7 @@ from actors.env.account import ApexAccount, trading_days
 from actors.common.market_settings import AccountConfig
 from actors.env.config import EnvConfig
 from actors.env.dataset import DataSplit
-from actors.env.evaluation import Evaluation
+from actors.env.account_walk import Evaluation
 from actors.env.features import (
     CLIP, N_BAR, PATTERNS, POSITION_START, RISK_END, RISK_START, STATIC_END, STATIC_START, TRENDS,
     VALIDITY_END, VOLUME_TRENDS, WINDOW, WINDOW_END,

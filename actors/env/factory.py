@@ -6,20 +6,22 @@ the dataset (bars + features) is computed once per process and shared by every e
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from actors.common.market_settings import AccountConfig
 from actors.env.config import DataConfig
-from actors.common.bar_files import load_bars
+from actors.common.bar_join import load_bar_files
 from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
 from actors.common.instruments import resolve_instrument
 from actors.common.news_market import NEWS_SCENARIOS, generate_news_market
-from actors.common.synthetic import generate_market, scenario
+from actors.common.realistic import RealisticScenario, generate_scenario, realistic_scenario
+from actors.common.synthetic import REALISTIC_NAMES, MarketScenario, scenario
 
 if TYPE_CHECKING:
-    from actors.env.settings import EnvSettings
+    from actors.env.config import EnvSettings
 
 _CACHE: dict[tuple, Dataset] = {}
 
@@ -36,7 +38,7 @@ def build_dataset(
     flat_minute = account.flat_minute_of_day
     if path or data.source == "file":
         source = path or data.path
-        frame, report = load_bars(source, timezone=data.timezone, dayfirst=data.dayfirst)
+        frame, report = load_bar_files(bar_paths(source), timezone=data.timezone, dayfirst=data.dayfirst)
         fit = check_fit(frame, source=source, symbol=symbol, tick_size=tick_size, flat_minute_of_day=flat_minute)
         dataset = Dataset.from_frame(frame, flat_minute, data.train_fraction, data.validation_fraction, source=source, repair=report)
         dataset.warnings = fit.warnings
@@ -45,8 +47,8 @@ def build_dataset(
         market = generate_news_market(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price,
                                       start_date=data.synthetic_start_date, tick_size=tick_size, news=data.scenario)
     else:
-        market = generate_market(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price, start_date=data.synthetic_start_date,
-                                 tick_size=tick_size, market=market_scenario(data))
+        market = generate_scenario(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price,
+                                   start_date=data.synthetic_start_date, tick_size=tick_size, market=market_scenario(data))
     source = f"synthetic({data.scenario}, seed={seed}, days={data.synthetic_days})"
     dataset = Dataset.from_frame(market.bars, flat_minute, data.train_fraction, data.validation_fraction, source=source)
     dataset.hidden_regime = market.regime
@@ -54,8 +56,17 @@ def build_dataset(
     return dataset
 
 
-def market_scenario(data: DataConfig):
-    """The [data] section's synthetic market: the named scenario with its effect sizes from the config."""
+def bar_paths(source: str) -> list[str]:
+    """The files of ``data.path``: one path, or several joined by the path separator (``a.csv:b.csv`` on Linux, as
+    ``bin/run evaluate --market a.csv b.csv`` writes them), read into one calendar by actors/common/bar_join.py."""
+    return [part for part in source.split(os.pathsep) if part]
+
+
+def market_scenario(data: DataConfig) -> MarketScenario | RealisticScenario:
+    """The [data] section's synthetic market: the named scenario with its effect sizes from the config
+    (realistic and realistic_null carry their own, actors/common/realistic.py; the regime keys do not apply)."""
+    if data.scenario in REALISTIC_NAMES:
+        return realistic_scenario(data.scenario)
     drift = data.trend_drift_sigmas if data.scenario == "regimes" else 0.0
     return scenario(data.scenario, trend_drift_sigmas=drift, min_regime_bars=data.min_regime_bars, max_regime_bars=data.max_regime_bars)
 

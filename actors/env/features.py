@@ -1,4 +1,4 @@
-"""The 261 observation features of DESIGN.md section 6, computed vectorised once per dataset.
+"""The 261 observation features of docs/architecture.md (environment facts), computed vectorised once per dataset.
 
 Layout of one observation (offsets are module constants; the names live in actors/common/observation.py):
 

@@ -42,7 +42,7 @@ from actors.common.market_settings import AccountConfig
 from actors.env.config import EnvConfig
 from actors.env.dataset import DataSplit
 from actors.env.env import FuturesTradingEnv
-from actors.env.evaluation import EvaluationRecord
+from actors.env.account_walk import EvaluationRecord
 from actors.env.live_window import LiveWindow
 from actors.env.features import regime_model_of
 from actors.env.regime_model import RegimeModel

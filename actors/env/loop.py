@@ -48,7 +48,7 @@ from actors.env.regime_model import record_regime_model
 from actors.env.hindsight import HindsightBook, LabelledStep, hindsight_book
 from actors.env.loop_figures import DECISION_LATENCY_WINDOW, LoopFigures
 from actors.env.pacing import LagStats, ThoughtGate
-from actors.env.settings import EnvSettings
+from actors.env.config import EnvSettings
 from bus.messages import EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, EnvTransition, FusionDecision, Heartbeat, LlmThought, MarketContext, RiskVerdict
 from runtime.actor import Actor
 

@@ -1,4 +1,4 @@
-"""Trading metrics per episode and per run (DESIGN.md section 6); decision-loop figures are in actors/common/decisions.py.
+"""Trading metrics per episode and per run (docs/architecture.md, environment facts); decision-loop figures are in actors/common/decisions.py.
 
 Conventions:
 - Sharpe and Sortino use per-bar returns of mark-to-market equity (change / previous

@@ -34,7 +34,7 @@ _SQRT_INPUT_BARS = math.sqrt(INPUT_BARS)
 N_STATES = 4
 """Hidden states: enough for up, down, quiet and volatile, if the market has them."""
 MAX_FIT_BARS = 60_000
-"""The fit reads at most this many evidence bars, the newest training ones (EM: ~4 s per 40k bars on a busy core)."""
+"""The fit reads at most this many evidence bars, the newest training ones (~150 sessions of regular hours; the EM took ~1 s)."""
 MIN_FIT_BARS = 2_000
 """Below this many evidence bars the fit is not tried: the belief is 0 (``RegimeModel.uninformative``)."""
 FIT_ITERATIONS = 20
@@ -52,7 +52,7 @@ class RegimeModel:
     """A fitted HMM's parameters and the standardisation of its inputs (plain lists: JSON in the checkpoint)."""
 
     input_mean: tuple[float, float]
-    """Mean of (change / ATR, range / ATR) over the training days' evidence bars."""
+    """Mean of the two inputs (``RegimeInputs``: 20-bar change in ATR * sqrt(20), mean range in ATR) over the training days' evidence bars."""
     input_std: tuple[float, float]
     start: tuple[float, ...]
     transition: tuple[tuple[float, ...], ...]
@@ -200,10 +200,16 @@ def fit_regime_model(close: np.ndarray, high_low: np.ndarray, atr: np.ndarray, s
     # One sequence per run of consecutive evidence bars (a session after its first INPUT_BARS bars).
     breaks = np.flatnonzero(np.diff(rows) != 1) + 1
     lengths = np.diff(np.concatenate(([0], breaks, [len(rows)])))
-    hmm = GaussianHMM(n_components=N_STATES, covariance_type="diag", n_iter=FIT_ITERATIONS, random_state=seed, init_params="mc", params="stmc")
+    # Started from fixed means, not hmmlearn's k-means (which took ~18 s on 2 busy cores, past the actors' 30 s start-up
+    # grace): a falling, a rising, a quiet and a wide state, each a quantile of the training days' own inputs.
+    hmm = GaussianHMM(n_components=N_STATES, covariance_type="diag", n_iter=FIT_ITERATIONS, random_state=seed, init_params="",
+                      params="stmc", implementation="scaling")
     hmm.startprob_ = np.full(N_STATES, 1.0 / N_STATES)
     off_diagonal = (1.0 - STAY_PROBABILITY) / (N_STATES - 1)
     hmm.transmat_ = np.full((N_STATES, N_STATES), off_diagonal) + np.eye(N_STATES) * (STAY_PROBABILITY - off_diagonal)
+    low, high = np.quantile(z, [0.15, 0.85], axis=0)
+    hmm.means_ = np.array([[low[0], 0.0], [high[0], 0.0], [0.0, low[1]], [0.0, high[1]]])
+    hmm.covars_ = np.full((N_STATES, 2), 0.5)
     hmm.fit(z, lengths)
     order = np.argsort(hmm.means_[:, 0])
     variances = np.array([np.diag(c) for c in hmm.covars_])[order]

@@ -31,20 +31,16 @@ import asyncio
 import time
 from collections import deque
 
-import msgspec
 import numpy as np
 import pandas as pd
 
-from actors.common.loop_settings import LoopShape
-from actors.common.market_settings import InstrumentConfig
 from actors.feed.bars import OHLCV, BarBuilder, timeframe_ns
-from actors.feed.config import FeedConfig
+from actors.feed.config import FeedConfig, FeedSettings
 from actors.feed.event_sources import EventSchedule, RssSource, as_message, event_log_fields
 from actors.feed.sources import CcxtSource, Record, Source, SourceBar, make_exchange, replay_source, synthetic_source
 from bus.messages import Bar, Event, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
-from runtime.settings import RuntimeSettings
 
 FLUSH_INTERVAL_SECS = 0.5
 MAX_LAG_SAMPLES = 10_000  # per stats interval; a fast replay keeps the newest
@@ -81,15 +77,6 @@ def load_event_schedule(feed: FeedConfig) -> tuple[EventSchedule, list[str]]:
 def warmup_bars(config) -> int:
     """Bars before a replay's start to publish as history: feed.warmup_bars, or the env's paper warm-up (-1)."""
     return config.env.paper_warmup_bars if config.feed.warmup_bars < 0 else config.feed.warmup_bars
-
-
-class FeedSettings(RuntimeSettings, kw_only=True):
-    """What the feed actor reads: the runtime's sections, [feed], the shared [instrument] (its symbol), and of
-    [env] the paper warm-up (feed.warmup_bars = -1 publishes as many history bars)."""
-
-    instrument: InstrumentConfig = msgspec.field(default_factory=InstrumentConfig)
-    env: LoopShape = LoopShape()  # a view of [env]: a frozen value
-    feed: FeedConfig = msgspec.field(default_factory=FeedConfig)
 
 
 class FeedActor(Actor):
@@ -133,8 +120,6 @@ class FeedActor(Actor):
             self.log.info("event_files", files=feed.event_calendar_paths + feed.event_headline_paths, messages=self.events.pending)
         self.rss = [RssSource(url, poll_secs=feed.event_poll_secs, timeout_secs=feed.event_timeout_secs,
                               importance=feed.event_rss_importance, log=self.log) for url in feed.event_rss_urls]
-        for index, rss in enumerate(self.rss):
-            self.spawn(self._follow_rss(rss), f"rss{index}")
 
     async def _follow_rss(self, rss: RssSource) -> None:
         async for event in rss.events():
@@ -152,6 +137,8 @@ class FeedActor(Actor):
             missing = await self.wait_for_peers(list(feed.wait_for_actors), feed.wait_timeout_secs)
             if missing:
                 self.log.warning("feed_peers_missing", missing=missing, waited_secs=feed.wait_timeout_secs)
+        for index, rss in enumerate(self.rss):  # polled from now on: the actors waited for see the first headlines
+            self.spawn(self._follow_rss(rss), f"rss{index}")
         if getattr(self.source, "clock_driven", False):
             self.spawn(self._flush_loop(), "flush")  # trades in a quiet market: close bars on the clock
         async for record in self.source.records():

@@ -16,7 +16,7 @@ import signal
 import sys
 from pathlib import Path
 
-from actors.feed.actor import FeedSettings
+from actors.feed.config import FeedSettings
 from config.tree import ConfigError
 
 SOURCES_HELP = """Sources:

@@ -1,12 +1,15 @@
-"""The [feed] config section: which source the feed actor reads and how it publishes md.bar."""
+"""The [feed] config section: which source the feed actor reads and how it publishes md.bar; FeedSettings, what it reads."""
 
 from __future__ import annotations
 
 import msgspec
 
-from actors.feed.bars import LATE_POLICIES, timeframe_ns
 from actors.common.events import IMPORTANCES
+from actors.common.loop_settings import LoopShape
+from actors.common.market_settings import InstrumentConfig
+from actors.feed.bars import LATE_POLICIES, timeframe_ns
 from config.checks import ConfigSection, Count, NonNegative, Positive, PositiveCount, PositiveSecs, Secs, require
+from runtime.settings import RuntimeSettings
 
 SOURCES = ("replay", "synthetic", "ccxt")
 PACES = ("clock", "agent")
@@ -111,3 +114,12 @@ class FeedConfig(ConfigSection, kw_only=True):
             for path in getattr(self, key):
                 require(path.lower().endswith((".csv", ".ics", ".jsonl")), key, f"{path!r}: expected a .csv, .ics or .jsonl file", section=section)
         require(0 < self.ccxt_backoff_secs <= self.ccxt_backoff_max_secs, "ccxt_backoff_secs", "must be > 0 and <= ccxt_backoff_max_secs", section=section)
+
+
+class FeedSettings(RuntimeSettings, kw_only=True):
+    """What the feed actor reads: the runtime's sections, [feed], the shared [instrument] (its symbol), and of
+    [env] the paper warm-up (feed.warmup_bars = -1 publishes as many history bars)."""
+
+    instrument: InstrumentConfig = msgspec.field(default_factory=InstrumentConfig)
+    env: LoopShape = LoopShape()  # a view of [env]: a frozen value
+    feed: FeedConfig = msgspec.field(default_factory=FeedConfig)

@@ -6,7 +6,8 @@ with the bar's end as the clock, so events go out in step with the bars at any r
 included (the clock is the bars', never the wall's). A release is also announced ``ahead_ns`` before its
 time (once, with its actual figure left out: NaN), because a schedule is known in advance and the news
 rule of risk must see a release before it happens; at its time it goes out again, with the actual figure.
-Both have the same ``event_id``; a consumer tells them apart by ``time_ns`` against its clock.
+Both have the same ``event_id``; a consumer tells them apart by ``time_ns`` against its clock. A release whose
+time the bar clock has already passed when its announcement falls due (bars that begin after it) goes out once.
 
 ``RssSource`` polls an RSS or Atom feed (parsed by feedparser) every ``poll_secs`` and yields each new
 entry once (deduplicated by the entry's id, else its link), stamped with its published (else updated) time
@@ -46,6 +47,7 @@ class Scheduled:
     order: int
     """Tie-break: the file order, announcements before occurrences."""
     message: Event
+    announcement: bool = False
 
 
 def as_message(event: MarketEvent, source: str, **changes: Any) -> Event:
@@ -65,7 +67,7 @@ class EventSchedule:
         for event in events:
             if event.kind == "release" and self.ahead_ns > 0:
                 announcement = as_message(event, source, actual=math.nan)
-                self._queue.append(Scheduled(event.time_ns - self.ahead_ns, len(self._queue), announcement))
+                self._queue.append(Scheduled(event.time_ns - self.ahead_ns, len(self._queue), announcement, announcement=True))
             self._queue.append(Scheduled(event.time_ns, len(self._queue), as_message(event, source)))
         self._sorted = False
 
@@ -76,7 +78,10 @@ class EventSchedule:
             self._sorted = True
         out = []
         while self._queue and self._queue[-1].due_ns <= clock_ns:
-            out.append(self._queue.pop().message)
+            item = self._queue.pop()
+            # A release already out at this clock (the bars began after it) needs no announcement: it comes whole.
+            if not (item.announcement and item.message.time_ns <= clock_ns):
+                out.append(item.message)
         return out
 
     @property

@@ -34,14 +34,13 @@ import torch
 from actors.common.actions import N_ACTIONS
 from actors.common.decisions import DecisionStats, FusedBatch
 from actors.common.stepjoin import StepJoin
-from actors.fusion.config import FusionConfig
+from actors.fusion.config import FusionSettings
 from actors.fusion.fuser import Fuser
 from actors.fusion.network import MODEL_FILE_NAME, FusionLearner
 from actors.fusion.thoughts import ThoughtsReceived
-from bus.messages import EnvHindsight, EnvObs, EnvOutcome, FusionDecision, LlmThought, PolicyProposal, RiskVerdict
+from bus.messages import EnvHindsight, EnvObs, EnvOutcome, Event, FusionDecision, LlmThought, PolicyProposal, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
-from runtime.settings import RuntimeSettings
 
 SAVE_DIR_NAME = "fusion"
 
@@ -52,12 +51,6 @@ class _Step:
 
     obs: EnvObs | None = None
     proposal: PolicyProposal | None = None
-
-
-class FusionSettings(RuntimeSettings, kw_only=True):
-    """What the fusion actor reads: the runtime's sections and [fusion]."""
-
-    fusion: FusionConfig = msgspec.field(default_factory=FusionConfig)
 
 
 class FusionActor(Actor):
@@ -74,6 +67,8 @@ class FusionActor(Actor):
             self.subscriptions = (EnvObs, PolicyProposal, LlmThought)
         elif not self.fuser.learns_from_hindsight:
             self.subscriptions = (EnvObs, PolicyProposal, LlmThought, RiskVerdict, EnvOutcome)
+        if config.event_inputs and self.fuser.learner is not None:  # the news around each decision (fusion.event_inputs)
+            self.subscriptions = (*self.subscriptions, Event)
         self._steps: StepJoin[_Step] = StepJoin(config.max_pending_steps, _Step, self.counters)
         self._update: asyncio.Task | None = None
         self.decision_stats = DecisionStats()
@@ -117,6 +112,8 @@ class FusionActor(Actor):
                 self._on_outcome(msg)
             case EnvHindsight():
                 self._on_hindsight(msg)
+            case Event():
+                self.fuser.add_event(msg)
 
     # ------------------------------------------------------------------ decision loop
 
@@ -338,6 +335,8 @@ class FusionActor(Actor):
         if learner is not None:
             figures.update(experience_buffer=learner.experience_count, network_updates=learner.updates_done,
                            network_loss=learner.last_loss, network_accuracy=learner.last_accuracy)
+        if self.config.fusion.event_inputs:  # decisions near an event, and those whose thought had read it
+            figures.update({name: float(count) for name, count in self.fuser.event_counts.items()})
         return figures
 
 

@@ -1,10 +1,13 @@
-"""The [fusion] config section."""
+"""The [fusion] config section, and what the fusion actor reads (``FusionSettings``)."""
 
 from __future__ import annotations
 
 from functools import partial
 
+import msgspec
+
 from config.checks import ConfigSection, Count, Fraction, NonNegative, Positive, PositiveCount, require
+from runtime.settings import RuntimeSettings
 
 FUSION_METHODS = ("rules", "network", "rl_only", "llm_only")
 NETWORK_CHOICES = ("proposals", "any")
@@ -79,6 +82,13 @@ class FusionConfig(ConfigSection, kw_only=True):
     """The network also reads the market its proposals are about (trend, RSI, ADX, momentum, VWAP distance, position
     side: 8 more inputs), so it can trust a reader in one kind of market and not in another. A saved network
     (model_path) must have been trained with the same setting."""
+    event_inputs: bool = False
+    """The network also reads the news around a decision (md.event, placed on the env's clock: actors/common/llm/news.py):
+    whether the latest thought read an event made public within event_window_minutes, how recent that event is, and
+    how soon a release is due (3 more inputs), so hindsight can teach whom to trust around events. A saved network
+    must have been trained with the same setting."""
+    event_window_minutes: PositiveCount = 60
+    """fusion.event_inputs: an event this many minutes old or older counts as no news."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -87,3 +97,9 @@ class FusionConfig(ConfigSection, kw_only=True):
                  f"must be one of {NETWORK_CHOICES}, got {self.network_choices!r}")
         _require(len(self.hidden_dims) >= 1 and all(d > 0 for d in self.hidden_dims),
                  "hidden_dims", f"must be one or more positive sizes, got {self.hidden_dims}")
+
+
+class FusionSettings(RuntimeSettings, kw_only=True):
+    """What the fusion actor reads: the runtime's sections and [fusion]."""
+
+    fusion: FusionConfig = msgspec.field(default_factory=FusionConfig)

@@ -10,16 +10,22 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from actors.common.actions import HOLD, NO_ACTION, flat_mask
 from actors.common.decisions import FusedBatch
 from actors.fusion.config import FusionConfig
-from actors.fusion.network import (AccountContext, DecisionRecord, Experience, FusionLearner, fusion_input,
+from actors.common.events import MarketEvent
+from actors.common.llm.news import EventBook, context_minute
+from actors.fusion.network import (DecisionRecord, Experience, FusionLearner, event_inputs, fusion_input,
                                    hindsight_lesson, input_dim, label_decision)
 from actors.fusion.rules import Fused, fuse_llm_only, fuse_rl_only, fuse_rules, make_legal
 from actors.fusion.thoughts import Thought, ThoughtBook, UsableThought
+
+if TYPE_CHECKING:
+    from bus.messages import MarketContext
 
 
 class DecisionMemory:
@@ -71,23 +77,42 @@ class Fuser:
         self.learns_from_hindsight = self.learns and config.hindsight_lessons
         """Flat steps that stayed flat are taught by their env.hindsight row (fusion.hindsight_lessons)."""
         self.memory = DecisionMemory(config.max_remembered_decisions)
+        self.events = EventBook()
+        """md.event (fusion.event_inputs), read on each env's clock like the reasoner's prompts."""
+        self.event_counts = {"decisions_near_event": 0, "decisions_thought_read_event": 0}
         self._explore_rng = np.random.default_rng(config.seed)
 
     def add_thought(self, thought: Thought) -> bool:
         return self.thoughts.add(thought)
 
+    def add_event(self, event: MarketEvent) -> bool:
+        return self.events.add(event)
+
+    def news_inputs(self, context: MarketContext, thought: UsableThought) -> np.ndarray:
+        """fusion.event_inputs of one decision: did its thought read the newest event, how recent, a release due."""
+        window = self.config.event_window_minutes
+        now = context_minute(_as_mapping(context)) if len(self.events) else None
+        newest = self.events.newest_visible_minute(now) if now is not None else None
+        due = self.events.pending(now, window) if now is not None else []
+        row = event_inputs(thought.staleness_steps, None if newest is None else now - newest, due[0][0] if due else None, window)
+        if row[1] > 0:
+            self.event_counts["decisions_near_event"] += 1
+            self.event_counts["decisions_thought_read_event"] += int(row[0])
+        return row
+
     def fuse(self, step: int, env_ids: Sequence[int], episode_ids: Sequence[int], rl_actions: np.ndarray,
-             rl_confidences: np.ndarray, masks: np.ndarray, contexts: Sequence[AccountContext]) -> FusedBatch:
+             rl_confidences: np.ndarray, masks: np.ndarray, contexts: Sequence[MarketContext]) -> FusedBatch:
         n = len(env_ids)
         rl_actions = np.asarray(rl_actions, dtype=np.int64)
         rl_confidences = np.asarray(rl_confidences, dtype=np.float32)
         masks = np.asarray(masks, dtype=bool)
         thoughts = [self.thoughts.usable(env_ids[i], episode_ids[i], step) for i in range(n)]
-        with_market = self.config.market_inputs
+        with_market, with_events = self.config.market_inputs, self.config.event_inputs
         # Only the network reads (and learns from) the inputs: the rules skip building them, a hot-path cost per step.
         inputs = np.stack([fusion_input(int(rl_actions[i]), float(rl_confidences[i]), thoughts[i].action,
-                                        thoughts[i].confidence, contexts[i], with_market) for i in range(n)]) \
-            if n and self.learner is not None else np.zeros((0, input_dim(with_market)), dtype=np.float32)
+                                        thoughts[i].confidence, contexts[i], with_market,
+                                        self.news_inputs(contexts[i], thoughts[i]) if with_events else None) for i in range(n)]) \
+            if n and self.learner is not None else np.zeros((0, input_dim(with_market, with_events)), dtype=np.float32)
         fused = self._decide(rl_actions, rl_confidences, masks, thoughts, inputs)
         fused = [make_legal(f, masks[i], int(rl_actions[i])) for i, f in enumerate(fused)]
         for i, f in enumerate(fused if self.learns else ()):
@@ -163,6 +188,13 @@ class Fuser:
         return experiences
 
 
+def _as_mapping(context) -> dict:
+    """The clock fields of a context, whether a bus MarketContext or a dict."""
+    if isinstance(context, dict):
+        return context
+    return {"session_id": getattr(context, "session_id", None), "time_et": getattr(context, "time_et", "")}
+
+
 def network_choices(masks: np.ndarray, rl_actions: np.ndarray, llm_actions: np.ndarray, mode: str) -> np.ndarray:
     """bool [n, 6]: the legal actions, narrowed to RL's, the LLM's (where it has one) and HOLD unless ``mode`` is any."""
     if mode == "any":
@@ -174,3 +206,4 @@ def network_choices(masks: np.ndarray, rl_actions: np.ndarray, llm_actions: np.n
     has_thought = llm_actions != NO_ACTION
     proposed[rows[has_thought], llm_actions[has_thought]] = True
     return masks & proposed
+

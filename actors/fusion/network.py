@@ -3,7 +3,8 @@
 Input, 20 numbers per decision: RL action one-hot (6), RL confidence, LLM action one-hot
 (6, zeros without a usable thought), LLM confidence (decayed, 0 without one), agreement,
 volatility, recent win rate, consecutive losses, distance from the drawdown limit, time
-in position. With fusion.market_inputs, 8 more describe the market the advice is about:
+in position. With fusion.event_inputs, 3 more (last) say whether the latest thought read a new market event, how
+recent it is and how soon a release is due. With fusion.market_inputs, 8 more describe the market the advice is about:
 trend one-hot (up, down, sideways), RSI, ADX, 10-bar momentum in ATRs, distance to VWAP and
 the position's side. Without them the network can only trust a reader everywhere or
 nowhere; a reader right in falls and wrong in rises (an LLM that leans SELL) needs them.
@@ -34,7 +35,7 @@ import copy
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -44,10 +45,15 @@ from actors.common.actions import HOLD, N_ACTIONS, NO_ACTION
 from actors.common.hindsight import action_pnl_usd
 from actors.fusion.config import FusionConfig
 
+if TYPE_CHECKING:
+    from bus.messages import MarketContext  # an env's market context: the account and market figures the inputs read
+
 INPUT_DIM = 20
 """The seed's inputs: the proposals and the account."""
 MARKET_INPUT_DIM = 8
 """fusion.market_inputs: the market the proposals are about (``market_inputs``)."""
+EVENT_INPUT_DIM = 3
+"""fusion.event_inputs: the news around the decision (``event_inputs``)."""
 TRENDS = ("up", "down", "sideways")
 MODEL_FILE_NAME = "fusion_network.pt"
 # Scales that bring the context figures to about [0, 1] (seed 000's choices).
@@ -59,34 +65,26 @@ MAX_VWAP_DISTANCE_PCT = 1.0
 ADX_SCALE = 50.0
 
 
-class AccountContext(Protocol):
-    """The part of an env's market context the fusion input reads (bus MarketContext fits)."""
-
-    volatility_regime: float
-    win_rate: float
-    consecutive_losses: int
-    drawdown_buffer: float
-    trailing_limit: float
-    bars_in_position: int
+def input_dim(market_inputs: bool, with_events: bool = False) -> int:
+    return INPUT_DIM + (MARKET_INPUT_DIM if market_inputs else 0) + (EVENT_INPUT_DIM if with_events else 0)
 
 
-class MarketView(AccountContext, Protocol):
-    """What fusion.market_inputs read of the market context (bus MarketContext fits)."""
+def event_inputs(thought_age_steps: int, minutes_since_event: int | None, minutes_to_release: int | None,
+                 window_minutes: int) -> np.ndarray:
+    """The 3 news numbers, each in [0, 1]: the latest thought read the newest event of the window (1/0; a thought
+    ``thought_age_steps`` bars old read an event at least that many minutes old: one step per 1-minute bar), how
+    recent that event is (1 just out, 0 at the window's end or none), how soon a release is due (1 now, 0 none
+    within the window)."""
+    row = np.zeros(EVENT_INPUT_DIM, dtype=np.float32)
+    if minutes_since_event is not None and 0 <= minutes_since_event < window_minutes:
+        row[0] = float(0 <= thought_age_steps <= minutes_since_event)
+        row[1] = 1.0 - minutes_since_event / window_minutes
+    if minutes_to_release is not None and 0 < minutes_to_release <= window_minutes:
+        row[2] = 1.0 - minutes_to_release / window_minutes
+    return row
 
-    trend: str
-    rsi: float
-    adx: float
-    atr: float
-    momentum: float
-    vwap_distance_pct: float
-    position: int
 
-
-def input_dim(market_inputs: bool) -> int:
-    return INPUT_DIM + (MARKET_INPUT_DIM if market_inputs else 0)
-
-
-def market_inputs(context: MarketView) -> np.ndarray:
+def market_inputs(context: MarketContext) -> np.ndarray:
     """The 8 market numbers, each in about [-1, 1]: trend one-hot, RSI about 50, ADX, momentum in ATRs, VWAP distance,
     position side. Unknown trend words leave the one-hot at zero."""
     row = np.zeros(MARKET_INPUT_DIM, dtype=np.float32)
@@ -102,9 +100,10 @@ def market_inputs(context: MarketView) -> np.ndarray:
 
 
 def fusion_input(rl_action: int, rl_confidence: float, llm_action: int, llm_confidence: float,
-                 context: AccountContext, with_market: bool = False) -> np.ndarray:
-    """The input of one decision (float32): 20 numbers, 28 ``with_market`` (fusion.market_inputs)."""
-    row = np.zeros(input_dim(with_market), dtype=np.float32)
+                 context: MarketContext, with_market: bool = False, news: np.ndarray | None = None) -> np.ndarray:
+    """The input of one decision (float32): 20 numbers, 28 ``with_market`` (fusion.market_inputs), 3 more
+    with ``news`` (fusion.event_inputs: ``event_inputs``), last."""
+    row = np.zeros(input_dim(with_market, news is not None), dtype=np.float32)
     row[rl_action] = 1.0
     row[6] = rl_confidence
     if llm_action != NO_ACTION:
@@ -118,7 +117,9 @@ def fusion_input(rl_action: int, rl_confidence: float, llm_action: int, llm_conf
     row[18] = np.clip(context.drawdown_buffer / limit, 0.0, 1.0) if limit > 0 else 1.0
     row[19] = min(max(context.bars_in_position, 0) / MAX_BARS_IN_POSITION_SCALE, 1.0)
     if with_market:
-        row[INPUT_DIM:] = market_inputs(context)
+        row[INPUT_DIM:INPUT_DIM + MARKET_INPUT_DIM] = market_inputs(context)
+    if news is not None:
+        row[-EVENT_INPUT_DIM:] = news
     return row
 
 
@@ -242,7 +243,7 @@ class FusionLearner:
     def __init__(self, config: FusionConfig) -> None:
         self.config = config
         torch.manual_seed(config.seed)
-        self.input_dim = input_dim(config.market_inputs)
+        self.input_dim = input_dim(config.market_inputs, config.event_inputs)
         self._serving = FusionNetwork(config.hidden_dims, config.dropout, self.input_dim).eval()
         self._training = copy.deepcopy(self._serving).train()
         self._optimizer = torch.optim.Adam(self._training.parameters(), lr=config.learning_rate)
@@ -363,7 +364,8 @@ class FusionLearner:
         saved_inputs = int(saved.get("input_dim", INPUT_DIM))  # files from before fusion.market_inputs: 20
         if saved_inputs != self.input_dim:
             raise ValueError(f"fusion.model_path: {path} reads {saved_inputs} inputs, fusion.market_inputs = "
-                             f"{str(self.config.market_inputs).lower()} gives {self.input_dim}: set it as when the network was trained")
+                             f"{str(self.config.market_inputs).lower()}{' with event_inputs = true' if self.config.event_inputs else ''} "
+                             f"gives {self.input_dim}: set them as when the network was trained")
         self._serving.load_state_dict(saved["state"])
         self._training.load_state_dict(saved["state"])
         self.loaded = True

@@ -16,6 +16,9 @@ from actors import ENV, FUSION, POLICY, RISK
 from actors.common.figures import brief_of
 from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobError, configure, format_table
+from actors.jobs.config import Config
+from actors.jobs.cells.ablation import ablation_on_cells
+from actors.jobs.cells.pool import cost_markdown
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN, Lockstep, Preset, Thoughts, preset_settings
 from actors.jobs.evaluate import success_lines
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
@@ -25,7 +28,6 @@ from actors.jobs.lora import (FirstRoundWatch, learn_in_run_config, adapter_file
 from actors.jobs.main import HYBRID, MAIN_TRAINING, hybrid_settings
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
 from bus.messages import LlmThought, LoraAdapter
-from actors.jobs.config import Config
 from runtime.supervisor import EXIT_OK
 
 LLM_OFF = [ENV, POLICY, FUSION, RISK]
@@ -226,6 +228,47 @@ def ablation_variants(args: argparse.Namespace) -> list[Variant]:
             + ([LORA_VARIANT] if getattr(args, "lora", False) else []))
 
 
+@dataclass
+class SeedInputs:
+    """What every variant of one seed starts from: the seed's policy, its fusion network and (--lora) its adapter."""
+
+    checkpoint: Path
+    fusion: dict[str, Any]
+    lora: dict[str, Any]
+
+
+@dataclass
+class VariantResult:
+    metrics: dict[str, float]
+    run_dir: str
+    sources: SourceScores | None
+    config: Config
+
+
+def seed_inputs(args: argparse.Namespace, root: Path, seed: int) -> SeedInputs:
+    """One seed's training (or --model), fusion network and adapter: an ablation cell (actors/jobs/cells/ablation.py)."""
+    checkpoint, trained_in = checkpoint_for_seed(args, root, seed)
+    fusion = trained_fusion_settings(trained_in or Path(args.model))
+    lora = adapter_for_seed(args, root, seed, trained_in) if getattr(args, "lora", False) else {}
+    return SeedInputs(checkpoint, fusion, lora)
+
+
+def variant_backtest(args: argparse.Namespace, root: Path, seed: int, index: int, variant: Variant, inputs: SeedInputs) -> VariantResult:
+    """One variant's backtest for one seed: an ablation cell."""
+    settings = {**backtest_settings(inputs.checkpoint, args.data), "env.max_steps": ABLATION_STEPS, "run.seed": seed,
+                "reasoner.seed": seed, **variant.settings}
+    if settings.get("fusion.method") == "network":
+        settings.update(inputs.fusion)
+    if variant.name == LORA_VARIANT.name:
+        settings.update(inputs.lora)  # {} when no adapter could be trained: the variant then runs the base model
+    print(f"\n[seed {seed}, variant {index + 1}] {variant.name}", file=sys.stderr, flush=True)
+    book = SourceBook() if variant.lockstep else None
+    config = configure(args, {**settings, "env.publish_hindsight": True} if variant.lockstep else settings, variant.presets)
+    result, metrics = run_backtest(config, args, root / f"seed{seed}" / f"variant-{index + 1}",
+                                   watch=SourceBook.WATCH if book else (), observe=book.add if book else None)
+    return VariantResult(metrics, str(result.run_dir.path), book.scores() if book is not None else None, config)
+
+
 def mode_ablation(args: argparse.Namespace) -> int:
     base = configure(args)
     root = ablation_root(args, base)
@@ -236,26 +279,15 @@ def mode_ablation(args: argparse.Namespace) -> int:
     run_dirs: dict[str, list[str]] = {variant.name: [] for variant in variants}
     sources: dict[str, list[SourceScores]] = {variant.name: [] for variant in variants}
     config = base
+    cells, cost = ablation_on_cells(args, base, root, seeds, variants, seed_inputs, variant_backtest)
     for seed in seeds:
-        checkpoint, trained_in = checkpoint_for_seed(args, root, seed)
-        fusion = trained_fusion_settings(trained_in or Path(args.model))
-        lora = adapter_for_seed(args, root, seed, trained_in) if getattr(args, "lora", False) else {}
         for index, variant in enumerate(variants):
-            settings = {**backtest_settings(checkpoint, args.data), "env.max_steps": ABLATION_STEPS, "run.seed": seed,
-                        "reasoner.seed": seed, **variant.settings}
-            if settings.get("fusion.method") == "network":
-                settings.update(fusion)
-            if variant.name == LORA_VARIANT.name:
-                settings.update(lora)  # {} when no adapter could be trained: the variant then runs the base model
-            print(f"\n[seed {seed}, {index + 1}/{len(variants)}] {variant.name}", file=sys.stderr, flush=True)
-            book = SourceBook() if variant.lockstep else None
-            config = configure(args, {**settings, "env.publish_hindsight": True} if variant.lockstep else settings, variant.presets)
-            result, metrics = run_backtest(config, args, root / f"seed{seed}" / f"variant-{index + 1}",
-                                           watch=SourceBook.WATCH if book else (), observe=book.add if book else None)
-            if book is not None:
-                sources[variant.name].append(book.scores())
-            results[variant.name].append(metrics)
-            run_dirs[variant.name].append(str(result.run_dir.path))
+            cell = cells[(seed, index)]
+            if cell.sources is not None:
+                sources[variant.name].append(cell.sources)
+            results[variant.name].append(cell.metrics)
+            run_dirs[variant.name].append(cell.run_dir)
+            config = cell.config
     rows = []
     for variant in variants:
         means, halves = summarise_seeds(results[variant.name])
@@ -274,9 +306,10 @@ def mode_ablation(args: argparse.Namespace) -> int:
     markdown = ablation_markdown(rows, notes) + "\n" + verdict + "\n"
     if success:
         markdown += f"\n## Success table (the seeds' targets, {SYSTEM_VARIANT})\n\n" + "\n".join(success_lines({"success_table": success})) + "\n"
+    markdown += cost_markdown(cost)
     (root / "ablation.md").write_text(markdown)
     (root / "ablation.json").write_text(json.dumps({"notes": notes, "seeds": seeds, "findings": findings, "variants": rows,
-                                                    "success_table": success,
+                                                    "success_table": success, "cells": cost,
                                                     "sources": {variant: score.to_json() for variant, score in scores.items()}},
                                                    indent=2, default=str))
     print("\n" + markdown)

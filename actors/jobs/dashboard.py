@@ -50,13 +50,9 @@ def market_history(run_dir: Path):
     import json
 
     from actors.dashboard.model import MarketHistory
-    from actors.dashboard.source import report_file
+    from actors.dashboard.report import METRICS_FILE
     from runtime.rundir import CONFIG_FILE
 
-    report = report_file(run_dir)
-    if report is None or not report.match("backtest/metrics.json"):
-        return None, ("no price: only a finished backtest's bars can be rebuilt (a training run's episodes start at random bars; "
-                      "a paper run's came from its feed)")
     try:
         import pandas as pd
 
@@ -65,6 +61,10 @@ def market_history(run_dir: Path):
         from config.tree import ConfigError
 
         config = load_resolved(run_dir / CONFIG_FILE)
+        report = run_dir / config.env.report_dir / METRICS_FILE
+        if not report.is_file():
+            return None, ("no price: only a finished backtest's bars can be rebuilt (a training run's episodes start at random bars; "
+                          "a paper run's came from its feed)")
         if config.env.mode != "backtest":
             return None, f"no price: the run's env.mode is {config.env.mode}, not backtest"
         dataset = load_dataset(config)

@@ -1,6 +1,6 @@
 """``bin/run evaluate``: walk-forward evidence that the policy learns, against floors, a ceiling and the null market.
 
-    bin/run evaluate [--market regimes|null|news|news_null|FILE] [--folds K] [--seeds N] [--budgets 10000,50000,200000] [--quick]
+    bin/run evaluate [--market regimes|null|realistic|realistic_null|news|news_null|FILE [FILE ...]] [--folds K] [--seeds N] [--budgets 10000,50000,200000] [--quick]
                      [--lockstep-decisions N [--adapter ADAPTER.gguf]]
 
 Writes ``<run>/evaluate/metrics.json`` (key ``success_table``), ``report.md`` and
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -31,11 +32,13 @@ from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
 from actors.jobs.evaluation.evidence import REGIME_RULE, summarise
-from actors.jobs.evaluation.folds import purge_days_for
 from actors.jobs.evaluation.ledger import LedgerError, append_trials, config_hash, current_commit, ledger_path, read_trials, utc_now
 from actors.jobs.evaluation.trials import ledger_trials, walk_forward_records
+from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
-from actors.jobs.evaluation.walkforward import run_walk_forward
+from actors.jobs.cells.pool import cost_markdown
+from actors.jobs.cells.walkforward import evaluate_on_cells
+from actors.jobs.evaluation.walkforward import plan_walk_forward
 from actors.jobs.config import Config
 from runtime.rundir import create_run_dir
 
@@ -83,20 +86,24 @@ def parse_budgets(text: str) -> list[int]:
     return values
 
 
-def market_settings(market: str, days: int) -> dict:
-    if market in SCENARIO_MARKETS:
-        return {"data.source": "synthetic", "data.scenario": market, "data.synthetic_days": days}
-    path = Path(market)
-    if not path.is_file():
-        raise JobError(f"--market takes {' | '.join(SCENARIO_MARKETS)} or a bars file; no file {market}")
-    return {"data.source": "file", "data.path": str(path.resolve())}
+def market_settings(market: str | list[str], days: int) -> dict:
+    """The [data] keys of ``--market``: a synthetic scenario, or one or more bars files joined into one calendar
+    (actors/common/bar_join.py; their paths joined by os.pathsep in data.path)."""
+    markets = [market] if isinstance(market, str) else list(market)
+    if len(markets) == 1 and markets[0] in SCENARIO_MARKETS:
+        return {"data.source": "synthetic", "data.scenario": markets[0], "data.synthetic_days": days}
+    for name in markets:
+        if not Path(name).is_file():
+            raise JobError(f"--market takes {' | '.join(SCENARIO_MARKETS)} or bars files; no file {name}")
+    return {"data.source": "file", "data.path": os.pathsep.join(str(Path(name).resolve()) for name in markets)}
 
 
 def mode_evaluate(args: argparse.Namespace) -> int:
     settings = plan(args)
-    market = args.market or "regimes"
-    data = market_settings(market, settings["days"])
-    config: Config = configure(args, {**data, "run.name": f"evaluate-{Path(market).stem}"})
+    markets = args.market if isinstance(args.market, list) else [args.market or "regimes"]
+    market = " + ".join(markets)
+    data = market_settings(markets, settings["days"])
+    config: Config = configure(args, {**data, "run.name": f"evaluate-{Path(markets[0]).stem}"})
     lockstep_decisions = getattr(args, "lockstep_decisions", None)
     if lockstep_decisions is not None and lockstep_decisions < 1:
         raise JobError(f"--lockstep-decisions takes a positive number of decisions, got {lockstep_decisions}")
@@ -118,19 +125,24 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     seed = config.data.seed if config.data.seed >= 0 else config.run.seed
     dataset = build_dataset(config.data, config.account, seed, instrument.tick_size, symbol=instrument.symbol)
     seeds = [config.run.seed + k for k in range(settings["seeds"])]
-    purge = purge_days_for(config.lora.hindsight_horizon_bars, 390)
+    purge = purge_days_for(config.lora.hindsight_horizon_bars, bars_per_session(dataset.session_starts, len(dataset)))
     n_days = len(dataset.session_starts)
     train_days = first_train_days(settings, n_days, purge)
+    shortfall = too_few_days(n_days, train_days, purge, settings["folds"])
+    if shortfall and not settings["train_days"] and not 1 <= train_days <= n_days - purge - settings["folds"]:
+        raise JobError(f"{dataset.source}: {shortfall}")
     if not 1 <= train_days <= n_days - purge - settings["folds"]:
         raise JobError(f"--train-days {train_days} leaves no test days: {n_days} days, a purge of {purge} and "
                        f"{settings['folds']} fold(s) allow at most {n_days - purge - settings['folds']}")
     say = (lambda _t: None) if args.quiet else (lambda text: print(f"evaluate: {text}", file=sys.stderr, flush=True))
     say(f"run directory {rd.path}; market {market} ({dataset.source}), {len(dataset.session_starts)} days, "
         f"{settings['folds']} folds, seeds {seeds}, budgets {list(settings['budgets'])}, purge {purge} day(s), embargo 1")
+    if shortfall:  # it runs (the machinery can be checked on a short file), and says what its figures are worth
+        print(f"evaluate: WARNING {dataset.source}: {shortfall}", file=sys.stderr, flush=True)
     started = time.monotonic()
-    result = run_walk_forward(config, dataset, market, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
-                              purge_days=purge, min_train_days=train_days,
-                              progress=say)
+    cells_plan = plan_walk_forward(config, dataset, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
+                                   purge_days=purge, min_train_days=train_days)
+    result, cells_cost = evaluate_on_cells(args, cells_plan, market, rd.path, say)  # actors/jobs/cells: local Ray, a cluster or this process
     walk_forward_secs = time.monotonic() - started
     lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say,
                                       fusion_warmup=fusion_warmup, purge_days=purge)
@@ -146,14 +158,17 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     summary["market_shows"] = what_the_market_shows(market)
     summary["calibration"] = calibration_lines(dataset_frame(dataset), market)
     summary["elapsed_secs"] = walk_forward_secs
+    summary["cells"] = cells_cost
     if lockstep is not None:
         summary["lockstep"]["elapsed_secs"] = time.monotonic() - started - walk_forward_secs
     summary["folds_days"] = [{"fold": f.index, "train_days": [f.train_start_day, f.train_stop_day - 1],
                               "test_days": [f.test_start_day, f.test_stop_day - 1]} for f in result.folds]
     (out / "metrics.json").write_text(json.dumps(_json_ready(summary), indent=2))
-    (out / "report.md").write_text(report_markdown(summary))
+    (out / "report.md").write_text(report_markdown(summary) + cost_markdown(cells_cost))
     draw_learning_curve(summary, out / "learning_curve.png")
     print(console_summary(summary))
+    if shortfall:
+        print(f"\nno verdict: {shortfall}")
     print(f"\nreport: {out / 'report.md'}\nmetrics: {out / 'metrics.json'}\nlearning curve: {out / 'learning_curve.png'}")
     return EXIT_OK
 

@@ -23,11 +23,11 @@ import msgspec
 
 from actors import DECISION_LOOP, LORA, POLICY
 from actors.jobs.common import JobError, configure, format_table
+from actors.jobs.config import Config
 from actors.jobs.presets import Preset
 from actors.lora import (LORA_DIR_NAME, AdapterVersion, RoundReport, StepProgress, VersionBook,
                          read_experiences_file, train_offline, train_until_plateau, usd_text)
 from bus.messages import Done, LlmThought, LoraAdapter, Message, Stats
-from actors.jobs.config import Config
 from runtime.rundir import RunDir, create_run_dir
 from runtime.supervisor import EXIT_OK
 
@@ -120,7 +120,7 @@ def history_bars(config: Config, count: int, held_out: int | None = None, valida
     from actors.common.llm.tape import TAPE_BARS
     from actors.env.factory import make_env
     from actors.env.hindsight import barrier_spec
-    from actors.lora.history import MIN_HELD_OUT, HistoryBar, split_days
+    from actors.lora.history import MIN_HELD_OUT, HistoryBar, HistoryNews, split_days, with_event_bars
 
     lora = config.lora
     spec = barrier_spec(resolve_instrument(config.instrument), lora.hindsight_horizon_bars, lora.hindsight_stop_atr,
@@ -138,15 +138,16 @@ def history_bars(config: Config, count: int, held_out: int | None = None, valida
     held = held_out if held_out is not None else max(MIN_HELD_OUT, round(count * lora.held_out_fraction))
     rng = np.random.default_rng(config.run.seed)
     rows: list[HistoryBar] = []
+    news = HistoryNews.of(data.events, config.reasoner)  # the news market's prompts carry their bar's news
     # (held out, validation, days, bars wanted)
     for side, checks, days, wanted in ((False, False, train_days, count), (True, False, held_days, held),
                                        (False, True, validation_days, validation)):
         pool = bars[np.isin(day[bars], days)]
-        for bar in sorted(rng.choice(pool, size=min(wanted, len(pool)), replace=False).tolist()):
+        for bar in sorted(with_event_bars(pool, data.lists["start_ns"], data.events, rng, wanted).tolist()):
             env.reset(options={"start": bar, "n_bars": 1})
             label = triple_barrier_label(data.open, data.high, data.low, data.close, bar, float(data.features.atr[bar]), spec)
             if label is not None:
-                rows.append(HistoryBar(str(bar), env.context(), env.action_masks().tolist(), label, int(day[bar]), side, checks))
+                rows.append(HistoryBar(str(bar), news.context(env.context()), env.action_masks().tolist(), label, int(day[bar]), side, checks))
     return rows
 
 

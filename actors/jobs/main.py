@@ -29,16 +29,16 @@ from typing import Any
 from actors import ENV, FUSION, POLICY, RISK
 from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobResult, configure, format_table
+from actors.jobs.config import Config
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
 from actors.jobs.evaluation.backtest_evidence import backtest_evidence_rows, choose_on_validation
 from actors.env.factory import load_dataset
 from actors.jobs.evaluation.calibration import market_lines
 from actors.jobs.lockstep import lockstep_backtest
-from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
+from actors.jobs.train import MAIN_STAGES, policy_checkpoint, run_training, train_settings, training_summary
 from actors.policy import checkpoint_steps, latest_checkpoint
 from bus.messages import LlmThought, LoraAdapter
-from actors.jobs.config import Config
 from runtime.supervisor import EXIT_OK
 
 MAIN_TRAINING = {"policy.total_timesteps": 51200, "policy.n_steps": 512}
@@ -140,7 +140,7 @@ def mode_main(args: argparse.Namespace) -> int:
     root = main_root(args, base)
 
     train_config = configure(args, {**data, **phase1_settings(args), **RL_ONLY}, [TRAIN])
-    train = run_training(train_config, args, root / "1-train")
+    train = run_training(train_config, args, root / MAIN_STAGES["train"])
     print(format_table(training_summary(train), "phase 1: RL training at full speed"))
 
     learn = not getattr(args, "no_lora", False)
@@ -149,7 +149,7 @@ def mode_main(args: argparse.Namespace) -> int:
     hybrid_config = (learn_in_run_config(args, phase2, root, HYBRID, MAIN_MARKET_HISTORY, held_out)
                      if learn else configure(args, phase2, HYBRID))
     watch = FirstRoundWatch()
-    hybrid = run_training(hybrid_config, args, root / "2-hybrid", watch=(LlmThought, LoraAdapter), stop_when=watch if learn else None)
+    hybrid = run_training(hybrid_config, args, root / MAIN_STAGES["hybrid"], watch=(LlmThought, LoraAdapter), stop_when=watch if learn else None)
     print()
     rows = training_summary(hybrid) + (run_round_rows(versions_book(hybrid_config, hybrid.run_dir.path), watch) if learn else [])
     print(format_table(rows, f"phase 2: hybrid training in lockstep, {HYBRID_LOOP_STEPS} steps with the LLM in every decision"
@@ -160,7 +160,7 @@ def mode_main(args: argparse.Namespace) -> int:
         PHASE1_POLICY: latest_checkpoint(train.run_dir.path), PHASE2_POLICY: policy_checkpoint(hybrid.run_dir.path)})
     fusion = trained_fusion_settings(hybrid.run_dir.path)
     backtest_config = configure(args, {**data, **backtest_settings(checkpoint, args.data), **fusion}, [BACKTEST])
-    result, metrics = run_backtest(backtest_config, args, root / "3-backtest")
+    result, metrics = run_backtest(backtest_config, args, root / MAIN_STAGES["backtest"])
     print()
     print_backtest(result, metrics, backtest_config)
     print()
@@ -170,7 +170,7 @@ def mode_main(args: argparse.Namespace) -> int:
     print()
     print("\n".join(market_lines(backtest_config, load_dataset(backtest_config))))
 
-    lockstep_backtest(args, {**data, **backtest_settings(checkpoint, args.data), **fusion, **lora}, root / "4-lockstep-backtest",
+    lockstep_backtest(args, {**data, **backtest_settings(checkpoint, args.data), **fusion, **lora}, root / MAIN_STAGES["lockstep"],
                       LOCKSTEP_BACKTEST_STEPS, extra=[("full-speed backtest query rate, for comparison", metrics.get("query_rate", 0.0))])
     print(f"\nall stages: {root.resolve()}")
     return EXIT_OK

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
 from actors import ENV, POLICY
 from actors.common.figures import labelled
 from actors.jobs.common import JobError, JobResult, configure, format_table, run_job
+from actors.jobs.config import Config
 from actors.jobs.presets import TRAIN
 from actors.policy import CheckpointNotFound, find_checkpoint, latest_checkpoint
 from bus.messages import Message
-from actors.jobs.config import Config
+from runtime.rundir import CONFIG_FILE
 from runtime.supervisor import EXIT_OK
 
 SUMMARY_KEYS = (
@@ -26,12 +28,42 @@ ENV_FIGURES = ("mean_episode_return", "episodes", "lag_query_rate", "llm_stalene
 """Figures the env counts (episodes, thought lag) that the training summary takes from its progress."""
 
 
+MAIN_STAGES = {"train": "1-train", "hybrid": "2-hybrid", "backtest": "3-backtest", "lockstep": "4-lockstep-backtest"}
+"""The stage folders of a main run (actors/jobs/main.py); the policy it chose is the one its backtest stage played."""
+MAIN_BACKTEST_STAGE = MAIN_STAGES["backtest"]
+
+
 def policy_checkpoint(location: Path | str) -> Path:
-    """find_checkpoint as a job error (bin/run prints it and exits 1)."""
+    """find_checkpoint as a job error (bin/run prints it and exits 1); a main run's folder (its checkpoints are in its
+    stages) gives the policy that run chose for its backtests, and says so."""
+    location = Path(location)
+    chosen = policy_chosen_by_main_run(location)
+    if chosen is not None:
+        print(f"policy: {chosen} (the one the main run {location} chose for its backtests: "
+              f"policy.model_path of {location / MAIN_BACKTEST_STAGE / CONFIG_FILE})", file=sys.stderr)
+        return chosen
     try:
         return find_checkpoint(location)
     except CheckpointNotFound as exc:
-        raise JobError(str(exc)) from None
+        stages = [stage for stage in MAIN_STAGES.values() if latest_checkpoint(location / stage) is not None] if location.is_dir() else []
+        hint = (f"; a main run that has not chosen its policy yet (no {MAIN_BACKTEST_STAGE}): give one of its stages, "
+                + " or ".join(str(location / stage) for stage in stages)) if stages else ""
+        raise JobError(f"{exc}{hint}") from None
+
+
+def policy_chosen_by_main_run(run: Path) -> Path | None:
+    """The checkpoint a main run's backtest stage played (policy.model_path of its config), or None when ``run`` is
+    no main run that got that far."""
+    import tomllib
+
+    config = run / MAIN_BACKTEST_STAGE / CONFIG_FILE
+    if not run.is_dir() or latest_checkpoint(run) is not None or not config.is_file():
+        return None
+    try:
+        model = tomllib.loads(config.read_text()).get("policy", {}).get("model_path", "")
+    except (OSError, ValueError):
+        return None
+    return Path(model) if model and Path(model).is_file() else None
 
 
 def train_settings(args: argparse.Namespace, name: str = "") -> dict[str, Any]:

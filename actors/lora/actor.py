@@ -17,45 +17,13 @@ from collections import OrderedDict
 import msgspec
 
 from actors.common.hindsight import HindsightLabel, SideOutcome
-from actors.lora.config import LoraConfig
+from actors.lora.config import LoraSettings
 from actors.lora.core import LoraCore, RoundReport
 from actors.lora.matching import TradeOutcome
 from actors.lora.store import read_experiences_file
 from actors.lora.trainer import StepProgress
-from bus.messages import EnvHindsight, EnvObs, EnvOutcome, LlmThought, LoraAdapter
+from bus.messages import EnvHindsight, EnvObs, EnvOutcome, LlmThought, LoraAdapter, LoraRound
 from runtime.actor import Actor
-from runtime.settings import RuntimeSettings
-
-
-class ReasonerView(msgspec.Struct, frozen=True, kw_only=True):
-    """The [reasoner] keys the trainer reads (actors/lora/core.py ReasonerSettings): its prompts and mode, so it
-    teaches what the reasoner asks, and its model, the base it trains on. Decoded from [reasoner] with the
-    other keys ignored; no defaults, as the prompts are the reasoner's (config/default.toml has every one).
-    tests/config/test_actor_settings.py holds the fields equal to actors/reasoner/config.py's."""
-
-    mode: str
-    """four_step | single_shot: the form of the prompts the trainer builds."""
-    model_path: str
-    """The base the adapters are trained on, unless lora.model_path names another."""
-    system_prompt: str
-    single_shot_system_prompt: str
-    """The system prompts of both forms."""
-    context_template: str
-    single_shot_context_template: str
-    """The market context of both forms."""
-    analyse_prompt: str
-    options_prompt: str
-    risks_prompt: str
-    decide_prompt: str
-    single_shot_prompt: str
-    """The tasks: the four steps, or the one question."""
-
-
-class LoraSettings(RuntimeSettings, kw_only=True):
-    """What the LoRA trainer reads: the runtime's sections, [lora], and what it teaches of [reasoner]."""
-
-    reasoner: ReasonerView
-    lora: LoraConfig = msgspec.field(default_factory=LoraConfig)
 
 
 class LoraActor(Actor):
@@ -147,7 +115,9 @@ class LoraActor(Actor):
         report: RoundReport = await self.in_worker(self.core.run_round, progress)
         self._rounds += 1
         version = report.version
-        self.log.info("lora_round", **{**version.metrics, "version": version.version, "published": version.published})
+        summary = round_message(version.version, version.metrics, version.published)
+        self.log.info(LoraRound.LOG_EVENT, **{**version.metrics, **msgspec.structs.asdict(summary)})
+        self.publish(summary)
         if version.published:
             self.publish(LoraAdapter(version=version.version, path=str(version.path), metrics=version.metrics))
 
@@ -161,6 +131,14 @@ class LoraActor(Actor):
                 "pending_hindsight": float(self.core.matcher.pending_hindsight), "rounds": float(self._rounds),
                 "lora_collapse": float(self.core.collapses),
                 "duplicates": float(counts["duplicates"]), "pending_dropped": float(counts["pending_outcomes_dropped"])}
+
+
+def round_message(version: int, metrics: dict[str, float], published: bool) -> LoraRound:
+    """A round's version metrics (actors/lora/core.py: the trainer's match rates, the verdict's collapse alarm, the
+    store's size) as the typed message."""
+    return LoraRound(version=version, experiences=int(metrics.get("experiences", 0)), published=published,
+                     match_rate_before=float(metrics.get("match_rate_before", float("nan"))),
+                     match_rate_after=float(metrics.get("match_rate_after", float("nan"))), collapsed=bool(metrics.get("collapse", 0.0)))
 
 
 def outcome_of(msg: EnvOutcome) -> TradeOutcome:

@@ -1,4 +1,5 @@
-"""The [lora] config section: experience store, labels, peft LoRA training, evaluation, publishing."""
+"""The [lora] config section: experience store, labels, peft LoRA training, evaluation, publishing; LoraSettings,
+what the trainer reads (with its view of [reasoner])."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Annotated
 import msgspec
 
 from config.checks import ConfigSection, Fraction, NonNegative, Positive, PositiveCount, require
+from runtime.settings import RuntimeSettings
 
 DEVICES = ("cpu", "cuda")
 LABEL_SOURCES = ("trades", "trades_hindsight")
@@ -152,3 +154,34 @@ class LoraConfig(ConfigSection, kw_only=True):
                  "and action_loss_weight cannot both be 0 (nothing to learn from)")
         _require(bool(self.target_modules) and set(self.target_modules) <= set(LLAMA_MODULES), "target_modules",
                  f"must be a non-empty subset of {LLAMA_MODULES}")
+
+
+class ReasonerView(msgspec.Struct, frozen=True, kw_only=True):
+    """The [reasoner] keys the trainer reads (actors/lora/core.py ReasonerSettings): its prompts and mode, so it
+    teaches what the reasoner asks, and its model, the base it trains on. Decoded from [reasoner] with the
+    other keys ignored; no defaults, as the prompts are the reasoner's (config/default.toml has every one).
+    tests/config/test_actor_settings.py holds the fields equal to actors/reasoner/config.py's."""
+
+    mode: str
+    """four_step | single_shot: the form of the prompts the trainer builds."""
+    model_path: str
+    """The base the adapters are trained on, unless lora.model_path names another."""
+    system_prompt: str
+    single_shot_system_prompt: str
+    """The system prompts of both forms."""
+    context_template: str
+    single_shot_context_template: str
+    """The market context of both forms."""
+    analyse_prompt: str
+    options_prompt: str
+    risks_prompt: str
+    decide_prompt: str
+    single_shot_prompt: str
+    """The tasks: the four steps, or the one question."""
+
+
+class LoraSettings(RuntimeSettings, kw_only=True):
+    """What the LoRA trainer reads: the runtime's sections, [lora], and what it teaches of [reasoner]."""
+
+    reasoner: ReasonerView
+    lora: LoraConfig = msgspec.field(default_factory=LoraConfig)

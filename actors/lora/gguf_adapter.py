@@ -1,4 +1,4 @@
-"""GGUF LoRA adapter files that llama.cpp loads with ``lora_path`` (DESIGN.md section 8).
+"""GGUF LoRA adapter files that llama.cpp loads with ``lora_path`` (docs/architecture.md, the LoRA trainer).
 
 Layout (what llama.cpp's adapter loader checks):
 - metadata ``general.architecture`` = the base model's, ``general.type`` = "adapter",

@@ -4,6 +4,10 @@ A run's live thoughts cover a few hours of one day, so the trainer's first round
 answer of that stretch (BUY to everything on a rising morning). Bars spread over the training days,
 labelled by the same triple barrier as live thoughts, show it up, down and sideways markets. No
 thought is involved: the prompt is what a thought at that bar would have been asked.
+
+On the news market the prompts carry the news of their bar (``HistoryNews``) and the bars that make an event
+public are all drawn (``with_event_bars``), each labelled in hindsight like any other bar: what the words were
+worth to a reader, where the tape alone says little.
 """
 
 from __future__ import annotations
@@ -12,8 +16,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from actors.common.actions import HOLD
+from actors.common.events import MarketEvent
 from actors.common.hindsight import HindsightLabel
+from actors.common.llm.news import EventBook, context_minute, news_line
 from actors.common.llm.prompts import PromptBook
 from actors.common.thoughts import ThoughtHeader
 from actors.lora.experience import Experience, thought_record
@@ -70,3 +78,47 @@ def history_experiences(prompts: PromptBook, mode: str, target_confidence: float
             extra["validation"] = True
         experiences += [replace(e, meta={**e.meta, **extra}) for e in matcher.add_hindsight(query_id, row.label)]
     return experiences
+
+
+class HistoryNews:
+    """The news a history bar's prompt carries (the news market, actors/common/news_market.py): its events read on
+    the bar's clock exactly as the reasoner reads md.event (actors/common/llm/news.py), so the trainer teaches
+    what the reasoner asks; a pending release shows its name only, never its figure. Without events a context is
+    returned unchanged (every other market's prompts stay as they were)."""
+
+    def __init__(self, events: Sequence[MarketEvent], window_minutes: int, horizon_minutes: int, max_items: int) -> None:
+        self.book = EventBook()
+        for event in events:
+            self.book.add(event)
+        self._shape = (window_minutes, horizon_minutes, max_items)
+
+    @classmethod
+    def of(cls, events: Sequence[MarketEvent], reasoner) -> HistoryNews:
+        """From the [reasoner] news settings (the prompt the reasoner builds)."""
+        return cls(events, reasoner.news_window_minutes, reasoner.news_horizon_minutes, reasoner.news_max_items)
+
+    def context(self, context: Mapping[str, Any]) -> Mapping[str, Any]:
+        if not len(self.book):
+            return context
+        news = news_line(self.book, context_minute(context), *self._shape)
+        return {**context, "news": news} if news else context
+
+
+def with_event_bars(pool: np.ndarray, start_ns: Sequence[int], events: Sequence[MarketEvent], rng: np.random.Generator,
+                    wanted: int, bar_ns: int = 60_000_000_000) -> np.ndarray:
+    """``wanted`` bars of ``pool`` for history prompts: every bar of the pool that makes an event public (its hindsight
+    label is what reading the news is worth), the rest drawn at random. Without events: exactly the random draw
+    ``rng.choice(pool, wanted)`` of before, so other markets' histories are unchanged."""
+    if not len(events):
+        return rng.choice(pool, size=min(wanted, len(pool)), replace=False)
+    starts = np.asarray(start_ns, dtype=np.int64)
+    times = np.array(sorted(e.time_ns for e in events), dtype=np.int64)
+    # A bar shows the events stamped before its end and after the previous bar's end (the first bar of a
+    # session also those of the night before: the 08:30 releases).
+    ends = starts[pool] + bar_ns
+    previous_ends = np.where(pool > 0, starts[np.maximum(pool - 1, 0)] + bar_ns, np.iinfo(np.int64).min)
+    shows = np.searchsorted(times, ends, side="left") > np.searchsorted(times, previous_ends, side="left")
+    event_pool, quiet_pool = pool[shows], pool[~shows]
+    chosen = event_pool if len(event_pool) <= wanted else rng.choice(event_pool, size=wanted, replace=False)
+    rest = min(wanted - len(chosen), len(quiet_pool))
+    return np.concatenate([chosen, rng.choice(quiet_pool, size=rest, replace=False)]) if rest > 0 else chosen

@@ -16,14 +16,12 @@ from pathlib import Path
 
 import msgspec
 
-from actors.common.loop_settings import LoopShape
 from actors.policy.checkpoint import checkpoint_dir, latest_checkpoint, prune_checkpoints, read_checkpoint
-from actors.policy.config import PolicyConfig
+from actors.policy.config import PolicySettings
 from actors.policy.learner import OnlineMaskablePPO
-from bus.messages import EnvEpisode, EnvObs, EnvTransition, PolicyProposal
+from bus.messages import EnvEpisode, EnvObs, EnvTransition, PolicyProposal, PolicyUpdate
 from runtime.actor import Actor
 from runtime.rate import StepRate
-from runtime.settings import RuntimeSettings
 
 PROGRESS_FIGURES = (
     "approx_kl",
@@ -57,14 +55,6 @@ def resolve_start_checkpoint(resume_from: str, model_path: str, learn: bool, own
             raise ValueError(f"policy.model_path: {model_path} is not a file")
         return path
     return None
-
-
-class PolicySettings(RuntimeSettings, kw_only=True):
-    """What the policy actor reads: the runtime's sections, [policy], and of [env] its width (n_envs: one
-    rollout-buffer row per environment)."""
-
-    policy: PolicyConfig = msgspec.field(default_factory=PolicyConfig)
-    env: LoopShape = LoopShape()  # a view of [env]: a frozen value
 
 
 class PolicyActor(Actor):
@@ -215,7 +205,10 @@ class PolicyActor(Actor):
             self._start_update()
 
     def _log_update(self, figures: dict[str, float]) -> None:
-        self.log.info("ppo_update", **_finite(figures))
+        """One update's figures (SB3's dump, on the serving thread): published as policy.update, logged with the same fields."""
+        update = update_message(figures)
+        self.log.info(PolicyUpdate.LOG_EVENT, **_finite({**figures, **msgspec.structs.asdict(update)}))
+        self.publish(update)
 
     async def _wait_for_update(self) -> None:
         task = self._update_task
@@ -314,6 +307,13 @@ class PolicyActor(Actor):
         if "approx_kl" in self.learner.latest_figures:
             gauges["approx_kl"] = self.learner.latest_figures["approx_kl"]
         return _finite(gauges)
+
+
+def update_message(figures: dict[str, float]) -> PolicyUpdate:
+    """SB3's dump of one update (actors/policy/training_log.py's names) as the typed message."""
+    learning = {name: float(figures[name]) for name in PolicyUpdate.__struct_fields__ if name in figures}
+    return PolicyUpdate(**{**learning, "update": int(figures.get("policy_updates", 0)), "num_timesteps": int(figures.get("num_timesteps", 0)),
+                           "mean_episode_return": float(figures.get("rollout_ep_rew_mean", math.nan))})
 
 
 def _finite(figures: dict[str, float]) -> dict[str, float]:

@@ -1,4 +1,4 @@
-"""The [policy] config section: MaskablePPO hyperparameters, online learning, checkpoints."""
+"""The [policy] config section: MaskablePPO hyperparameters, online learning, checkpoints; PolicySettings, what the policy actor reads."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ from typing import Annotated
 
 import msgspec
 
+from actors.common.loop_settings import LoopShape
 from actors.common.observation import observation_columns
 from config.checks import ConfigSection, Count, Fraction, NonNegative, Positive, PositiveCount, PositiveSecs
 from config.checks import require as _require
+from runtime.settings import RuntimeSettings
 
 AtLeastTwo = Annotated[int, msgspec.Meta(ge=2)]
 LEARN_FROM = ("proposed", "executed")
@@ -106,3 +108,11 @@ class PolicyConfig(ConfigSection, kw_only=True):
             observation_columns(self.features_seen)
         except ValueError as error:
             _require(False, "policy.features_seen", str(error))
+
+
+class PolicySettings(RuntimeSettings, kw_only=True):
+    """What the policy actor reads: the runtime's sections, [policy], and of [env] its width (n_envs: one
+    rollout-buffer row per environment)."""
+
+    policy: PolicyConfig = msgspec.field(default_factory=PolicyConfig)
+    env: LoopShape = LoopShape()  # a view of [env]: a frozen value

@@ -9,6 +9,10 @@
   between two thoughts; pending observations stay pending meanwhile, so no decision is dropped,
   and each thought carries the adapter version it was made under; a missing or corrupt adapter
   is logged (adapter_load_failed) and the previous one stays;
+- md.event: kept in the core's event book; each env's prompt shows the news of its own bar clock (the last
+  reasoner.news_window_minutes, releases due within news_horizon_minutes), and with reasoner.think_on = news an
+  observation is thought about only when something new arrived for its env (actors/reasoner/news_trigger.py),
+  and a quiet bar is answered at once by the env's latest thought (cached, its age counted);
 - policy.proposal: the policy's confidence, for the selective query policy (only then subscribed);
 - sys.shutdown: the generation in flight is aborted after its current token (no thought published),
   then the model is closed, well within the supervisor's grace period.
@@ -22,34 +26,27 @@ import time
 
 import msgspec
 
-from actors.reasoner.config import ReasonerConfig
+from actors.reasoner.config import ReasonerSettings
 from actors.reasoner.core import FinishedThought, ReasonerCore
 from actors.reasoner.engine import EngineError
 from actors.reasoner.engines import build_engine
-from bus.messages import ACTION_NAMES, EnvObs, LlmThought, LoraAdapter, PolicyProposal
+from bus.messages import ACTION_NAMES, EnvObs, Event, LlmThought, LoraAdapter, PolicyProposal
 from runtime.actor import Actor
-from runtime.settings import RuntimeSettings
 
 MAX_FAILURE_BACKOFF_SECS = 10.0
 BUS_PEEK_SECS = 0.25
 """While generating, the bus is read this often (not per message): a sys.shutdown must get through."""
 
 
-class ReasonerSettings(RuntimeSettings, kw_only=True):
-    """What the reasoner actor reads: the runtime's sections and [reasoner]."""
-
-    reasoner: ReasonerConfig = msgspec.field(default_factory=ReasonerConfig)
-
-
 class ReasonerActor(Actor):
     settings_type = ReasonerSettings
-    subscriptions = (EnvObs, PolicyProposal, LoraAdapter)
+    subscriptions = (EnvObs, PolicyProposal, LoraAdapter, Event)
 
     def __init__(self, **kwargs) -> None:
         # Only the selective query policy reads the policy's confidence; otherwise do not
         # decode a policy.proposal per step in the process that needs its CPU for the model.
         if kwargs["config"].reasoner.query_policy != "selective":
-            self.subscriptions = (EnvObs, LoraAdapter)
+            self.subscriptions = (EnvObs, LoraAdapter, Event)
         super().__init__(**kwargs)
 
     async def on_start(self) -> None:
@@ -104,6 +101,8 @@ class ReasonerActor(Actor):
             case PolicyProposal():
                 for env_id, confidence in zip(msg.env_ids, msg.confidences.tolist()):
                     self.core.policy.note_rl_confidence(env_id, confidence)
+            case Event():  # read into the prompts of the envs whose clock has passed it (actors/common/llm/news.py)
+                self.counters["events_new" if self.core.note_event(msg) else "events_repeated"] += 1
             case LoraAdapter():
                 self.log.info("adapter_announced", version=msg.version, path=msg.path)
                 self.core.request_adapter(msg.path, msg.version)
@@ -121,6 +120,8 @@ class ReasonerActor(Actor):
                 context=msgspec.structs.asdict(obs.contexts[i]),
             )
             self.counters["obs_accepted" if accepted else "obs_skipped_by_policy"] += 1
+            if not accepted and (carried := self.core.carry(env_id, obs.episode_ids[i], obs.step)) is not None:
+                self._publish(carried)  # think_on = news: the latest thought answers a quiet bar
         self._wake.set()
 
     # ------------------------------------------------------------------ thinking
@@ -187,7 +188,7 @@ class ReasonerActor(Actor):
 
     async def _after_failure(self, exc: EngineError, env_ids: list[int]) -> None:
         """Count, log, and back off (a server that is down should not be hammered)."""
-        self.core.failed()
+        self.core.failed(env_ids)
         self.counters["think_failures"] += 1
         self._failures_in_a_row += 1
         backoff_secs = min(0.5 * 2 ** (self._failures_in_a_row - 1), MAX_FAILURE_BACKOFF_SECS)

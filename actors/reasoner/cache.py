@@ -18,7 +18,7 @@ import numpy as np
 from actors.reasoner.thought import Thought
 
 # Observation slice holding the 10 market-context + first 2 multi-timeframe features
-# (DESIGN.md section 6; the seed keyed its cache on the same 228:240).
+# (docs/architecture.md, environment facts; the seed keyed its cache on the same 228:240).
 KEY_FEATURES = slice(228, 240)
 
 CacheKey = tuple

@@ -1,4 +1,4 @@
-"""The [reasoner] config section: engine, thinking mode, prompts, query policy, cache.
+"""The [reasoner] config section (engine, thinking mode, prompts, query policy, cache) and ReasonerSettings.
 
 Prompts are kept here (and in config/default.toml) so a user can change them without
 touching code. Templates are ``str.format`` strings over the named market context
@@ -13,6 +13,7 @@ from typing import Annotated
 import msgspec
 
 from config.checks import ConfigSection, Count, Fraction, PositiveCount
+from runtime.settings import RuntimeSettings
 
 
 def _between(low: float, high: float) -> msgspec.Meta:
@@ -21,6 +22,7 @@ def _between(low: float, high: float) -> msgspec.Meta:
 BACKENDS = ("llama", "http")
 MODES = ("four_step", "single_shot")
 QUERY_POLICIES = ("always", "every_n", "selective")
+THINK_ON = ("every_bar", "news")
 
 # Shared by every env and every step, so llama.cpp keeps it in the KV cache (seed 002).
 SYSTEM_PROMPT = """You are a professional futures trader. Give concise trading advice based on the market context and risk management.
@@ -38,7 +40,7 @@ Position: {position_text}, entry {entry_price:.2f}, unrealized P&L ${unrealized_
 Account: balance ${balance:.0f}, daily P&L ${daily_pnl:+.0f}, drawdown buffer ${drawdown_buffer:.0f} of ${trailing_limit:.0f}, consecutive losses {consecutive_losses}, win rate {win_rate:.0%}
 Minutes to forced close: {minutes_to_close:.0f}
 Allowed actions: {allowed_actions}
-Last bars: {tape}"""
+Last bars: {tape}{news}"""
 
 # Seed 000's four steps (analyse, options, risks, decide), rewritten as turns of one
 # growing conversation: the earlier answers are already in the context, so a step no
@@ -69,7 +71,7 @@ SELL | 0.70 | downtrend, below VWAP, momentum negative"""
 # What the decision needs, nothing more (SmolLM2's tokenizer spends a token per digit).
 SINGLE_SHOT_CONTEXT_TEMPLATE = """{symbol}: {vwap_distance_pct:+.2f}% vs VWAP, trend {trend}, RSI {rsi:.0f}, ATR {atr:.1f}, momentum {momentum:+.1f}
 Position {position_text}, P&L ${unrealized_pnl:+.0f}, drawdown buffer ${drawdown_buffer:.0f}, {minutes_to_close:.0f} min to close
-Last bars: {tape}"""
+Last bars: {tape}{news}"""
 
 # Seed 002's single-shot question (its response format is in the single-shot system prompt).
 SINGLE_SHOT_PROMPT = """Choose ACTION from: {allowed_actions}."""
@@ -148,6 +150,21 @@ class ReasonerConfig(ConfigSection, kw_only=True):
     query_on_state_change: bool = True
     """selective: think when position, contracts, consecutive losses or trail/break-even state changed."""
 
+    # ---- news (md.event: actors/common/llm/news.py, actors/reasoner/news_trigger.py)
+    think_on: str = "every_bar"
+    """every_bar: query_policy alone decides | news: think when something new arrives for the env (an event made public,
+    an entry or exit, the first bar) or every think_every_bars bars; a quiet bar between is answered at once by the
+    env's latest thought (published as cached), so a lockstep loop waits for the model only when something is new."""
+    think_every_bars: PositiveCount = 10
+    """think_on = news: think at least this often per env, in loop steps (bars); keep it <= fusion.max_staleness_steps."""
+    news_window_minutes: PositiveCount = 90
+    """The prompt's {news} shows the events of the last this many minutes (on the env's own bar clock; 90: an 08:30
+    release is 60 minutes old at the 09:30 open and moves the market for 30 more)."""
+    news_horizon_minutes: PositiveCount = 60
+    """The prompt's {news} shows the releases due within this many minutes, by name and minutes to go."""
+    news_max_items: PositiveCount = 2
+    """Most recent events and most pending releases in the prompt (short: a 135M model reads it)."""
+
     # ---- exact thought reuse (actors/reasoner/memo.py)
     memo_enabled: bool = True
     """At temperature 0: the same prompt under the same adapter gets the model's earlier answer, without the model."""
@@ -186,6 +203,7 @@ class ReasonerConfig(ConfigSection, kw_only=True):
         _one_of("backend", self.backend, BACKENDS)
         _one_of("mode", self.mode, MODES)
         _one_of("query_policy", self.query_policy, QUERY_POLICIES)
+        _one_of("think_on", self.think_on, THINK_ON)
         if self.max_batch_sequences > self.n_batch:
             raise ValueError(f"reasoner.max_batch_sequences must be <= n_batch ({self.n_batch}), got {self.max_batch_sequences}")
 
@@ -194,3 +212,8 @@ def _one_of(key: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise ValueError(f"reasoner.{key} must be one of {', '.join(allowed)}; got {value!r}")
 
+
+class ReasonerSettings(RuntimeSettings, kw_only=True):
+    """What the reasoner actor reads: the runtime's sections and [reasoner]."""
+
+    reasoner: ReasonerConfig = msgspec.field(default_factory=ReasonerConfig)

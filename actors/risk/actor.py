@@ -8,35 +8,26 @@ the rule in force goes out in RiskVerdict.halts.
 The verdict comes from the step's fusion.decision through the risk rules; if no decision
 arrived within risk.fusion_deadline_ms of the observation, from the RL proposal alone
 (HOLD when that is missing too), marked degraded. Veto counts by rule are in sys.stats.
+
+With risk.news_blackout_enabled, md.event's high-importance releases and md.bar's clock drive the prop-firm
+news rule (actors/risk/news.py), laid over the halts: entries blocked in the window are counted
+veto_news_blackout / veto_news_flat and logged news_entry_blocked; each window's start is logged news_rule_in_force.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-import msgspec
-
+from actors.common.actions import BUY, SELL
 from actors.common.instruments import resolve_instrument
-from actors.common.loop_settings import LoopShape
-from actors.common.market_settings import AccountConfig, InstrumentConfig
-from actors.risk.config import RiskConfig
+from actors.risk.config import RiskSettings
 from actors.risk.halts import Halts
+from actors.risk.news import NEWS_RULES, InForce, NewsRule, overlay
 from actors.risk.rules import AccountLimits, EpisodeTrades, RiskRules
 from actors.risk.verdicts import Verdict, VerdictBook
-from bus.messages import EnvObs, EnvOutcome, FusionDecision, PolicyProposal, RiskVerdict
+from bus.messages import Bar, EnvObs, EnvOutcome, Event, FusionDecision, PolicyProposal, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
-from runtime.settings import RuntimeSettings
-
-
-class RiskSettings(RuntimeSettings, kw_only=True):
-    """What the risk actor reads: the runtime's sections, [risk], the shared [instrument] and [account], and
-    of [env] its mode (no vetoes in training) and trade size."""
-
-    instrument: InstrumentConfig = msgspec.field(default_factory=InstrumentConfig)
-    account: AccountConfig = msgspec.field(default_factory=AccountConfig)
-    env: LoopShape = LoopShape()  # a view of [env]: a frozen value
-    risk: RiskConfig = msgspec.field(default_factory=RiskConfig)
 
 
 class RiskActor(Actor):
@@ -54,6 +45,13 @@ class RiskActor(Actor):
         self.trades = EpisodeTrades()
         self._deadline_log = RateLimiter(self.config.logging.rate_limit_secs)
         self.log.info("risk_limits", vetoes=risk.veto_enabled, **{k: getattr(limits, k) for k in limits.__slots__})
+        self.news: NewsRule | None = None
+        self._news_in_force: InForce | None = None
+        if risk.news_blackout_enabled:
+            self.news = NewsRule(risk.news_blackout_before_mins, risk.news_blackout_after_mins, risk.news_flat_before)
+            self.subscriptions = (*self.subscriptions, Event, Bar)
+            self.log.info("news_rule", before_mins=risk.news_blackout_before_mins, after_mins=risk.news_blackout_after_mins,
+                          flat_before=risk.news_flat_before)
 
     async def on_message(self, msg) -> None:
         match msg:
@@ -67,6 +65,13 @@ class RiskActor(Actor):
             case EnvOutcome():
                 # The env publishes a step's outcomes before the next env.obs, so counts are current.
                 self.trades.record(msg.env_id, msg.episode_id)
+            case Event() if self.news is not None:
+                release = self.news.add(msg)
+                if release is not None:
+                    self.counters["news_releases"] += 1
+                    self.log.info("news_release", name=release.name, time_ns=release.time_ns, event_id=release.event_id, source=msg.source)
+            case Bar() if self.news is not None:
+                self.news.clock.on_bar(msg.start_ns)
 
     def _on_obs(self, obs: EnvObs) -> None:
         if self.book.env_restarted(obs.step):
@@ -76,6 +81,8 @@ class RiskActor(Actor):
         trades = [self.trades.count(e, p) for e, p in zip(obs.env_ids, obs.episode_ids, strict=True)]
         halts = [self.halts.update(env_id, obs.step, context, episode, trades[row])
                  for row, (env_id, context, episode) in enumerate(zip(obs.env_ids, obs.contexts, obs.episode_ids, strict=True))]
+        if self.news is not None:
+            halts = self._news_overlay(halts, [context.position for context in obs.contexts], obs.step)
         for rule in halts:
             if rule:
                 self.counters[f"halted_{rule}"] += 1
@@ -85,6 +92,22 @@ class RiskActor(Actor):
             return
         self._cancel_timer(obs.step)
         self._timers[obs.step] = asyncio.get_running_loop().call_later(self._deadline_secs, self._deadline, obs.step)
+
+    def _news_overlay(self, halts: list[str], positions: list[int], step: int) -> list[str]:
+        """The news rule laid over the halts at the market's now (the newest md.bar's end)."""
+        if not self.news.clock.started and not self.counters["news_wall_clock"]:
+            self.log.warning("news_rule_wall_clock", reason="no md.bar seen: the wall clock stands in for the market's")
+        self.counters["news_wall_clock"] += int(not self.news.clock.started)
+        now_ns = self.news.clock.now_ns()
+        in_force = self.news.in_force(now_ns)
+        if in_force != self._news_in_force and in_force is not None:
+            self.log.info("news_rule_in_force", rule=in_force.rule, release=in_force.release.name,
+                          release_time_ns=in_force.release.time_ns, now_ns=now_ns, step=step)
+        self._news_in_force = in_force
+        self.news.forget_before(now_ns)
+        if in_force is not None:
+            self.counters["news_steps"] += 1
+        return overlay(halts, positions, in_force)
 
     def _deadline(self, step: int) -> None:
         self._timers.pop(step, None)
@@ -102,9 +125,19 @@ class RiskActor(Actor):
         self.publish(RiskVerdict(env_ids=verdict.env_ids, step=verdict.step, actions=verdict.actions,
                                  vetoed=verdict.vetoed, reasons=verdict.reasons, degraded=verdict.degraded,
                                  llm_query_ids=verdict.llm_query_ids, halts=verdict.halts))
-        for env_id, reason in zip(verdict.env_ids, verdict.reasons, strict=True):
-            if reason:
+        for env_id, reason, action in zip(verdict.env_ids, verdict.reasons, verdict.actions, strict=True):
+            if reason in NEWS_RULES:
+                self._count_news_veto(reason, env_id, verdict.step, flattened=int(action) in (BUY, SELL))
+            elif reason:
                 self.log.debug("veto", rule=reason, env_id=env_id, step=verdict.step)
+
+    def _count_news_veto(self, rule: str, env_id: int, step: int, flattened: bool) -> None:
+        """The news rule's cost: each entry it blocked (news_entries_blocked) or position it closed (news_flattened)."""
+        event = "news_flattened" if flattened else "news_entry_blocked"
+        self.counters["news_flattened" if flattened else "news_entries_blocked"] += 1
+        release = self._news_in_force.release if self._news_in_force is not None else None
+        self.log.info(event, rule=rule, env_id=env_id, step=step, release=release.name if release else "",
+                      release_time_ns=release.time_ns if release else 0)
 
     def _cancel_timer(self, step: int) -> None:
         timer = self._timers.pop(step, None)

@@ -1,11 +1,14 @@
-"""The [risk] config section. The account's own limits (trailing drawdown, daily loss
-limit) are read from [account], owned by the env package."""
+"""The [risk] config section and RiskSettings (what the risk actor reads). The account's own limits (trailing
+drawdown, daily loss limit) are read from [account], the shared vocabulary's."""
 
 from __future__ import annotations
 
 import msgspec
 
+from actors.common.loop_settings import LoopShape
+from actors.common.market_settings import AccountConfig, InstrumentConfig
 from config.checks import ConfigSection, Count, Fraction, NonNegative, Positive, PositiveCount
+from runtime.settings import RuntimeSettings
 
 
 class RiskConfig(ConfigSection, kw_only=True):
@@ -50,6 +53,18 @@ class RiskConfig(ConfigSection, kw_only=True):
     """The adverse move, in ATRs, the guard assumes one bar can make."""
     fusion_deadline_ms: Positive = 250.0
     """Without a fusion.decision this long after env.obs, risk decides from the RL proposal (or HOLD): degraded."""
+    news_blackout_enabled: bool = False
+    """The prop-firm news rule (actors/risk/news.py): no new entries around a high-importance release read from md.event.
+    Off by default: some firms require it, Apex does not. Its cost is counted: veto_news_blackout (and veto_news_flat)
+    in sys.stats, their rates in the gauges, each blocked entry logged news_entry_blocked."""
+    news_blackout_before_mins: NonNegative = 2.0
+    """news_blackout_enabled: entries are blocked from this many minutes before the release (the feed must announce it
+    earlier: feed.event_schedule_ahead_mins) ..."""
+    news_blackout_after_mins: NonNegative = 2.0
+    """... to this many minutes after it."""
+    news_flat_before: bool = False
+    """news_blackout_enabled: also close any position in the minutes before the release (the closing action, where the
+    env's mask allows it)."""
     max_pending_steps: PositiveCount = 64
     """Steps kept while waiting for their messages; older ones are dropped (counted)."""
 
@@ -58,3 +73,13 @@ class RiskConfig(ConfigSection, kw_only=True):
         if env_mode == "train" and not self.vetoes_while_training and self.veto_enabled:
             return msgspec.structs.replace(self, veto_enabled=False)
         return self
+
+
+class RiskSettings(RuntimeSettings, kw_only=True):
+    """What the risk actor reads: the runtime's sections, [risk], the shared [instrument] and [account], and
+    of [env] its mode (no vetoes in training) and trade size."""
+
+    instrument: InstrumentConfig = msgspec.field(default_factory=InstrumentConfig)
+    account: AccountConfig = msgspec.field(default_factory=AccountConfig)
+    env: LoopShape = LoopShape()  # a view of [env]: a frozen value
+    risk: RiskConfig = msgspec.field(default_factory=RiskConfig)

@@ -10,6 +10,8 @@ Order of precedence, first match wins and names the reason:
                     of the position's side closes it); flat: an entry could breach on the next bar -> HOLD
   daily_loss_limit  the day's P&L is at or below -account.daily_loss_limit -> no entries
   consecutive_losses / drawdown_buffer / win_rate   seed 002's vetoes -> no entries
+  news_blackout / news_flat   the prop-firm news rule (actors/risk/news.py), given as the halt in force: no entries;
+                    news_flat also closes a position (the closing action, where the mask allows it)
 A veto turns entries (BUY or SELL while flat, ENABLE_TRAIL) into HOLD; HOLD, MOVE_SL_TO_BE,
 DISABLE_TRAIL and exits (the opposite of BUY/SELL while in a position) pass.
 
@@ -30,6 +32,7 @@ import numpy as np
 
 from actors.common.actions import ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, closing_action, is_entry, legal_or_hold
 from actors.risk.config import RiskConfig
+from actors.risk.news import NEWS_FLAT
 
 TIGHTENING_ACTIONS = (MOVE_SL_TO_BE, ENABLE_TRAIL)
 
@@ -164,6 +167,9 @@ class RiskRules:
         guarded = self._guard(action, mask, context, halts_decide_entries=halt is not None)
         if guarded is not None:
             return guarded
+        if halt == NEWS_FLAT and context.position != 0:
+            close = closing_action(context.position)
+            return Review(close, NEWS_FLAT if action != close else "") if mask[close] else Review(action, "")
         if is_entry(action, context.position):
             reason = self.entry_veto(context, episode_trades) if halt is None else halt
             if reason:

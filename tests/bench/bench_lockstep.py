@@ -302,8 +302,10 @@ def main() -> None:
     parser.add_argument("--modes", default="single_shot,four_step", help="reasoner modes to measure")
     parser.add_argument("--repeats", type=int, default=2, help="repeats per variant; the best counts")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (default config: 1)")
-    parser.add_argument("--step-tokens", type=int, default=ReasonerConfig().max_tokens_per_step)
-    parser.add_argument("--decide-tokens", type=int, default=ReasonerConfig().max_decide_tokens)
+    parser.add_argument("--step-tokens", type=int, default=ReasonerConfig().max_tokens_per_step,
+                        help="token limit of each four-step thought's analyse, options and risks steps (default: reasoner.max_tokens_per_step)")
+    parser.add_argument("--decide-tokens", type=int, default=ReasonerConfig().max_decide_tokens,
+                        help="token limit of the decide step and of a single-shot answer (default: reasoner.max_decide_tokens)")
     parser.add_argument("--loop-sizes", default="1,4,8", help="env counts of the loop section")
     parser.add_argument("--loop-modes", default="single_shot", help="reasoner modes of the loop section (add four_step: minutes per size)")
     parser.add_argument("--loop-steps", type=int, default=5, help="loop steps per lockstep run")

@@ -47,10 +47,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--experiences", type=int, default=64, help="M: experiences in the round")
     parser.add_argument("--steps", type=int, default=16, help="optimiser steps in the round")
-    parser.add_argument("--batch", type=int, default=4)
-    parser.add_argument("--rank", type=int, default=8)
+    parser.add_argument("--batch", type=int, default=4, help="examples per optimiser step (default 4)")
+    parser.add_argument("--rank", type=int, default=8, help="LoRA rank; alpha is twice it (default 8)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads")
-    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the rounds train (default cpu)")
     parser.add_argument("--prompt", default="single_shot", choices=tuple(PROMPTS),
                         help="the reasoner's default single-shot prompt, or the tests' short planted one")
     parser.add_argument("--market", default="planted", choices=("planted", "regimes", "null"),

@@ -24,8 +24,8 @@ import argparse
 import sys
 import time
 
-from bus.messages import Done, Progress, Stats
 from actors.jobs.config import load_config
+from bus.messages import Done, Progress, Stats
 from tests.bench.common import print_table
 
 TARGETS = {1: 0.5, 8: 0.8}
@@ -118,8 +118,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="bin/bench policy", description=__doc__.split("\n")[0])
     parser.add_argument("--n-envs", default="1,8", help="comma-separated environment counts (default 1,8)")
     parser.add_argument("--n-steps", type=int, default=512, help="rollout steps per env (default 512)")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--n-epochs", type=int, default=10)
+    parser.add_argument("--batch-size", type=int, default=64, help="PPO minibatch size (default 64)")
+    parser.add_argument("--n-epochs", type=int, default=10, help="PPO epochs per rollout (default 10)")
     parser.add_argument("--rollouts", type=int, default=4, help="PPO rollouts per measurement (default 4)")
     parser.add_argument("--repeats", type=int, default=2, help="measurements of each, best kept (default 2)")
     parser.add_argument("--frozen-window-secs", type=float, default=6.0, help="window for the frozen-policy loop ceiling")

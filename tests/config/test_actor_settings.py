@@ -11,10 +11,8 @@ import msgspec.inspect
 import pytest
 
 from actors.common.market_settings import AccountConfig, InstrumentConfig
-from actors.jobs.config import load_config
-from config.tree import ConfigError
-from actors.jobs.config import Config
-from config.tree import load_settings
+from actors.jobs.config import Config, load_config
+from config.tree import ConfigError, load_settings
 from runtime.entry import resolve_actor_class
 from runtime.settings import RuntimeSettings
 
@@ -65,6 +63,20 @@ def test_an_actor_lists_only_its_sections_the_shared_ones_and_views_that_mirror_
         for key, (kind, default) in view.items():
             assert kind == owner[key][0], f"{section}.{key}: {actor}'s view types it {kind}, the owner {owner[key][0]}"
             assert default in (owner[key][1], msgspec.NODEFAULT), f"{section}.{key}: default differs from the owner's"
+
+
+def test_the_dashboards_view_of_a_run_mirrors_the_sections_it_reads():
+    """The dashboard reads a run's config.toml as RunView (actors/dashboard/config.py): the report folders of [env], the
+    shared [account]."""
+    from actors.dashboard.config import RunView
+
+    root = sections(Config)
+    for section, struct in sections(RunView).items():
+        if SHARED_SECTIONS.get(section) is struct:
+            continue
+        owner, view = field_shapes(root[section]), field_shapes(struct)
+        assert view.keys() <= owner.keys(), f"the dashboard's view of [{section}] has keys [{section}] lacks"
+        assert all(view[key] == owner[key] for key in view), section
 
 
 def test_the_env_factory_and_every_shell_read_the_same_settings():

@@ -87,6 +87,8 @@ def prompt_fields(context: Mapping[str, Any], mask: Sequence[bool]) -> dict[str,
     fields["allowed_actions"] = ", ".join(ACTION_NAMES[action] for action in allowed_actions(mask))
     # A context from before the tape (a stored experience, a feed without history) still renders.
     fields["tape"] = fields.get("tape") or "not enough bars yet"
+    # The news line (actors/common/llm/news.py): "" without events, so a prompt without news is unchanged.
+    fields["news"] = fields.get("news") or ""
     return fields
 
 

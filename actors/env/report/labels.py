@@ -19,7 +19,7 @@ from actors.env.report.model import TradeDecision
 from actors.env.statistics import MIN_SESSIONS, MIN_TRADES
 
 if TYPE_CHECKING:
-    from actors.env.evaluation import EvaluationRecord
+    from actors.env.account_walk import EvaluationRecord
 
 ET = "America/New_York"
 STATISTICS_BASIS = (

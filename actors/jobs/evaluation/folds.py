@@ -15,6 +15,11 @@ before it except the last ``purge_days`` (López de Prado, AFML ch. 7):
   its test window, so here the embargo is a rule the folds are checked against
   (tests/actors/jobs/evaluation/test_folds.py), not a gap in the data.
 
+A "day" is a trading session of the loaded data (``Dataset.session_starts``), whatever its length: a 24-hour
+futures file has ~1,380 one-minute bars a session, the synthetic market 390, so the purge is sized by the data's own
+bars per session (``bars_per_session``). ``too_few_days`` says in a sentence when the sessions cannot carry any
+verdict, before anything is trained.
+
 Folds never overlap in their test windows, and every test day lies after every training
 day of its fold: ``tests/actors/jobs/evaluation/test_folds.py`` checks both on the indices.
 """
@@ -70,3 +75,27 @@ def walk_forward_folds(n_days: int, n_folds: int, *, purge_days: int = 1, embarg
 def purge_days_for(hindsight_bars: int, bars_per_day: int, max_holding_days: int = 1) -> int:
     """Days to purge before a test window: the longest holding time plus the hindsight horizon, in whole days."""
     return max_holding_days + int(np.ceil(max(hindsight_bars, 0) / max(bars_per_day, 1)))
+
+
+MIN_TEST_DAYS_FOR_A_VERDICT = 20
+"""Out-of-sample days below which no comparison is worth reading: the 95 % interval of a mean daily P&L is then about
+as wide as the mean differences between the policy and its floors (tens of dollars a day against spreads of hundreds)."""
+MIN_TRAIN_DAYS_FOR_A_VERDICT = 10
+"""Training days below which neither the policy nor the regime HMM (actors/env/regime_model.py) has anything to learn from."""
+
+
+def bars_per_session(session_starts: np.ndarray, n_bars: int) -> int:
+    """The median number of bars in a session of the data (390 for regular-hours 1-minute bars, ~1,380 for Globex)."""
+    lengths = np.diff(np.append(np.asarray(session_starts), n_bars))
+    return int(np.median(lengths)) if len(lengths) else 0
+
+
+def too_few_days(n_days: int, train_days: int, purge_days: int, n_folds: int) -> str | None:
+    """A plain sentence when ``n_days`` sessions cannot give a verdict (too few test or training days), else None."""
+    test_days = n_days - train_days - purge_days
+    if test_days < MIN_TEST_DAYS_FOR_A_VERDICT or train_days < MIN_TRAIN_DAYS_FOR_A_VERDICT:
+        return (f"too few days for any verdict: {n_days} trading sessions give {train_days} training day(s), a purge of "
+                f"{purge_days} and {max(test_days, 0)} test day(s) in {n_folds} fold(s); a verdict needs at least "
+                f"{MIN_TRAIN_DAYS_FOR_A_VERDICT} training and {MIN_TEST_DAYS_FOR_A_VERDICT} test days. Give a longer file "
+                "(or several: --market a.csv b.csv)")
+    return None

@@ -19,12 +19,16 @@ from dataclasses import dataclass, field, replace
 import msgspec
 import numpy as np
 
+from actors.common.observation import STATIC_FEATURES
 from actors.env.dataset import DataSplit, Dataset
+from actors.env.regime_model import RegimeModel
 from actors.env.statistics import TRADING_DAYS_PER_YEAR
-from actors.jobs.evaluation.chain import InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, learner_decide, play_window
+from actors.jobs.evaluation.chain import (InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, frozen_policy_config,
+                                          learner_decide, play_window)
 from actors.jobs.evaluation.floors import FloorChoice, chosen_floors, fit_floors
 from actors.jobs.evaluation.folds import Fold, walk_forward_folds
 from actors.policy.checkpoint import Checkpoint
+from actors.policy.learner import OnlineMaskablePPO
 from actors.jobs.config import Config
 
 Progress = Callable[[str], None]
@@ -91,55 +95,176 @@ def day_split(dataset: Dataset, name: str, first_day: int, stop_day: int) -> Dat
     return DataSplit(dataset, name, max(start, dataset.warmup_bars), stop)
 
 
-def run_walk_forward(config: Config, dataset: Dataset, market: str, *, n_folds: int, seeds: list[int], budgets: list[int],
-                     purge_days: int, embargo_days: int = 1, min_train_days: int = 10,
-                     progress: Progress | None = None) -> WalkForward:
+@dataclass(frozen=True)
+class WalkForwardPlan:
+    """What every cell of one walk-forward shares (the payload of evaluate's cells, shipped once to each node)."""
+
+    config: Config
+    dataset: Dataset
+    folds: list[Fold]
+    seeds: list[int]
+    budgets: list[int]
+    checkpoints: dict[tuple[int, int, int], Checkpoint] = field(default_factory=dict)
+    """(fold, seed, budget) -> the frozen policy: the ensemble cells' input, filled once the policy cells finished."""
+    regimes: dict[int, FoldRegime] = field(default_factory=dict)
+    """fold -> its regime fit (regime_cell): the other cells' input, filled once the regime cells finished."""
+
+    def fold_dataset(self, fold: Fold) -> Dataset:
+        """The data with the regime HMM behind market_regime fitted on this fold's training days only
+        (actors/env/regime_model.py): from the fold's regime cell, else fitted here (a minute on 400 days)."""
+        regime = self.regimes.get(fold.index) or regime_cell(self, fold)
+        column = STATIC_FEATURES.index("market_regime")
+        static = self.dataset.features.static.copy()
+        static[:, column] = regime.market_regime
+        features = replace(self.dataset.features, static=static, trend_code=regime.trend_code)
+        return replace(self.dataset, features=features, regime_model=regime.model, lists=self.dataset.lists)
+
+    def splits(self, fold: Fold, dataset: Dataset) -> tuple[DataSplit, DataSplit]:
+        return (day_split(dataset, f"fold{fold.index}_train", fold.train_start_day, fold.train_stop_day),
+                day_split(dataset, f"fold{fold.index}_test", fold.test_start_day, fold.test_stop_day))
+
+
+@dataclass(frozen=True)
+class FoldRegime:
+    """What refitting the regime HMM on a fold's training days changes in the data (Dataset.with_regime_fitted_on):
+    the market_regime feature, the trend word and the model; a few MB a fold, not the whole market."""
+
+    market_regime: np.ndarray
+    trend_code: np.ndarray
+    model: RegimeModel
+
+
+def regime_cell(plan: WalkForwardPlan, fold: Fold) -> FoldRegime:
+    """Fit the fold's regime HMM once; every other cell of the fold reads it (the fit costs as much as a small cell)."""
+    fitted = plan.dataset.with_regime_fitted_on(int(plan.dataset.session_starts[fold.train_stop_day]))
+    column = STATIC_FEATURES.index("market_regime")
+    return FoldRegime(fitted.features.static[:, column].copy(), fitted.features.trend_code, fitted.regime_model)
+
+
+@dataclass
+class PolicyCellResult:
+    """One seed trained on one fold's training days through every budget, each budget's policy tested frozen."""
+
+    windows: dict[int, WindowResult]
+    training: list[dict]
+    checkpoints: dict[int, tuple[int, Checkpoint]]
+    """budget -> (env steps, the checkpoint as tested)."""
+    regime_model: dict = field(default_factory=dict)
+    """The fold's regime HMM (fitted on its training days): the belief the policy was trained on."""
+    regime_lines: list[str] = field(default_factory=list)
+
+
+def seeded_config(config: Config, seed: int) -> Config:
+    return msgspec.structs.replace(config, policy=msgspec.structs.replace(config.policy, seed=seed, learn=True))
+
+
+@dataclass
+class ReferenceCellResult:
+    choice: FloorChoice
+    """What the tunable floors chose on the fold's training days."""
+    windows: dict[str, WindowResult]
+    """Each floor (and, on a synthetic market, the oracle) on the fold's test window."""
+
+
+def reference_cell(plan: WalkForwardPlan, fold: Fold) -> ReferenceCellResult:
+    """The floors, their lookback and threshold chosen on the fold's training days (the test window is not seen),
+    and the oracle, on the fold's test window."""
+    dataset = plan.fold_dataset(fold)
+    train, test = plan.splits(fold, dataset)
+    choice = fit_floors(plan.config, train, (fold.train_start_day, fold.train_stop_day))
+    policies = chosen_floors(choice, dataset.hidden_regime, seed=plan.config.run.seed + fold.index)
+    return ReferenceCellResult(choice, {name: play_window(plan.config, test, decide) for name, decide in policies.items()})
+
+
+def policy_cell(plan: WalkForwardPlan, fold: Fold, seed: int) -> PolicyCellResult:
+    """Train one seed on the fold's training days, stopping at each budget to test a frozen copy on the test window."""
+    dataset = plan.fold_dataset(fold)
+    train, test = plan.splits(fold, dataset)
+    seeded = seeded_config(plan.config, seed)
+    trainer = InProcessTrainer(seeded, train)
+    result = PolicyCellResult({}, [], {}, dataset.regime_model.to_dict(), list(dataset.regime_model.describe()))
+    for budget in plan.budgets:
+        learner = trainer.train_until(budget)
+        checkpoint = learner.checkpoint()
+        result.checkpoints[budget] = (learner.num_timesteps, checkpoint)
+        result.windows[budget] = play_window(seeded, test, learner_decide(frozen_copy(learner, seeded)))
+        figures = learner.latest_figures
+        result.training.append({"fold": fold.index, "seed": seed, "budget": budget, "updates": learner.n_updates,
+                                **{k: float(figures[k]) for k in ("approx_kl", "clip_fraction", "explained_variance") if k in figures}})
+    return result
+
+
+def ensemble_cell(plan: WalkForwardPlan, fold: Fold, budget: int) -> WindowResult:
+    """The seeds' frozen policies at ``budget`` (plan.checkpoints) as one ensemble on the fold's test window."""
+    _, test = plan.splits(fold, plan.fold_dataset(fold))
+    learners = [OnlineMaskablePPO(frozen_policy_config(seeded_config(plan.config, seed)), 1,
+                                  checkpoint=plan.checkpoints[(fold.index, seed, budget)]) for seed in plan.seeds]
+    return play_window(plan.config, test, ensemble_decide(learners))
+
+
+def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int, ReferenceCellResult],
+                        policies: dict[tuple[int, int], PolicyCellResult], ensembles: dict[tuple[int, int], WindowResult],
+                        progress: Progress | None = None) -> WalkForward:
+    """The cells' results as one WalkForward, in the order one process would have added them (fold by fold:
+    references, seeds x budgets, ensembles), so the report reads the same whatever ran the cells."""
     say = progress or (lambda _text: None)
-    folds = walk_forward_folds(len(dataset.session_starts), n_folds, purge_days=purge_days, embargo_days=embargo_days,
-                               min_train_days=min_train_days)
+    folds, seeds, budgets = plan.folds, plan.seeds, plan.budgets
     series: dict[str, VariantSeries] = {}
     result = WalkForward(market, folds, seeds, budgets, series)
 
     def add(name: str, window: WindowResult) -> None:
         series.setdefault(name, VariantSeries(name)).add(window)
 
-    full_data = dataset
     for fold in folds:
-        # The regime HMM behind market_regime is refitted on this fold's training days only (actors/env/regime_model.py).
-        dataset = full_data.with_regime_fitted_on(int(full_data.session_starts[fold.train_stop_day]))
-        for line in dataset.regime_model.describe():
+        for line in policies[(fold.index, seeds[0])].regime_lines:
             say(f"fold {fold.index + 1}/{len(folds)} {line}")
-        train = day_split(dataset, f"fold{fold.index}_train", fold.train_start_day, fold.train_stop_day)
-        test = day_split(dataset, f"fold{fold.index}_test", fold.test_start_day, fold.test_stop_day)
-        choice = fit_floors(config, train, (fold.train_start_day, fold.train_stop_day))  # the test window is not seen
-        result.floor_choices.append(choice)
-        say(f"fold {fold.index + 1}/{len(folds)} floors: {choice.text()}")
-        for name, decide in chosen_floors(choice, dataset.hidden_regime, seed=config.run.seed + fold.index).items():
-            add(name, play_window(config, test, decide))
-        frozen: dict[int, list] = {budget: [] for budget in budgets}
+        floors = references[fold.index]
+        result.floor_choices.append(floors.choice)
+        say(f"fold {fold.index + 1}/{len(folds)} floors: {floors.choice.text()}")
+        for name, window in floors.windows.items():
+            add(name, window)
         for seed in seeds:
-            seeded = msgspec.structs.replace(config, policy=msgspec.structs.replace(config.policy, seed=seed, learn=True))
-            trainer = InProcessTrainer(seeded, train)
+            cell = policies[(fold.index, seed)]
+            result.training.extend(cell.training)
             for budget in budgets:
-                learner = trainer.train_until(budget)
-                if fold is folds[-1] and seed == seeds[0] and budget == budgets[-1]:
-                    checkpoint = learner.checkpoint()
-                    meta = {**checkpoint.meta, "regime_model": dataset.regime_model.to_dict()}  # the belief it was trained on
-                    result.last_policy = (learner.num_timesteps, replace(checkpoint, meta=meta))
-                frozen[budget].append(frozen_copy(learner, seeded))
-                window = play_window(seeded, test, learner_decide(frozen[budget][-1]))
+                window = cell.windows[budget]
                 add(policy_name(budget, seed), window)
-                figures = learner.latest_figures
-                result.training.append({"fold": fold.index, "seed": seed, "budget": budget, "updates": learner.n_updates,
-                                        **{k: float(figures[k]) for k in ("approx_kl", "clip_fraction", "explained_variance") if k in figures}})
                 say(f"fold {fold.index + 1}/{len(folds)} seed {seed} {budget:,} steps: test days {fold.test_start_day}-"
                     f"{fold.test_stop_day - 1}, net ${window.net_pnl:,.0f}, {len(window.trades)} trades")
-        for budget, learners in frozen.items() if len(seeds) > 1 else ():
-            window = play_window(config, test, ensemble_decide(learners))
+        if fold is folds[-1]:
+            first = policies[(fold.index, seeds[0])]
+            steps, checkpoint = first.checkpoints[budgets[-1]]
+            meta = {**checkpoint.meta, "regime_model": first.regime_model}  # the belief it was trained on
+            result.last_policy = (steps, replace(checkpoint, meta=meta))
+        for budget in budgets if len(seeds) > 1 else ():
+            window = ensembles[(fold.index, budget)]
             add(ensemble_name(budget), window)
-            say(f"fold {fold.index + 1}/{len(folds)} ensemble of {len(learners)} seeds {budget:,} steps: net ${window.net_pnl:,.0f}, "
+            say(f"fold {fold.index + 1}/{len(folds)} ensemble of {len(seeds)} seeds {budget:,} steps: net ${window.net_pnl:,.0f}, "
                 f"{len(window.trades)} trades")
     return result
+
+
+def plan_walk_forward(config: Config, dataset: Dataset, *, n_folds: int, seeds: list[int], budgets: list[int],
+                      purge_days: int, embargo_days: int = 1, min_train_days: int = 10) -> WalkForwardPlan:
+    folds = walk_forward_folds(len(dataset.session_starts), n_folds, purge_days=purge_days, embargo_days=embargo_days,
+                               min_train_days=min_train_days)
+    return WalkForwardPlan(config, dataset, folds, list(seeds), list(budgets))
+
+
+def run_walk_forward(config: Config, dataset: Dataset, market: str, *, n_folds: int, seeds: list[int], budgets: list[int],
+                     purge_days: int, embargo_days: int = 1, min_train_days: int = 10,
+                     progress: Progress | None = None) -> WalkForward:
+    """Every cell in this process, one after another (actors/jobs/cells/walkforward.py runs them on a pool)."""
+    plan = plan_walk_forward(config, dataset, n_folds=n_folds, seeds=seeds, budgets=budgets, purge_days=purge_days,
+                             embargo_days=embargo_days, min_train_days=min_train_days)
+    plan = replace(plan, regimes={fold.index: regime_cell(plan, fold) for fold in plan.folds})
+    references = {fold.index: reference_cell(plan, fold) for fold in plan.folds}
+    policies = {(fold.index, seed): policy_cell(plan, fold, seed) for fold in plan.folds for seed in seeds}
+    checkpoints = {(f, s, b): ckpt for (f, s), cell in policies.items() for b, (_, ckpt) in cell.checkpoints.items()}
+    plan = replace(plan, checkpoints=checkpoints)
+    ensembles = {(fold.index, budget): ensemble_cell(plan, fold, budget)
+                 for fold in plan.folds for budget in budgets if len(seeds) > 1}
+    return gather_walk_forward(plan, market, references, policies, ensembles, progress)
 
 
 def annualised_sharpe(daily_pnl: np.ndarray, capital: float) -> float:

@@ -146,6 +146,15 @@ def test_ics_events_with_tzid_utc_folding_escapes_and_priority(tmp_path):
     assert fomc.name == "FOMC rate decision (a long summary folded onto a second line)"
 
 
+def test_ics_reads_past_a_timezone_block_and_an_alarm_inside_the_event(tmp_path):
+    text = ICS.replace("VERSION:2.0\r\n", "VERSION:2.0\r\nBEGIN:VTIMEZONE\r\nTZID:America/New_York\r\nBEGIN:STANDARD\r\n"
+                       "DTSTART:19701101T020000\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n")
+    text = text.replace("UID:cpi-2024-03@bls\r\n", "UID:cpi-2024-03@bls\r\nBEGIN:VALARM\r\nACTION:DISPLAY\r\n"
+                        "DESCRIPTION:Reminder\r\nTRIGGER:-PT15M\r\nEND:VALARM\r\n")
+    cpi, fomc = load_events(write(tmp_path, "cal.ics", text))
+    assert (cpi.text, cpi.time_ns, fomc.name[:4]) == ("Consumer prices, February", ns("2024-03-12T12:30Z"), "FOMC")
+
+
 @pytest.mark.parametrize("replace, with_, line, field, problem", [
     ("DTSTART:20240320T180000Z", "DTSTART;VALUE=DATE:20240320", 11, "DTSTART", "all-day"),
     ("DTSTART:20240320T180000Z", "DTSTART;TZID=Mars/Olympus:20240320T180000", 11, "DTSTART", "unknown TZID"),

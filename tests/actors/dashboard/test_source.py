@@ -8,24 +8,24 @@ from pathlib import Path
 import pandas as pd
 
 from actors.dashboard.config import DashboardConfig
-from actors.dashboard.source import Reader, account_rules, resolve_target
+from actors.dashboard.source import Reader, account_rules, resolve_target, run_view
 from actors.dashboard.state import MAX_CANDLES, DashboardState
 from actors.env.factory import load_dataset
-from actors.jobs.dashboard import bar_offset, market_history
 from actors.jobs.config import load_config
+from actors.jobs.dashboard import bar_offset, market_history
 from config.tree import dump_toml
 
 
 def test_the_account_rules_come_from_the_runs_config_with_the_preset_resolved(tmp_path):
     (tmp_path / "config.toml").write_text('[account]\npreset = "apex_eod_50k"\n')
-    rules = account_rules(tmp_path)
+    rules = account_rules(run_view(tmp_path))
     assert (rules.name, rules.start_balance, rules.profit_target, rules.daily_loss_limit) == ("apex_eod_50k", 50_000.0, 3_000.0, 1_000.0)
 
 
 def test_an_unreadable_config_gives_no_rules_and_no_error(tmp_path):
     (tmp_path / "config.toml").write_text('[account]\npreset = "nope"\n')
-    assert account_rules(tmp_path).profit_target == 0.0
-    assert account_rules(tmp_path / "missing").start_balance == 0.0
+    assert account_rules(run_view(tmp_path)).profit_target == 0.0
+    assert account_rules(run_view(tmp_path / "missing")).start_balance == 0.0
 
 
 def finished_backtest(run_dir: Path, steps: int, trade_steps: tuple[int, ...]) -> tuple[list[float], int]:

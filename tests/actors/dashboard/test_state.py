@@ -5,10 +5,11 @@ import json
 import numpy as np
 
 from actors.common.actions import BUY, HOLD, NO_ACTION, SELL
-from actors.dashboard.state import (MAX_CANDLES, MAX_POINTS, AccountRules, DashboardState, MarketHistory, Series, account_lines,
-                                    health_lines, learning_lines)
-from bus.messages import (EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, FusionDecision, Heartbeat, LlmThought, LoraAdapter,
-                          PolicyProposal, Progress, RiskVerdict, Stats)
+from actors.dashboard.config import EnvReportsView, RunView
+from actors.dashboard.lines import account_lines, health_lines, learning_lines
+from actors.dashboard.state import MAX_CANDLES, MAX_POINTS, AccountRules, DashboardState, MarketHistory, Series
+from bus.messages import (EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, FusionDecision, Heartbeat, LlmThought, LoraAdapter, LoraRound,
+                          PolicyProposal, PolicyUpdate, Progress, RiskVerdict, Stats)
 from tests.contexts import market_context
 
 
@@ -141,20 +142,36 @@ def test_health_shows_steps_per_second_and_the_loop_latency():
     assert "decision latency p50 800 µs / p99 2.5 ms" in lines
 
 
-def test_learning_takes_ppo_updates_from_progress_and_logs_and_lora_rounds_from_logs():
+def test_learning_takes_policy_updates_and_lora_rounds_from_the_bus_and_the_same_messages_read_back_from_the_log():
     state = DashboardState()
-    state.on_message(Progress(actor="policy", steps=10, total_steps=20, steps_per_sec=5.0, figures={"approx_kl": 0.01}))
-    state.on_message(Progress(actor="policy", steps=11, total_steps=20, steps_per_sec=5.0, figures={"approx_kl": 0.01}))  # repeated
-    state.on_log({"event": "ppo_update", "actor": "policy", "approx_kl": 0.02, "clip_fraction": 0.1})
-    state.on_log({"event": "lora_round", "actor": "lora", "version": 1, "match_rate_before": 0.4, "match_rate_after": 0.55,
-                  "experiences": 48.0, "published": 1.0})
+    state.on_message(PolicyUpdate(update=1, num_timesteps=64, approx_kl=0.01, mean_episode_return=-3.0))
+    state.on_message(Progress(actor="policy", steps=64, total_steps=128, steps_per_sec=5.0, figures={"approx_kl": 0.5}))  # no point
+    state.on_log({"event": PolicyUpdate.LOG_EVENT, "actor": "policy", "update": 1, "num_timesteps": 64, "approx_kl": 0.01})  # the same
+    state.on_log({"event": PolicyUpdate.LOG_EVENT, "actor": "policy", "update": 2, "num_timesteps": 128, "approx_kl": 0.02,
+                  "clip_fraction": 0.1})
+    state.on_log({"event": LoraRound.LOG_EVENT, "actor": "lora", "version": 1, "match_rate_before": 0.4, "match_rate_after": 0.55,
+                  "experiences": 48, "published": True, "collapsed": False, "timestamp": "2026-01-01T10:00:01Z"})
+    state.on_message(LoraRound(version=1, experiences=48, match_rate_before=0.4, match_rate_after=0.55, published=True, collapsed=False))
+    state.on_message(LoraRound(version=2, experiences=60, match_rate_before=0.55, match_rate_after=float("nan"), published=False,
+                               collapsed=True))
     state.on_message(LoraAdapter(version=1, path="/x.gguf", metrics={"match_rate_after": 0.55}))
 
     snap = state.snapshot({})
     assert snap["new"]["learning"]["approx_kl"] == [0.01, 0.02]
-    assert snap["lora"][0] == {"version": 1, "time": "", "experiences": "48.00", "match": "0.40 -> 0.55", "published": "published",
+    assert snap["new"]["learning"]["mean_episode_return"][0] == -3.0
+    assert [row["version"] for row in snap["lora"]] == [2, 1]
+    assert snap["lora"][1] == {"version": 1, "time": "10:00:01", "experiences": "48", "match": "0.40 -> 0.55", "published": "published",
                                "alarm": "-"}
+    assert (snap["lora"][0]["match"], snap["lora"][0]["published"], snap["lora"][0]["alarm"]) == ("0.55 -> -", "refused", "collapse")
     assert snap["events"][0]["kind"] == "adapter"
+
+
+def test_a_logged_update_without_the_messages_fields_is_an_event_row_not_a_reader_error():
+    state = DashboardState()
+    state.on_log({"event": LoraRound.LOG_EVENT, "actor": "lora", "level": "info", "version": 1})  # an older log: no match rates
+
+    snap = state.snapshot({})
+    assert snap["lora"] == [] and snap["events"][0]["kind"] == "lora"
 
 
 def test_warnings_and_errors_of_any_actor_become_events_and_can_be_filtered():
@@ -321,6 +338,18 @@ def report_trade(trade_id: int, entry_step: int, bars: int, pnl: float, exit_dec
     return {"env_id": 0, "trade_id": trade_id, "side": "long", "entry_price": 100.0, "exit_price": 101.0, "pnl_usd": pnl,
             "bars_held": bars, "exit_reason": "signal" if exit_decision else "stop", "entry_decision": {**decision, "step": entry_step},
             "exit_decision": {**decision, "step": entry_step + bars} if exit_decision else None}
+
+
+def test_the_report_is_read_where_the_runs_settings_put_it_a_backtests_before_a_paper_runs(tmp_path):
+    for folder, trade_id in (("bt", 7), ("backtest", 1), ("live/report", 9)):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "metrics.json").write_text(json.dumps({"trade_list": [report_trade(trade_id, 3, 2, 5.0)]}))
+    moved, paper = DashboardState(), DashboardState()
+    moved.on_report(tmp_path, RunView(env=EnvReportsView(report_dir="bt")))
+    paper.on_report(tmp_path, RunView(env=EnvReportsView(report_dir="none", paper_dir="live")))
+
+    assert [t.trade_id for t in moved.snapshot({})["trade_objects"]] == [7]
+    assert [t.trade_id for t in paper.snapshot({})["trade_objects"]] == [9]
 
 
 def test_a_finished_run_draws_its_trades_its_realised_equity_and_its_rebuilt_bars(tmp_path):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from actors.common.actions import BUY, HOLD, SELL
+from actors.env.dataset import Dataset
 from actors.env.factory import build_dataset
 from actors.env.env import FuturesTradingEnv
 from actors.common.instruments import resolve_instrument
@@ -27,27 +29,42 @@ def make_env(config, dataset) -> FuturesTradingEnv:
     return env
 
 
-def test_the_oracle_sees_the_regime_and_the_observation_does_not(setting):
+def future_twin(dataset: Dataset, cut: int, flat_minute: int | None) -> Dataset:
+    """``dataset`` with every bar after ``cut`` moved (prices x 0.9-1.1, volumes x 0.1-10) and its hidden regime scrambled
+    there; the same regime HMM, so only the later bars differ."""
+    frame = pd.DataFrame({name: getattr(dataset, name).copy() for name in ("open", "high", "low", "close", "volume")}, index=dataset.index)
+    rng = np.random.default_rng(1)
+    later = slice(cut + 1, None)
+    scale = rng.uniform(0.9, 1.1, len(frame) - cut - 1)
+    for name in ("open", "high", "low", "close"):
+        frame.iloc[later, frame.columns.get_loc(name)] = np.round(frame[name].to_numpy()[later] * scale / 0.25) * 0.25
+    frame.iloc[later, frame.columns.get_loc("volume")] = frame["volume"].to_numpy()[later] * rng.uniform(0.1, 10.0, len(scale))
+    twin = Dataset.from_frame(frame, flat_minute, regime_model=dataset.regime_model)
+    twin.hidden_regime = dataset.hidden_regime.copy()
+    twin.hidden_regime[later] = rng.permutation(twin.hidden_regime[later])
+    return twin
+
+
+def test_no_later_bar_or_hidden_regime_reaches_an_observation_and_the_oracle_reads_the_regime(setting):
+    """Two datasets, the same bars up to a cut and different bars and hidden regimes after it: the observations agree
+    up to the cut and differ after it (so the comparison can fail), while the oracle's decisions follow the regime."""
     config, dataset = setting
-    env_a, env_b = make_env(config, dataset), make_env(config, dataset)
-    scrambled = np.random.default_rng(0).permutation(dataset.hidden_regime)
-    oracle_a = reference_policies(dataset.hidden_regime)["oracle"]
-    oracle_b = reference_policies(scrambled)["oracle"]
-    decisions_differ = False
-    for _ in range(300):
-        assert np.array_equal(env_a.observe(), env_b.observe())  # same bars: same observation, whatever the regime
-        decisions_differ |= oracle_a(env_a) != oracle_b(env_a)
+    env_a = make_env(config, dataset)
+    cut = env_a.bar + 150
+    twin = future_twin(dataset, cut, config.account.flat_minute_of_day)
+    env_b = make_env(config, twin)
+    assert env_b.bar == env_a.bar
+    oracle_a, oracle_b = (reference_policies(data.hidden_regime)["oracle"] for data in (dataset, twin))
+    later_differs = oracle_differs = False
+    while env_a.bar < cut + 100:
+        same = np.array_equal(env_a.observe(), env_b.observe())
+        if env_a.bar <= cut:
+            assert same, f"bar {env_a.bar} (cut {cut}): a later bar changed this observation"
+        later_differs |= not same
+        oracle_differs |= env_a.bar > cut and oracle_a(env_a) != oracle_b(env_a)
         env_a.step(HOLD)
         env_b.step(HOLD)
-    assert decisions_differ
-
-
-def test_features_are_computed_from_the_bars_alone(setting):
-    config, dataset = setting
-    twin = build_dataset(config.data, config.account, 0, 0.25)
-    twin.hidden_regime = np.zeros_like(twin.hidden_regime)
-    assert np.array_equal(twin.features.bar, dataset.features.bar)
-    assert np.array_equal(twin.features.static, dataset.features.static)
+    assert later_differs and oracle_differs
 
 
 def test_toward_takes_one_step_at_a_time(setting):

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from actors.env.batch import BarHistory
-from actors.env.evaluation import EvaluationRecord
+from actors.env.account_walk import EvaluationRecord
 from actors.env.report import ReportInput, ReportTrade, ThoughtUsed, TradeDecision, entries_sentence, write_backtest_report
 from actors.env.statistics import MIN_TRADES, compute_statistics
 from actors.env.trading import Trade

@@ -91,7 +91,8 @@ def test_bin_feed_help_documents_every_source():
     result = subprocess.run([str(ROOT / "bin" / "feed"), "--help"], capture_output=True, text=True, timeout=60)
 
     assert result.returncode == 0
-    for word in ("replay", "synthetic", "ccxt", "--speed", "--pace-secs", "--exchange", "--timeframe", "TT_CCXT_API_KEY"):
+    for word in ("replay", "synthetic", "ccxt", "--speed", "--pace-secs", "--exchange", "--timeframe", "TT_CCXT_API_KEY",
+                 "--calendar", "--headlines", "--rss", "md.event"):
         assert word in result.stdout
 
 

@@ -46,6 +46,13 @@ def test_schedule_without_lookahead_publishes_a_release_only_at_its_time_and_a_l
     assert [e.name for e in schedule.due(ns("2024-03-12T13:00Z"))] == ["R10", "R20", "R40"]
 
 
+def test_a_release_already_past_when_the_bars_begin_goes_out_once_whole():
+    schedule = EventSchedule(ahead_ns=30 * MINUTE)
+    schedule.add([MarketEvent(time_ns=ns("2024-03-12T12:30Z"), kind="release", name="CPI", actual=0.4)], "calendar:c.csv")
+    out = schedule.due(ns("2024-03-12T13:31Z"))  # the session's first bar closes after the release
+    assert [(e.name, e.actual) for e in out] == [("CPI", 0.4)]
+
+
 # --------------------------------------------------------------------------- RSS against a local server
 
 
@@ -166,3 +173,21 @@ async def test_a_missing_feed_and_a_broken_document_are_logged_not_raised(server
     events = await broken.poll()
     assert broken.counters["feed_bozo"] == 1 and log.events("rss_bozo")
     assert [e.text for e in events] == ["Half a headline"]
+
+
+async def test_the_feed_actor_publishes_a_feeds_entries_on_md_event_and_logs_them(server):
+    from structlog.testing import capture_logs
+
+    from bus.messages import Event
+    from runtime.testing import actor_harness
+
+    server.bodies["/asia"] = (FEEDS / "asia_atom.xml").read_bytes()
+    overrides = {"feed.source": "synthetic", "feed.synthetic_days": 1, "feed.synthetic_pace_secs": 0.0, "feed.max_bars": 3,
+                 "feed.event_rss_urls": [f"{server.url}/asia"], "feed.event_rss_importance": "low", "feed.event_poll_secs": 3600.0}
+    with capture_logs() as logs:
+        async with actor_harness("feed", overrides) as h:
+            got = [await h.recv(Event) for _ in range(3)]
+    assert [e.text for e in got] == ["Nikkei closes at a record", "Yen firms", "BoJ said to weigh ending negative rates"]
+    assert all(e.source == f"rss:{server.url}/asia" and e.importance == "low" for e in got)
+    logged = [e for e in logs if e["event"] == "md_event"]
+    assert [e["text"] for e in logged] == [e.text for e in got] and logged[0]["time"] == "2024-03-12T06:30:00+00:00"

@@ -1,15 +1,17 @@
 """bin/feed in a real process publishing bars and file events to a running runtime's bus: each event arrives
 right after the bar whose close passes its time, at speed 0 and at agent pace (the test answers each bar)."""
 
+import json
 import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from actors.feed.cli import main as feed_main
 from bus.messages import Bar, Done, Event, RiskVerdict
+from runtime.tail import main as tail_main
 from runtime.testing import running_actors
 from tests.actors.feed.test_actor import ROOT, announce_test_client, write_bars_csv
 
@@ -49,7 +51,7 @@ def receive_until_done(client, agent: bool, timeout_secs: float = 60.0) -> list:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("speed", ["0", "agent"])
-def test_file_events_reach_a_subscriber_in_bar_time_order(tmp_path, speed):
+def test_file_events_reach_a_subscriber_in_bar_time_order(tmp_path, speed, capsys):
     write_bars_csv(tmp_path / "bars.csv")  # 40 one-minute bars from 2024-03-04 14:30 UTC
     (tmp_path / "cal.csv").write_text(CALENDAR)
     (tmp_path / "news.jsonl").write_text(HEADLINES)
@@ -69,6 +71,7 @@ def test_file_events_reach_a_subscriber_in_bar_time_order(tmp_path, speed):
             if feed.poll() is None:
                 feed.kill()
         log = (rt.run_dir / "logs" / "feed.jsonl").read_text()
+        tailed = tail_events(rt.run_dir, capsys)
     assert feed.returncode == 0, output
 
     bars = [m for m in messages if isinstance(m, Bar)]
@@ -93,12 +96,22 @@ def test_file_events_reach_a_subscriber_in_bar_time_order(tmp_path, speed):
     ism = [m for m in messages if isinstance(m, Event) and m.name == "ISM Services"]
     assert np.isnan(ism[0].actual) and ism[1].actual == 52.6 and ism[1].importance == "high"
     assert log.count('"event": "md_event"') == 6 and "feed_events_unplayed" in log
+    # bin/tail --event md.event follows them: the feed's md_event lines, with the event's fields.
+    assert [(r["actor"], r.get("name") or r["text"], r["ahead"]) for r in tailed] == [(a, b, not c) for a, b, c in
+            [("feed", t, due) for t, due, _ in seen]]
+    assert tailed[3]["actual"] == 52.6 and "actual" not in tailed[1] and tailed[3]["source"].startswith("calendar:")
 
 
-def test_bin_feed_refuses_a_bad_calendar_naming_file_row_and_field(tmp_path):
+def tail_events(run_dir, capsys) -> list[dict]:
+    capsys.readouterr()
+    assert tail_main([str(run_dir), "--event", "md.event", "--no-follow", "--json"]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_bin_feed_refuses_a_bad_calendar_naming_file_row_and_field(tmp_path, capsys):
     bad = tmp_path / "cal.csv"
     bad.write_text("time,name,importance\n2024-03-04T14:40:00Z,ISM,high\n2024-03-04T14:50:00Z,PMI,urgent\n")
-    result = subprocess.run([str(ROOT / "bin" / "feed"), "--bus", "tcp://127.0.0.1:1,tcp://127.0.0.1:2", "--source", "synthetic",
-                             "--calendar", str(bad)], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2
-    assert f"{bad}, row 2, field 'importance'" in result.stderr and "urgent" in result.stderr
+    code = feed_main(["--bus", "tcp://127.0.0.1:1,tcp://127.0.0.1:2", "--source", "synthetic", "--calendar", str(bad)])
+    stderr = capsys.readouterr().err
+    assert code == 2
+    assert f"{bad}, row 2, field 'importance'" in stderr and "urgent" in stderr

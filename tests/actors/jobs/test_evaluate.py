@@ -200,11 +200,11 @@ def test_train_days_that_leave_no_test_day_are_a_clear_error(tmp_path, capsys):
 
 def test_the_help_states_the_presets_that_evaluate_and_main_really_use():
     """The --help text is written out in cli.py (importing the jobs would slow every start); it must not drift."""
-    from actors.jobs.cli import build_parser
+    from actors.jobs.cli import mode_parser
     from actors.jobs.evaluate import FULL, QUICK
     from actors.jobs.main import LONG_DATA, LONG_TRAINING, MAIN_DATA, MAIN_TRAINING
 
-    helps = {action.dest: action.help for action in build_parser()._actions}
+    helps = {action.dest: action.help for mode in ("evaluate", "main") for action in mode_parser(mode)._actions}
     assert f"default {FULL['folds']}, --quick {QUICK['folds']}" in helps["folds"]
     assert f"default {','.join(map(str, FULL['budgets']))}; --quick {','.join(map(str, QUICK['budgets']))}" in helps["budgets"]
     assert f"default {FULL['days']}, --quick {QUICK['days']}" in helps["days"]

@@ -1,4 +1,5 @@
-"""A prop-firm evaluation as it is played: open until it passes or fails.
+"""The account walk: a prop-firm evaluation as it is played, open until it passes or fails (the walk-forward
+evidence of a run is another thing: actors/jobs/evaluation/).
 
 - passed: the balance reached ``start + profit_target`` while flat, with no breach before;
 - failed: the trailing drawdown was touched (the env liquidated there);

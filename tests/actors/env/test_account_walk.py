@@ -12,7 +12,7 @@ from actors.env.batch import EnvBatch
 from actors.common.market_settings import AccountConfig, InstrumentConfig
 from actors.env.config import EnvConfig
 from actors.env.env import FuturesTradingEnv
-from actors.env.evaluation import Evaluation, EvaluationRecord, evaluation_summary
+from actors.env.account_walk import Evaluation, EvaluationRecord, evaluation_summary
 from actors.common.instruments import resolve_instrument
 
 NQ = resolve_instrument(InstrumentConfig(symbol="NQ"))
