@@ -147,7 +147,7 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say,
                                       fusion_warmup=fusion_warmup, purge_days=purge)
                 if lockstep_decisions else None)
-    ledger_market = market if market in SCENARIO_MARKETS else str(Path(market).resolve())
+    ledger_market = config.data.path if config.data.source == "file" else market  # a file: its absolute path(s)
     append_trials(ledger, walk_forward_records(result, config.account.start_balance, config_hash=config_hash(config),
                                                commit=commit, date=utc_now(), base_seed=config.run.seed,
                                                market=ledger_market))

@@ -61,7 +61,7 @@ def test_a_tiny_walk_forward_writes_the_success_table_and_a_verdict(tmp_path, ma
     assert market in out and "ensemble" in out
     assert "floors chosen on each fold's training days" in out and "minimum track record (PSR 0.95)" in out
     assert ("planted trends" if market == "regimes" else "nothing to learn") in out
-    assert "| kurtosis |" in out and "StepM" in out
+    assert "| kurtosis of 1-min returns |" in out and "StepM" in out
 
 
 def test_a_corrupt_trials_ledger_stops_evaluate_before_any_training_naming_the_line(tmp_path, capsys):
