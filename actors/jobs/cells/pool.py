@@ -164,7 +164,9 @@ class CellPool:
         if not ray.is_initialized():
             quiet = {"include_dashboard": False, "logging_level": logging.ERROR, "log_to_driver": False}
             if self.address == LOCAL:
-                ray.init(num_cpus=os.cpu_count(), runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}}, **quiet)
+                # address="local": a Ray of its own even where one runs already (another job's `ray start`, or
+                # $RAY_ADDRESS); without it ray.init joins that one and refuses num_cpus (ValueError).
+                ray.init(address="local", num_cpus=os.cpu_count(), runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}}, **quiet)
             else:
                 ray.init(address=self.address, runtime_env={"working_dir": str(ROOT), "excludes": SHIPPED_EXCLUDES},
                          **{k: v for k, v in quiet.items() if k != "include_dashboard"})
