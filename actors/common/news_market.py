@@ -1,4 +1,4 @@
-"""The synthetic ``news`` market: a base market (actors/common/synthetic.py) with releases and headlines on top.
+"""The synthetic ``news`` market: a base market (``realistic``, actors/common/realistic.py) with releases and headlines on top.
 
 Events, each a ``MarketEvent`` kept beside the bars (like the hidden regime) and never in their columns:
 
@@ -36,13 +36,14 @@ import pandas as pd
 
 from actors.common.events import MarketEvent
 from actors.common.news_words import headline_text, release_text
-from actors.common.synthetic import BARS_PER_SESSION, MarketScenario, SyntheticMarket, generate_market, scenario
+from actors.common.realistic import RealisticScenario, generate_scenario
+from actors.common.synthetic import BARS_PER_SESSION, MarketScenario, SyntheticMarket
 
 NEWS_SCENARIOS = ("news", "news_null")
-NEWS_BASE = "regimes"
-"""The base market under ``news`` (one line to switch to ``realistic`` once it is on main)."""
-NULL_BASE = "null"
-"""The base under ``news_null``: the same seed's random walk, so the twin has nothing to learn at all."""
+NEWS_BASE = "realistic"
+"""The base market under ``news`` (actors/common/realistic.py; ``regimes`` is one line away)."""
+NULL_BASE = "realistic_null"
+"""The base under ``news_null``: the same seed's market with every planted edge removed, so the twin has nothing to learn."""
 SESSION_OPEN_MINUTE = 9 * 60 + 30
 ET = "America/New_York"
 
@@ -82,7 +83,7 @@ class NewsScenario:
     """The overlay's planted structure; every effect size is a field."""
 
     name: str = "news"
-    base: MarketScenario | str = NEWS_BASE
+    base: MarketScenario | RealisticScenario | str = NEWS_BASE
     planted: bool = True
     """False: the moves' signs are drawn independently of the surprises (``news_null``)."""
     reliability: float = 0.8
@@ -99,7 +100,7 @@ class NewsScenario:
             raise ValueError(f"drift_bars must be >= 1, got {self.drift_bars}")
 
 
-def news_scenario(name: str, base: MarketScenario | str | None = None, **overrides) -> NewsScenario:
+def news_scenario(name: str, base: MarketScenario | RealisticScenario | str | None = None, **overrides) -> NewsScenario:
     """``news`` or ``news_null`` (its base market ``base``, else NEWS_BASE / NULL_BASE), effect sizes overridden."""
     if name not in NEWS_SCENARIOS:
         raise ValueError(f"unknown news scenario {name!r}; choose one of {NEWS_SCENARIOS}")
@@ -184,7 +185,7 @@ def generate_news_market(days: int = 60, seed: int = 0, start_price: float = 18_
     """The base market of ``seed`` with the events of ``seed`` on top. ``news`` and ``news_null`` of one seed share
     every event and every word; only the sign of the moves differs (planted vs independent)."""
     news = news_scenario(news) if isinstance(news, str) else news
-    base = generate_market(days, seed, start_price, start_date, tick_size, news.base)
+    base = generate_scenario(days, seed, start_price, start_date, tick_size, news.base)
     rng = np.random.default_rng([seed, 44])  # the events' own stream: the base market's draws are untouched
     plan = _event_plan(base.bars.index, rng, news.headlines_per_day)
     n = len(plan)
@@ -269,3 +270,34 @@ def write_calendar_csv(events: tuple[MarketEvent, ...] | list[MarketEvent], path
 
 def _iso(time_ns: int) -> str:
     return pd.Timestamp(time_ns, tz="UTC").tz_convert(ET).isoformat()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Write a news market to files a paper replay reads: bars.csv (the feed's replay source), calendar.csv and
+    headlines.jsonl (its event sources)::
+
+        python -m actors.common.news_market --days 20 --seed 0 --out runs/news_market [--null]
+        bin/run paper --set feed.source=replay --set feed.replay_path=runs/news_market/bars.csv \\
+            --set 'feed.event_calendar_paths=["runs/news_market/calendar.csv"]' \\
+            --set 'feed.event_headline_paths=["runs/news_market/headlines.jsonl"]'
+    """
+    import argparse
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description=main.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--days", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--null", action="store_true", help="news_null: the same events, moves independent of them")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    market = generate_news_market(args.days, seed=args.seed, news="news_null" if args.null else "news")
+    market.bars.to_csv(out / "bars.csv", index_label="timestamp")
+    releases = write_calendar_csv(market.events, out / "calendar.csv")
+    headlines = write_headlines_jsonl(market.events, out / "headlines.jsonl")
+    print(f"{len(market.bars)} bars, {releases} releases, {headlines} headlines -> {out}")
+
+
+if __name__ == "__main__":
+    main()

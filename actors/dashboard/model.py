@@ -6,10 +6,11 @@ table rows (``row()``); apart from it so that what a row shows can change withou
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from actors.common.actions import ACTION_NAMES, NO_ACTION
+from bus.messages import Progress
 
 
 def action_name(action: int) -> str:
@@ -65,14 +66,16 @@ class Decision:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Trade:
+    """One trade of env 0 as the trades table shows it: its two ends (loop step and price), then what it made."""
+
     trade_id: int
     env_id: int
     side: str
     entry_step: int
-    exit_step: int
     entry_price: float
+    exit_step: int
     exit_price: float
     pnl_usd: float
     bars_held: int
@@ -173,21 +176,34 @@ class Event:
 
 
 @dataclass
-class Health:
-    mode: str = ""
-    run_dir: str = ""
-    source: str = "starting"
-    """``live bus`` | ``logs (finished run)`` | ``waiting for the runtime`` | ..."""
-    steps_per_sec: float = 0.0
-    loop_step: int = 0
-    env_steps: int = 0
-    """Env steps summed over environments (sys.progress); a training budget counts these."""
-    total_steps: int = 0
+class Transport:
     latency_p50_us: float = float("nan")
+    """env.obs -> risk.verdict (the env's gauges)."""
     latency_p99_us: float = float("nan")
     feed_lag_secs: float = float("nan")
     messages: int = 0
     dropped_frames: int = 0
+
+
+@dataclass
+class Health:
+    """The health panel: which run is shown (set when the reader attaches), how far its loop is (the env's last
+    sys.progress, the newest env.obs step) and how its messages travel (sys.stats, the reader's own count)."""
+
+    progress: Progress = field(default_factory=lambda: Progress(actor="", steps=0, total_steps=0, steps_per_sec=0.0))
+    mode: str = ""
+    run_dir: str = ""
+    source: str = "starting"
+    """``live bus`` | ``logs (finished run)`` | ``waiting for the runtime`` | ..."""
+    loop_step: int = 0
+    transport: Transport = field(default_factory=Transport)
+
+    def figures(self) -> dict[str, Any]:
+        """All of it as one flat dict (the snapshot's ``health``); env steps are summed over environments (a training
+        budget counts these)."""
+        return {"mode": self.mode, "run_dir": self.run_dir, "source": self.source, "loop_step": self.loop_step,
+                "steps_per_sec": self.progress.steps_per_sec, "env_steps": self.progress.steps, "total_steps": self.progress.total_steps,
+                **self.transport.__dict__}
 
 
 class Series:

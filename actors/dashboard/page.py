@@ -41,7 +41,7 @@ LORA_COLUMNS = (("version", "adapter", 55), ("time", "time", 65), ("experiences"
                 ("match", "match rate before -> after", 160), ("published", "result", 75), ("alarm", "alarm", 60))
 ACCOUNT_COLUMNS = (("account", "account", 60), ("episode", "episode", 60), ("steps", "steps", 110), ("outcome", "outcome", 70),
                    ("net", "net $", 80), ("why", "why", 120))
-STREAMS = (("price", MAX_POINTS), ("candles", MAX_CANDLES), ("position", MAX_POINTS), ("marks", MAX_POINTS), ("equity", MAX_POINTS),
+STREAMS = (("price", MAX_POINTS), ("candles", MAX_CANDLES), ("position", MAX_POINTS), ("marks", MAX_POINTS), ("news", MAX_POINTS), ("equity", MAX_POINTS),
            ("trust", MAX_POINTS), ("accuracy", 1000), ("learning", 1000))
 """The chart sources streamed from the state's series of the same name, and how many points each keeps."""
 TRADE_SLOTS = 10 * MAX_ROWS
@@ -102,8 +102,9 @@ class DashboardView:
         self.position_source = ColumnDataSource({"step": [], "entry": [], "stop": [], "target": []}, name="position_source")
         self.mark_source = ColumnDataSource({"step": [], "price": [], "kind": [], "colour": [], "trade": []}, name="mark_source")
         self.halt_source = ColumnDataSource({"start": [], "end": [], "rule": []}, name="halt_source")
+        self.news_source = ColumnDataSource({"step": [], "price": [], "kind": [], "colour": [], "text": []}, name="news_source")
         self.price = figure(title=f"market (env 0): close, the last {MAX_CANDLES} bars as candles, entries and exits, "
-                                  "the open position's entry, stop and target; halted stretches shaded",
+                                  "the open position's entry, stop and target; halted stretches shaded; market events as diamonds",
                             height=300, sizing_mode="stretch_width", x_axis_label="loop step",
                             tools="pan,wheel_zoom,box_zoom,reset", name="price_chart")
         halts = self.price.vstrip(x0="start", x1="end", source=self.halt_source, fill_color="#ff7f0e", fill_alpha=0.15,
@@ -123,6 +124,9 @@ class DashboardView:
         self.price.add_tools(HoverTool(renderers=[marks], tooltips=[("trade", "@trade (click: its chain)"), ("step", "@step"),
                                                                     ("price", "@price{0,0.00}"), ("", "@kind")]),
                              HoverTool(renderers=[halts], tooltips=[("halt", "@rule")]), TapTool(renderers=[marks]))
+        news = self.price.scatter("step", "price", source=self.news_source, color="colour", size=11, marker="diamond", line_color="black",
+                                  legend_field="kind")  # md.event: a release or headline at env 0's bar that made it public
+        self.price.add_tools(HoverTool(renderers=[news], tooltips=[("", "@kind"), ("", "@text"), ("step", "@step")]))
         self.mark_source.selected.on_change("indices", self._on_mark_click)
         self.price.legend.orientation = "horizontal"
         self.price.add_layout(self.price.legend[0], "below")  # inside, it would hide the newest bars
@@ -192,6 +196,7 @@ class DashboardView:
     def update(self) -> None:
         snap = self.state.snapshot(self.cursors, self.event_filter.value.strip(), frozenset(self.event_kinds.value))
         sources = {"price": self.price_source, "candles": self.candle_source, "position": self.position_source, "marks": self.mark_source,
+                   "news": self.news_source,
                    "equity": self.equity_source, "trust": self.trust_source, "accuracy": self.accuracy_source,
                    "learning": self.learning_source}
         if snap["reset"]:

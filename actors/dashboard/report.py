@@ -69,8 +69,9 @@ def _report_trade(item: dict[str, Any]) -> Trade:
     entry, exit_ = item.get("entry_decision") or {}, item.get("exit_decision") or {}
     entry_step, bars = int(entry.get("step", -1)), int(item.get("bars_held", 0))
     exit_step = int(exit_["step"]) if "step" in exit_ else (entry_step + bars if entry_step >= 0 else -1)
-    return Trade(int(item.get("trade_id", 0)), int(item.get("env_id", 0)), str(item.get("side", "")), entry_step, exit_step,
-                 float(item.get("entry_price", 0.0)), float(item.get("exit_price", 0.0)), float(item.get("pnl_usd", 0.0)), bars,
-                 str(item.get("exit_reason", "")), [],
+    return Trade(trade_id=int(item.get("trade_id", 0)), env_id=int(item.get("env_id", 0)), side=str(item.get("side", "")),
+                 entry_step=entry_step, entry_price=float(item.get("entry_price", 0.0)), exit_step=exit_step,
+                 exit_price=float(item.get("exit_price", 0.0)), pnl_usd=float(item.get("pnl_usd", 0.0)), bars_held=bars,
+                 exit_reason=str(item.get("exit_reason", "")), decision_steps=[],
                  chain_text="\n".join(_report_decision_text(label, d) for label, d in (("entry", entry), ("exit", exit_)) if d))
 

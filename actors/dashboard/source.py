@@ -33,12 +33,12 @@ from actors.dashboard.model import AccountRules, MarketHistory
 from actors.dashboard.report import report_file
 from actors.dashboard.state import DashboardState
 from bus.broker import ADDRESSES_FILE, BusAddresses
-from bus.messages import (EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, FusionDecision, LlmThought, LoraAdapter, LoraRound, PolicyProposal,
-                          PolicyUpdate, RiskVerdict)
+from bus.messages import (EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, Event, FusionDecision, LlmThought, LoraAdapter, LoraRound,
+                          PolicyProposal, PolicyUpdate, RiskVerdict)
 from runtime.rundir import CONFIG_FILE
 
 SHOWN = (EnvObs, EnvOutcome, EnvEpisode, EnvHindsight, PolicyProposal, PolicyUpdate, LlmThought, FusionDecision, RiskVerdict,
-         LoraRound, LoraAdapter)
+         LoraRound, LoraAdapter, Event)
 """The messages the dashboard shows (besides sys.*), each handled by ``DashboardState._on_<type>``."""
 TOPICS = ("sys.", *(message.TOPIC for message in SHOWN))
 HOT_TOPICS = tuple(message.TOPIC for message in (EnvObs, PolicyProposal, FusionDecision, RiskVerdict))
@@ -205,7 +205,7 @@ class BusReader:
             decoded = self.client.decode(frames)
             if decoded is not None:
                 state.on_message(decoded.msg, decoded.sender)
-        state.health.dropped_frames = max(state.health.dropped_frames, sum(self.client.dropped.values()))
+        state.health.transport.dropped_frames = max(state.health.transport.dropped_frames, sum(self.client.dropped.values()))
         return received
 
     def _open_window(self) -> float:

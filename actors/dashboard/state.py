@@ -1,12 +1,9 @@
 """What the dashboard shows, aggregated from bus messages and log records: plain Python, no sockets.
 
-One ``DashboardState`` is fed by one reader thread (``on_message`` for decoded bus messages, ``on_log``
-for JSON log records) and read by every browser session (``snapshot``) under one lock. Charts take
-only the points added since the cursor a session holds (``Series.since``), so a session streams a
-few new points per update instead of re-sending a chart; tables are short and sent whole.
-
-Charts and the decisions table follow environment 0 (one account walking through the data, as in a
-backtest); counters (steps/s, latency, vetoes, fusion accuracy) cover every environment the reader decoded.
+One ``DashboardState`` is fed by one reader thread (``on_message``: bus messages, ``on_log``: JSON log records) and read by
+every browser session (``snapshot``) under one lock. Charts take only the points added since the cursor a session holds
+(``Series.since``): a few new points per update instead of a whole chart; tables are short and sent whole. Charts and
+the decisions table follow env 0 (one account walking through the data); counters cover every env the reader decoded.
 
 Everything is derived from the typed messages (bus/messages.py): candles, stops and targets from env.obs's market
 context, halted stretches from risk.verdict and the evaluation-account walk from env.obs and env.episode (walk.py),
@@ -14,9 +11,9 @@ trust from fusion.decision, fusion accuracy from env.hindsight labels joined to 
 (as actors/jobs/evaluation/sources.py scores it after a run), learning from policy.update and lora.round (or the
 same messages read back from a finished run's log), the trades of a finished run from its report (report.py).
 
-The records are model.py's, the page's text lines.py's. Over 400 lines, on purpose: one aggregate under one lock
-whose handlers write the same series and tables (a fusion decision completes the decision an env.obs opened, a
-verdict the trade's chain, hindsight the scores); split by message, the parts would reach into each other's fields.
+The records are model.py's, the page's text lines.py's, market events' (md.event) news.py's. Over 400 lines, on
+purpose: one aggregate under one lock whose handlers write the same series and tables; split by message, the parts
+would reach into each other's fields.
 """
 
 from __future__ import annotations
@@ -36,6 +33,7 @@ from actors.dashboard.config import RunView
 from actors.dashboard.lines import decision_text, fields_text
 from actors.dashboard.model import (AccountRules, ActorHealth, Decision, Event, Health, MarketHistory, Scores, Series, Trade, action_name,
                                     live_account, share)
+from actors.dashboard.news import NewsMarks
 from actors.dashboard.report import RunReport, read_report, report_file
 from actors.dashboard.walk import AccountWalk, HaltSpans
 from bus.messages import LoraRound, PolicyUpdate
@@ -64,7 +62,7 @@ LOG_EVENTS = {
     "feed_silent": "feed", "feed_resumed": "feed", "paper_stopped": "runtime", "done": "runtime",
 }
 EVENT_KINDS = ("order", "fill", "veto", "halt", "account", "adapter", "lora", "learning", "restart", "error", "warning", "feed",
-               "report", "runtime")
+               "report", "runtime", "news")
 """Every kind the events table can show (its filter offers these)."""
 
 
@@ -88,6 +86,7 @@ class DashboardState:
         """The open position of env 0 at each step: entry, stop and target prices (NaN while flat)."""
         self.marks = Series(("step", "price", "kind", "colour", "trade"), MAX_POINTS)
         """Entry and exit marks of env 0's trades; ``trade`` is the trade's id (a click on a mark shows its chain)."""
+        self.news = NewsMarks(MAX_POINTS)
         self.equity = Series(("step", "equity", "threshold"), MAX_POINTS)
         self.trust = Series(("step", "rl_trust", "llm_trust"), MAX_POINTS)
         self.accuracy = Series(("labels", "chose_right", "fused", "rl", "llm"), maxlen=1000)
@@ -126,7 +125,7 @@ class DashboardState:
         with self.lock:
             if run_dir != self.health.run_dir:
                 self.generation += 1
-                for series in (self.price, self.candles, self.position, self.marks, self.equity, self.trust):
+                for series in (self.price, self.candles, self.position, self.marks, self.news, self.equity, self.trust):
                     series.clear()
                 self.walk.clear()
                 self.halts.clear()
@@ -163,7 +162,7 @@ class DashboardState:
     def on_message(self, msg: Any, sender: str = "") -> None:
         handler = getattr(self, f"_on_{type(msg).__name__}", None)
         with self.lock:
-            self.health.messages += 1
+            self.health.transport.messages += 1
             if handler is not None:
                 handler(msg)
 
@@ -181,21 +180,20 @@ class DashboardState:
     def _on_Stats(self, msg) -> None:
         self._gauges(msg.actor, msg.gauges)
         dropped = sum(v for k, v in msg.counters.items() if k.startswith("dropped_"))
-        self.health.dropped_frames = max(self.health.dropped_frames, dropped)
+        self.health.transport.dropped_frames = max(self.health.transport.dropped_frames, dropped)
 
     def _gauges(self, actor: str, gauges: dict[str, float]) -> None:
         if "decision_latency_p50_us" in gauges:
-            self.health.latency_p50_us = float(gauges["decision_latency_p50_us"])
-            self.health.latency_p99_us = float(gauges.get("decision_latency_p99_us", float("nan")))
+            self.health.transport.latency_p50_us = float(gauges["decision_latency_p50_us"])
+            self.health.transport.latency_p99_us = float(gauges.get("decision_latency_p99_us", float("nan")))
         if actor == "feed" and "lag_ms_p50" in gauges:  # the feed's own figure: bar close -> published
-            self.health.feed_lag_secs = float(gauges["lag_ms_p50"]) / 1000.0
+            self.health.transport.feed_lag_secs = float(gauges["lag_ms_p50"]) / 1000.0
         if actor == "fusion":
             self.fusion_gauges = {k: float(v) for k, v in gauges.items()}
 
     def _on_Progress(self, msg) -> None:
-        if msg.actor == "env" or not self.health.steps_per_sec:
-            self.health.steps_per_sec = float(msg.steps_per_sec)
-            self.health.env_steps, self.health.total_steps = int(msg.steps), int(msg.total_steps)
+        if msg.actor == "env" or not self.health.progress.steps_per_sec:
+            self.health.progress = msg
 
     def _on_Done(self, msg) -> None:
         self._event("runtime", msg.actor, f"done: {msg.reason}")
@@ -221,6 +219,7 @@ class DashboardState:
             self._event("order", "env 0", f"step {step}: entered {side} {context.contracts} @ {context.entry_price:.2f}"
                                           + (f" stop {context.stop_price:.2f} target {context.target_price:.2f}" if context.stop_price else ""))
         self.price.add(step, float(context.price))
+        self.news.bar(step, context)
         if context.bar_high > 0:  # senders that give the bar's range (the env does)
             colour = "#2ca02c" if context.price >= context.bar_open else "#d62728"
             self.candles.add(step, float(context.bar_open), float(context.bar_high), float(context.bar_low), float(context.price), colour)
@@ -232,6 +231,9 @@ class DashboardState:
         equity = float(context.balance + context.unrealized_pnl)
         self.equity.add(step, equity, equity - float(context.drawdown_buffer))
         self.account = live_account(context)
+
+    def _on_Event(self, msg) -> None:  # md.event: a line in the events table, a mark once env 0's clock reaches it
+        self._event("news", msg.source or "feed", self.news.arrived(msg))
 
     def _on_EnvEpisode(self, msg) -> None:
         if msg.env_id == 0 and (closed := self.walk.episode_ended(msg.episode_id, msg.metrics)):
@@ -325,8 +327,9 @@ class DashboardState:
                                                  f"{msg.exit_price:.2f} ({msg.exit_reason}) {msg.pnl_usd:+.2f} $")
         if msg.env_id != 0:
             return
-        self.trades.appendleft(Trade(msg.trade_id, msg.env_id, side, entry_step, exit_step, msg.entry_price, msg.exit_price,
-                                     msg.pnl_usd, msg.bars_held, msg.exit_reason, steps))
+        self.trades.appendleft(Trade(trade_id=msg.trade_id, env_id=msg.env_id, side=side, entry_step=entry_step, entry_price=msg.entry_price,
+                                     exit_step=exit_step, exit_price=msg.exit_price, pnl_usd=msg.pnl_usd, bars_held=msg.bars_held,
+                                     exit_reason=msg.exit_reason, decision_steps=steps))
         self._mark_trade(self.trades[0])
 
     def _mark_trade(self, trade: Trade) -> None:
@@ -471,13 +474,13 @@ class DashboardState:
             else:
                 reset = False
             new: dict[str, dict[str, list]] = {}
-            for name in ("price", "candles", "position", "marks", "equity", "trust", "accuracy", "learning"):
+            for name in ("price", "candles", "position", "marks", "news", "equity", "trust", "accuracy", "learning"):
                 new[name], cursors[name] = getattr(self, name).since(cursors.get(name, 0))
             needle = event_filter.lower()
             events = [e.row() for e in self.events if (not event_kinds or e.kind in event_kinds)
                       and (not needle or needle in f"{e.kind} {e.actor} {e.text}".lower())][:MAX_ROWS]
             return {
-                "reset": reset, "new": new, "health": self.health.__dict__.copy(), "actors": self.heartbeat_rows(),
+                "reset": reset, "new": new, "health": self.health.figures(), "actors": self.heartbeat_rows(),
                 "account": dict(self.account), "counts": dict(self.counts),
                 "decisions": [d.row() for d in self.decisions], "trades": [t.row() for t in self.trades],
                 "trade_objects": list(self.trades), "report": dict(self.report), "lora": list(self.lora_rounds), "events": events,

@@ -18,6 +18,7 @@ import numpy as np
 from actors.common.actions import ACTION_NAMES, BUY, HOLD, NO_ACTION, SELL
 from actors.env.explain import EntriesFunnel, VerdictRow, run_history
 from actors.env.report import ReportInput, ReportTrade, ThoughtUsed, TradeDecision, write_backtest_report
+from actors.env.report.events import window_events
 from actors.env.statistics import compute_statistics
 
 if TYPE_CHECKING:
@@ -144,9 +145,10 @@ class DecisionBook:
         # the env's last bar had no decision.
         halts = [halt for env_id, part in enumerate(histories) for halt in (self.halts[env_id] + [""] * len(part.times_ns))[: len(part.times_ns)]]
         evaluations = [record for env_id in range(len(batch.envs)) for record in batch.evaluations(env_id)]
+        events = window_events(getattr(batch.envs[0].split.dataset, "events", ()), history.times_ns)  # the news market's, on the played bars
         return ReportInput(
             title=title, bars=history, halts=np.array(halts, dtype=object), trades=list(self.trades), evaluations=evaluations,
-            metrics=metrics, notes=list(notes), entries_funnel=self.funnel.as_dict(), context=context,
+            metrics=metrics, notes=list(notes), entries_funnel=self.funnel.as_dict(), context=context, events=events,
         )
 
 

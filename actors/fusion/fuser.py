@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,10 +19,13 @@ from actors.common.decisions import FusedBatch
 from actors.fusion.config import FusionConfig
 from actors.common.events import MarketEvent
 from actors.common.llm.news import EventBook, context_minute
-from actors.fusion.network import (AccountContext, DecisionRecord, Experience, FusionLearner, event_inputs, fusion_input,
+from actors.fusion.network import (DecisionRecord, Experience, FusionLearner, event_inputs, fusion_input,
                                    hindsight_lesson, input_dim, label_decision)
 from actors.fusion.rules import Fused, fuse_llm_only, fuse_rl_only, fuse_rules, make_legal
 from actors.fusion.thoughts import Thought, ThoughtBook, UsableThought
+
+if TYPE_CHECKING:
+    from bus.messages import MarketContext
 
 
 class DecisionMemory:
@@ -84,7 +88,7 @@ class Fuser:
     def add_event(self, event: MarketEvent) -> bool:
         return self.events.add(event)
 
-    def news_inputs(self, context: AccountContext, thought: UsableThought) -> np.ndarray:
+    def news_inputs(self, context: MarketContext, thought: UsableThought) -> np.ndarray:
         """fusion.event_inputs of one decision: did its thought read the newest event, how recent, a release due."""
         window = self.config.event_window_minutes
         now = context_minute(_as_mapping(context)) if len(self.events) else None
@@ -97,7 +101,7 @@ class Fuser:
         return row
 
     def fuse(self, step: int, env_ids: Sequence[int], episode_ids: Sequence[int], rl_actions: np.ndarray,
-             rl_confidences: np.ndarray, masks: np.ndarray, contexts: Sequence[AccountContext]) -> FusedBatch:
+             rl_confidences: np.ndarray, masks: np.ndarray, contexts: Sequence[MarketContext]) -> FusedBatch:
         n = len(env_ids)
         rl_actions = np.asarray(rl_actions, dtype=np.int64)
         rl_confidences = np.asarray(rl_confidences, dtype=np.float32)
@@ -202,3 +206,4 @@ def network_choices(masks: np.ndarray, rl_actions: np.ndarray, llm_actions: np.n
     has_thought = llm_actions != NO_ACTION
     proposed[rows[has_thought], llm_actions[has_thought]] = True
     return masks & proposed
+

@@ -35,7 +35,7 @@ import copy
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -44,6 +44,9 @@ from torch import nn
 from actors.common.actions import HOLD, N_ACTIONS, NO_ACTION
 from actors.common.hindsight import action_pnl_usd
 from actors.fusion.config import FusionConfig
+
+if TYPE_CHECKING:
+    from bus.messages import MarketContext  # an env's market context: the account and market figures the inputs read
 
 INPUT_DIM = 20
 """The seed's inputs: the proposals and the account."""
@@ -60,29 +63,6 @@ MAX_VOLATILITY_REGIME = 3.0
 MAX_MOMENTUM_ATRS = 3.0
 MAX_VWAP_DISTANCE_PCT = 1.0
 ADX_SCALE = 50.0
-
-
-class AccountContext(Protocol):
-    """The part of an env's market context the fusion input reads (bus MarketContext fits)."""
-
-    volatility_regime: float
-    win_rate: float
-    consecutive_losses: int
-    drawdown_buffer: float
-    trailing_limit: float
-    bars_in_position: int
-
-
-class MarketView(AccountContext, Protocol):
-    """What fusion.market_inputs read of the market context (bus MarketContext fits)."""
-
-    trend: str
-    rsi: float
-    adx: float
-    atr: float
-    momentum: float
-    vwap_distance_pct: float
-    position: int
 
 
 def input_dim(market_inputs: bool, with_events: bool = False) -> int:
@@ -104,7 +84,7 @@ def event_inputs(thought_age_steps: int, minutes_since_event: int | None, minute
     return row
 
 
-def market_inputs(context: MarketView) -> np.ndarray:
+def market_inputs(context: MarketContext) -> np.ndarray:
     """The 8 market numbers, each in about [-1, 1]: trend one-hot, RSI about 50, ADX, momentum in ATRs, VWAP distance,
     position side. Unknown trend words leave the one-hot at zero."""
     row = np.zeros(MARKET_INPUT_DIM, dtype=np.float32)
@@ -120,7 +100,7 @@ def market_inputs(context: MarketView) -> np.ndarray:
 
 
 def fusion_input(rl_action: int, rl_confidence: float, llm_action: int, llm_confidence: float,
-                 context: AccountContext, with_market: bool = False, news: np.ndarray | None = None) -> np.ndarray:
+                 context: MarketContext, with_market: bool = False, news: np.ndarray | None = None) -> np.ndarray:
     """The input of one decision (float32): 20 numbers, 28 ``with_market`` (fusion.market_inputs), 3 more
     with ``news`` (fusion.event_inputs: ``event_inputs``), last."""
     row = np.zeros(input_dim(with_market, news is not None), dtype=np.float32)

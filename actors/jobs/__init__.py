@@ -4,6 +4,7 @@ Each job starts the runtime (runtime/supervisor.py) with a job-specific config, 
 (progress, done) and prints a summary. What a job needs from an actor it imports from that actor's
 package (``from actors.policy import find_checkpoint``), never from its modules.
 
+- config.py    the root Config (every section) and its loading: the composition root, above every actor
 - common.py    JobError, JobResult, configure() (the config layers), run_job(), format_table()
 - presets.py   the cross-cutting intents (Lockstep, Backtest, FrozenLearners, Train, Paper) as typed presets
 - progress.py  the progress bar / progress lines of a running job
@@ -12,5 +13,5 @@ package (``from actors.policy import find_checkpoint``), never from its modules.
 - backtest.py  mode backtest: a frozen policy on held-out data; the report
 - main.py      mode main: short training, backtest, then a live-like session with the LLM's thoughts
 - ablation.py  mode ablation: one training, one backtest per variant, one table
-- cli.py       bin/run's argument parser and the mode dispatch
+- cli.py       bin/run's command line: a subcommand per mode with its own options, and the mode dispatch
 """

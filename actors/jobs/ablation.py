@@ -16,6 +16,7 @@ from actors import ENV, FUSION, POLICY, RISK
 from actors.common.figures import brief_of
 from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobError, configure, format_table
+from actors.jobs.config import Config
 from actors.jobs.cells.ablation import ablation_on_cells
 from actors.jobs.cells.pool import cost_markdown
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN, Lockstep, Preset, Thoughts, preset_settings
@@ -27,7 +28,6 @@ from actors.jobs.lora import (FirstRoundWatch, learn_in_run_config, adapter_file
 from actors.jobs.main import HYBRID, MAIN_TRAINING, hybrid_settings
 from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
 from bus.messages import LlmThought, LoraAdapter
-from actors.jobs.config import Config
 from runtime.supervisor import EXIT_OK
 
 LLM_OFF = [ENV, POLICY, FUSION, RISK]

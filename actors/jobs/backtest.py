@@ -12,10 +12,10 @@ from actors.env.report import entries_sentence, format_metrics_table
 from actors.env.statistics import MIN_TRADES
 from actors.fusion import trained_model_path
 from actors.jobs.common import JobError, JobResult, configure, run_job
+from actors.jobs.config import Config
 from actors.jobs.presets import BACKTEST
 from actors.jobs.train import policy_checkpoint
 from bus.messages import Done, Message
-from actors.jobs.config import Config
 from runtime.supervisor import EXIT_OK
 
 

@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
+from actors.jobs.config import load_config
 from actors.jobs.presets import BACKTEST, preset_settings
 from bus.client import SyncBus
 from bus.messages import EnvObs, EnvTransition, FusionDecision, Heartbeat, RiskVerdict
-from actors.jobs.config import load_config
 
 CHAOS_RUN: dict[str, Any] = {"env.n_envs": 2, "env.step_interval_ms": 50.0}
 """Over BACKTEST, two envs paced at 20 steps/s: a backtest of an untrained, frozen policy long enough to kill everyone

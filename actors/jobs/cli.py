@@ -78,6 +78,13 @@ SHARED_OPTIONS: Callable[[argparse.ArgumentParser], None] = shared_options
 
 def _dashboard(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dashboard", action="store_true", help="start the live dashboard beside the job and print its address")
+    _page(parser, "with --dashboard: ")
+
+
+def _page(parser: argparse.ArgumentParser, when: str = "") -> None:
+    parser.add_argument("--port", type=int, help=f"{when}port of the page (default: [dashboard] port, 8765; 0 picks a free one)")
+    parser.add_argument("--host", help=f"{when}address the page listens on (default: [dashboard] host, 127.0.0.1; any other "
+                        "needs the token printed at start)")
 
 
 def _model(parser: argparse.ArgumentParser, what: str) -> None:
@@ -194,9 +201,7 @@ def evaluate_options(parser: argparse.ArgumentParser) -> None:
 def dashboard_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run", type=Path, help="the run directory to show (live or finished; default: the newest)")
     parser.add_argument("--bus", type=Path, help="the bus.json of a running runtime")
-    parser.add_argument("--port", type=int, help="port of the page (default: [dashboard] port, 8765; 0 picks a free one)")
-    parser.add_argument("--host", help="address to listen on (default: [dashboard] host, 127.0.0.1; any other "
-                        "needs the token printed at start)")
+    _page(parser)
 
 
 def sweep_options(parser: argparse.ArgumentParser) -> None:

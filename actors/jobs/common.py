@@ -13,13 +13,12 @@ from typing import Any, Callable
 from actors import LORA, REASONER
 from actors.common.bar_files import DataError
 from actors.env import check_data
+from actors.jobs.config import Config, load_config
 from actors.reasoner import ModelFileError, check_model_files
 from actors.jobs.presets import Preset, preset_settings
 from actors.jobs.progress import ProgressView, console_enabled
 from bus.messages import Done, Message, Progress, Stats
-from actors.jobs.config import load_config
 from config.tree import parse_override
-from actors.jobs.config import Config
 from runtime.logs import configure_logging
 from runtime.rundir import RunDir, create_run_dir
 from runtime.supervisor import EXIT_OK, Supervisor

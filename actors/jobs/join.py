@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 from actors.jobs.common import JobError, configure, format_table
+from actors.jobs.config import Config
 from actors.jobs.progress import console_enabled
 from bus.auth import CLIENT_KEY_FILE_ENV, CurveKeyError
 from bus.broker import BusAddresses
-from actors.jobs.config import Config
 from runtime.logs import configure_logging
 from runtime.rundir import JoinTargetError, create_run_dir, join_addresses
 from runtime.supervisor import EXIT_OK, Supervisor

@@ -23,11 +23,11 @@ import msgspec
 
 from actors import DECISION_LOOP, LORA, POLICY
 from actors.jobs.common import JobError, configure, format_table
+from actors.jobs.config import Config
 from actors.jobs.presets import Preset
 from actors.lora import (LORA_DIR_NAME, AdapterVersion, RoundReport, StepProgress, VersionBook,
                          read_experiences_file, train_offline, train_until_plateau, usd_text)
 from bus.messages import Done, LlmThought, LoraAdapter, Message, Stats
-from actors.jobs.config import Config
 from runtime.rundir import RunDir, create_run_dir
 from runtime.supervisor import EXIT_OK
 

@@ -29,6 +29,7 @@ from typing import Any
 from actors import ENV, FUSION, POLICY, RISK
 from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest, trained_fusion_settings
 from actors.jobs.common import JobResult, configure, format_table
+from actors.jobs.config import Config
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
 from actors.jobs.evaluation.backtest_evidence import backtest_evidence_rows, choose_on_validation
@@ -38,7 +39,6 @@ from actors.jobs.lockstep import lockstep_backtest
 from actors.jobs.train import MAIN_STAGES, policy_checkpoint, run_training, train_settings, training_summary
 from actors.policy import checkpoint_steps, latest_checkpoint
 from bus.messages import LlmThought, LoraAdapter
-from actors.jobs.config import Config
 from runtime.supervisor import EXIT_OK
 
 MAIN_TRAINING = {"policy.total_timesteps": 51200, "policy.n_steps": 512}

@@ -27,10 +27,10 @@ from actors import ENV
 from actors.common.figures import labelled
 from actors.env.pacing import unused_thoughts_cause
 from actors.jobs.common import JobStopped, configure, format_table, run_job
+from actors.jobs.config import Config
 from actors.jobs.presets import LOCKSTEP, PAPER, Preset
 from actors.jobs.train import policy_checkpoint
 from bus.messages import Done
-from actors.jobs.config import Config
 from runtime.supervisor import EXIT_OK
 
 SUMMARY_ROWS = (
@@ -53,11 +53,12 @@ def paper_settings(model: Path | None) -> dict[str, Any]:
     return {} if model is None else {"policy.model_path": str(policy_checkpoint(model))}
 
 
-def write_vendor_bars(path: Path, *, days: int, seed: int, start_date: str = "2023-11-27") -> list[str]:
-    """``days`` synthetic sessions as a vendor CSV (naive US/Eastern timestamps); returns each session's 09:30 bar time."""
-    from actors.common.synthetic import generate_bars
+def write_vendor_bars(path: Path, *, days: int, seed: int, start_date: str = "2023-11-27", market: Any = "regimes") -> list[str]:
+    """``days`` synthetic sessions of ``market`` (a scenario name or object, data.scenario) as a vendor CSV (naive
+    US/Eastern timestamps); returns each session's 09:30 bar time."""
+    from actors.common.realistic import generate_scenario
 
-    frame = generate_bars(days=days, seed=seed, start_price=WRITE_BARS_START_PRICE, start_date=start_date)
+    frame = generate_scenario(days, seed, WRITE_BARS_START_PRICE, start_date, market=market).bars
     local = frame.index.tz_convert("America/New_York")
     out = frame.reset_index(drop=True)
     out.insert(0, "timestamp", local.strftime("%Y-%m-%d %H:%M:%S"))
@@ -98,7 +99,10 @@ def feed_done(msg) -> bool:
 def mode_paper(args: argparse.Namespace) -> int:
     if getattr(args, "write_bars", None) is not None:
         days = args.days or 2
-        opens = write_vendor_bars(args.write_bars, days=days, seed=configure(args).run.seed)
+        from actors.env.factory import market_scenario
+
+        config = configure(args)
+        opens = write_vendor_bars(args.write_bars, days=days, seed=config.run.seed, market=market_scenario(config.data))
         print(f"wrote {days * 390} bars ({days} sessions, NQ from {WRITE_BARS_START_PRICE:,.0f}) to {args.write_bars}; "
               f"sessions open at {', '.join(opens)} (US/Eastern)")
         return EXIT_OK

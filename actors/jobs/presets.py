@@ -21,9 +21,9 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from actors.jobs.config import Config
 from actors.reasoner.config import MODES
 from config.tree import config_to_dict
-from actors.jobs.config import Config
 
 
 @dataclass(frozen=True)

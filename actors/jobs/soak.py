@@ -25,10 +25,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from actors.jobs.config import load_config
 from actors.jobs.presets import FROZEN_LEARNERS, SINGLE_SHOT, preset_settings
 from bus.client import SyncBus
 from bus.messages import EnvObs, LlmThought
-from actors.jobs.config import load_config
 
 SOAK_PRESETS = (FROZEN_LEARNERS, SINGLE_SHOT)
 SOAK_RUN: dict[str, Any] = {"env.mode": "train", "env.split": "test", "env.n_envs": 2, "env.step_interval_ms": 20.0,

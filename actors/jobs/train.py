@@ -10,10 +10,10 @@ from typing import Any, Callable
 from actors import ENV, POLICY
 from actors.common.figures import labelled
 from actors.jobs.common import JobError, JobResult, configure, format_table, run_job
+from actors.jobs.config import Config
 from actors.jobs.presets import TRAIN
 from actors.policy import CheckpointNotFound, find_checkpoint, latest_checkpoint
 from bus.messages import Message
-from actors.jobs.config import Config
 from runtime.rundir import CONFIG_FILE
 from runtime.supervisor import EXIT_OK
 

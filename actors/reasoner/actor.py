@@ -11,7 +11,8 @@
   is logged (adapter_load_failed) and the previous one stays;
 - md.event: kept in the core's event book; each env's prompt shows the news of its own bar clock (the last
   reasoner.news_window_minutes, releases due within news_horizon_minutes), and with reasoner.think_on = news an
-  observation is thought about only when something new arrived for its env (actors/reasoner/news_trigger.py);
+  observation is thought about only when something new arrived for its env (actors/reasoner/news_trigger.py),
+  and a quiet bar is answered at once by the env's latest thought (cached, its age counted);
 - policy.proposal: the policy's confidence, for the selective query policy (only then subscribed);
 - sys.shutdown: the generation in flight is aborted after its current token (no thought published),
   then the model is closed, well within the supervisor's grace period.
@@ -119,6 +120,8 @@ class ReasonerActor(Actor):
                 context=msgspec.structs.asdict(obs.contexts[i]),
             )
             self.counters["obs_accepted" if accepted else "obs_skipped_by_policy"] += 1
+            if not accepted and (carried := self.core.carry(env_id, obs.episode_ids[i], obs.step)) is not None:
+                self._publish(carried)  # think_on = news: the latest thought answers a quiet bar
         self._wake.set()
 
     # ------------------------------------------------------------------ thinking
@@ -185,7 +188,7 @@ class ReasonerActor(Actor):
 
     async def _after_failure(self, exc: EngineError, env_ids: list[int]) -> None:
         """Count, log, and back off (a server that is down should not be hammered)."""
-        self.core.failed()
+        self.core.failed(env_ids)
         self.counters["think_failures"] += 1
         self._failures_in_a_row += 1
         backoff_secs = min(0.5 * 2 ** (self._failures_in_a_row - 1), MAX_FAILURE_BACKOFF_SECS)

@@ -8,6 +8,7 @@ an adapter swap always falls between two thoughts.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
 import time
@@ -61,6 +62,13 @@ class ReasonerCore:
         self.trigger = NewsTrigger(config.think_every_bars) if config.think_on == "news" else None
         self._news_shape = (config.news_window_minutes, config.news_horizon_minutes, config.news_max_items)
         self.thoughts_with_news = 0
+        self._latest: dict[int, tuple[int, int, Thought]] = {}
+        """env -> (episode, step seen, thought) of its newest thought from the model or the cache (not a carried one)."""
+        self._busy_envs: set[int] = set()
+        """Envs with an accepted observation not yet answered: nothing is carried for them meanwhile."""
+        self.carried = 0
+        self._carried_age_bars = 0
+        self.max_carried_age_bars = 0
         self.cache = (
             ThoughtCache(
                 max_entries=config.cache_size,
@@ -110,6 +118,7 @@ class ReasonerCore:
         news = news_line(self.events, now, *self._news_shape)
         if news:
             context = {**context, "news": news}
+        self._busy_envs.add(env_id)
         self.pending.put(
             ThoughtRequest(
                 env_id=env_id,
@@ -121,6 +130,21 @@ class ReasonerCore:
             )
         )
         return True
+
+    def carry(self, env_id: int, episode_id: int, step: int) -> FinishedThought | None:
+        """think_on = news, a quiet bar: the env's latest thought answers it again (marked cached: no model work), so
+        each decision has the latest thought and a lockstep loop waits for the model only when something new
+        arrived. None while the env's own thought is under way (it will be newer), in another episode, or before
+        its first thought. Its age in bars (this step against the step it was made for) is counted."""
+        latest = self._latest.get(env_id)
+        if self.trigger is None or env_id in self._busy_envs or latest is None or latest[0] != episode_id or step < latest[1]:
+            return None
+        age = step - latest[1]
+        self.carried += 1
+        self._carried_age_bars += age
+        self.max_carried_age_bars = max(self.max_carried_age_bars, age)
+        request = ThoughtRequest(env_id=env_id, episode_id=episode_id, step=step, obs=np.zeros(0, np.float32), mask=(), context={})
+        return FinishedThought(request, dataclasses.replace(latest[2], cached=True), next(self._query_ids))
 
     def note_event(self, event: MarketEvent) -> bool:
         """An md.event: kept for the prompts (and the news trigger); True when it is new to the book."""
@@ -149,8 +173,9 @@ class ReasonerCore:
             self.cache.put(self._cache_key(request), thought)
         return self._finish(request, thought)
 
-    def failed(self) -> None:
+    def failed(self, env_ids: Sequence[int] = ()) -> None:
         self.stats.failed()
+        self._busy_envs.difference_update(env_ids)
 
     def request_adapter(self, path: str, version: int) -> None:
         """Remember the newest adapter; it is loaded before the next thought."""
@@ -177,8 +202,10 @@ class ReasonerCore:
             events_received=float(self.events.received),
             thoughts_with_news=float(self.thoughts_with_news),
         )
-        if self.trigger is not None:  # why thoughts were asked for (think_on = news), and the quiet bars skipped
+        if self.trigger is not None:  # why thoughts were asked for (think_on = news), the quiet bars, the carried answers' age
             figures.update({f"think_on_{reason}": float(count) for reason, count in self.trigger.counts.items()})
+            figures.update(thoughts_carried=float(self.carried), max_carried_age_bars=float(self.max_carried_age_bars),
+                           mean_carried_age_bars=self._carried_age_bars / self.carried if self.carried else 0.0)
         return figures
 
     # ---- worker side (blocking)
@@ -212,6 +239,8 @@ class ReasonerCore:
     def _finish(self, request: ThoughtRequest, thought: Thought) -> FinishedThought:
         self.stats.published_thought(thought)
         self.thoughts_with_news += bool(request.context.get("news"))
+        self._busy_envs.discard(request.env_id)
+        self._latest[request.env_id] = (request.episode_id, request.step, thought)
         return FinishedThought(request, thought, next(self._query_ids))
 
     def _cache_key(self, request: ThoughtRequest) -> tuple:

@@ -1,9 +1,6 @@
-"""A thought: what the reasoner answered for one market state, with how it was reached (the parse, the tokens,
-the time) and where it came from (the model, the cache, the memo).
-
-Its own module so that the thinker that makes thoughts and the cache and memo that keep them all import it
-and none of them imports another for it.
-"""
+"""A thought: what the reasoner answered for one market state, how it got there (the parse, the tokens, the time)
+and where it came from (the model, the cache, the memo). Its own module: the thinker that makes thoughts and the
+cache and memo that keep them each import it, and none imports another for it."""
 
 from __future__ import annotations
 

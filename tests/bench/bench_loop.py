@@ -34,8 +34,8 @@ import os
 import time
 from pathlib import Path
 
-from bus.messages import MarketContext
 from actors.jobs.config import load_config
+from bus.messages import MarketContext
 from runtime.settings import CPU_PLACEMENTS
 from tests.bench.common import percentiles_us, print_table
 

@@ -24,8 +24,8 @@ import argparse
 import sys
 import time
 
-from bus.messages import Done, Progress, Stats
 from actors.jobs.config import load_config
+from bus.messages import Done, Progress, Stats
 from tests.bench.common import print_table
 
 TARGETS = {1: 0.5, 8: 0.8}

@@ -29,11 +29,11 @@ import numpy as np
 
 from actors.common.llm.model import default_model_path
 from actors.common.llm.prompts import SAMPLE_CONTEXT, PromptBook, prompt_fields
+from actors.jobs.config import load_config
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.engine import LlamaEngine
 from actors.reasoner.thinker import Thinker
 from bus.messages import EnvObs, FusionDecision, Heartbeat, LlmThought, MarketContext, PolicyProposal
-from actors.jobs.config import load_config
 from runtime.testing import running_actors
 from tests.bench.common import print_table
 

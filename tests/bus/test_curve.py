@@ -10,11 +10,11 @@ import pytest
 import structlog
 import zmq.auth
 
+from actors.jobs.config import load_config
 from bus.auth import CLIENT_KEY_FILE_ENV, CurveKeyError, create_keys, load_key_pair
 from bus.broker import Broker, BusAddresses, CurveServer, bind_addresses
 from bus.client import SyncBus
 from bus.messages import Probe
-from actors.jobs.config import load_config
 from config.tree import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,10 +1,9 @@
 import pytest
 
 from actors.fusion.config import FusionConfig
+from actors.jobs.config import Config, SECTIONS, load_config, load_resolved
 from config.checks import ConfigSection
-from actors.jobs.config import load_config, load_resolved
 from config.tree import ConfigError, DEFAULT_CONFIG_PATH, dump_toml
-from actors.jobs.config import Config, SECTIONS
 
 
 def test_default_config_loads_and_every_section_is_a_real_struct():

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from actors.env.report.events import MAX_LABELLED_EVENTS, event_bars, event_label
 from actors.env.report.labels import ET
 from actors.env.report.model import ReportInput
 from actors.env.statistics import session_returns
@@ -82,7 +83,38 @@ def _mark_sessions(axis, times_ns: np.ndarray) -> None:
             axis.axvline(start - 0.5, color="grey", alpha=0.25, linewidth=0.6, linestyle=":")
 
 
-def plot_price(path: Path, data: ReportInput) -> None:
+def _mark_events(axis, times_ns: np.ndarray, events) -> list:
+    """A release: a dashed vertical line with its name along it; a headline: a diamond under the price with its
+    number in the report's events table. Returns the legend's handles for the kinds drawn."""
+    from matplotlib.lines import Line2D
+
+    if not len(events) or not len(times_ns):
+        return []
+    labelled = len(events) <= MAX_LABELLED_EVENTS
+    colours = {"high": "tab:purple", "medium": "tab:olive", "low": "tab:cyan"}
+    kinds = set()
+    for number, (event, at) in enumerate(zip(events, event_bars(times_ns, events)), start=1):
+        kinds.add(event.kind)
+        if event.kind == "release":
+            axis.axvline(at, color=colours.get(event.importance, "tab:purple"), linewidth=0.9, linestyle="--", alpha=0.8)
+            if labelled:
+                axis.annotate(event_label(event), (at, 0.99), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right",
+                              fontsize=7, color=colours.get(event.importance, "tab:purple"))
+        else:
+            axis.scatter([at], [0.03], marker="D", s=22, color="tab:orange", edgecolors="black", linewidths=0.4, zorder=4,
+                         transform=axis.get_xaxis_transform(), clip_on=False)
+            if labelled:
+                axis.annotate(f"#{number}", (at, 0.06 + 0.04 * (number % 2)), xycoords=("data", "axes fraction"), ha="center", va="bottom", fontsize=7, color="tab:brown")
+    handles = []
+    if "release" in kinds:
+        handles.append(Line2D([], [], linestyle="--", color="tab:purple", label="release (name; events table)"))
+    if "headline" in kinds:
+        handles.append(Line2D([], [], marker="D", linestyle="", color="tab:orange", markeredgecolor="black", label="headline (#: events table)"))
+    return handles
+
+
+def price_figure(data: ReportInput):
+    """The price chart's figure (plot_price saves it; a test reads what it drew)."""
     plt = _pyplot()
     times = np.asarray(data.bars.times_ns, dtype=np.int64)
     figure, axis = plt.subplots(figsize=(12, 5))
@@ -98,22 +130,29 @@ def plot_price(path: Path, data: ReportInput) -> None:
         axis.plot([entry_at, exit_at], [trade.entry_price, trade.exit_price], color=colour, linewidth=1.0, alpha=0.8)
         axis.scatter([entry_at], [trade.entry_price], marker="^" if trade.side > 0 else "v", s=40, color="tab:blue", zorder=3, edgecolors="white", linewidths=0.5)
         axis.scatter([exit_at], [trade.exit_price], marker="X", s=36, color=colour, zorder=3, edgecolors="white", linewidths=0.5)
+    event_handles = _mark_events(axis, times, data.events)
     handles, labels = axis.get_legend_handles_labels()
     from matplotlib.lines import Line2D
 
     handles += [Line2D([], [], marker="^", linestyle="", color="tab:blue", label="long entry"),
                 Line2D([], [], marker="v", linestyle="", color="tab:blue", label="short entry"),
                 Line2D([], [], marker="X", linestyle="", color="tab:green", label="exit, win"),
-                Line2D([], [], marker="X", linestyle="", color="tab:red", label="exit, loss")]
+                Line2D([], [], marker="X", linestyle="", color="tab:red", label="exit, loss"), *event_handles]
     # Below the axes: over the price it would hide the first trades.
     axis.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=8, ncol=min(len(handles), 6), frameon=False)
     axis.set_ylabel("price")
-    axis.set_title(f"{data.title}: price, entries and exits ({len(data.trades)} trades)")
+    events = f", {len(data.events)} events" if len(data.events) else ""
+    axis.set_title(f"{data.title}: price, entries and exits ({len(data.trades)} trades{events})")
     axis.grid(alpha=0.3)
     _et_axis(axis, times)
     figure.tight_layout()
+    return figure
+
+
+def plot_price(path: Path, data: ReportInput) -> None:
+    figure = price_figure(data)
     figure.savefig(path, dpi=100, bbox_inches="tight")
-    plt.close(figure)
+    _pyplot().close(figure)
 
 
 def plot_equity(path: Path, data: ReportInput) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 
 from actors.env.report.labels import (EVALUATION_HEADER, STATISTICS_BASIS, DecisionStyle, entries_sentence, et_text, evaluation_rows,
                                       evaluation_summary, funnel_rows, halt_rows, metric_rows, participation_rows, render_decision)
+from actors.env.report.events import NEWS_WINDOW_MINUTES, event_rows, headline_before
 from actors.env.report.model import ReportInput, ReportTrade, TradeDecision
 
 HTML_TRADES = 2000
@@ -31,7 +32,7 @@ tr:nth-child(even) td { background: #fafbfd; }
 .passed { color: #137333; font-weight: 600; } .failed { color: #b3261e; font-weight: 600; } .open { color: #5b6475; }
 .decision { font-size: 12px; line-height: 1.35; min-width: 260px; } .decision .reason { color: #38404f; font-style: italic; }
 .muted { color: #8a93a3; } img { max-width: 100%; border: 1px solid #eef0f4; margin: 8px 0; }
-.basis { color: #5b6475; font-size: 13px; }
+.basis { color: #5b6475; font-size: 13px; } .headline { font-size: 12px; }
 """
 
 
@@ -63,7 +64,7 @@ def _html_decision(decision: TradeDecision | None) -> str:
     return render_decision(decision, _HTML_DECISION)
 
 
-def _html_trades(trades: Sequence[ReportTrade]) -> str:
+def _html_trades(trades: Sequence[ReportTrade], events: Sequence = ()) -> str:
     if not trades:
         return "<p>No closed trades.</p>"
     rows = []
@@ -73,11 +74,28 @@ def _html_trades(trades: Sequence[ReportTrade]) -> str:
         rows.append([
             _e(trade.trade_id), _e(item.env_id), "long" if trade.side > 0 else "short", _e(et_text(trade.entry_ns)), f"{trade.entry_price:,.2f}",
             _e(et_text(trade.exit_ns)), f"{trade.exit_price:,.2f}", f"<span class=\"{outcome}\">{trade.pnl_usd:,.2f}</span>",
-            _e(trade.bars_held), _e(trade.exit_reason), _html_decision(item.entry), _html_decision(item.exit),
+            _e(trade.bars_held), _e(trade.exit_reason), _html_decision(item.entry), *_html_headline(events, trade.entry_ns), _html_decision(item.exit),
         ])
-    header = ["trade", "env", "side", "entry (ET)", "entry", "exit (ET)", "exit", "P&L ($)", "bars", "exit reason", "entry decision", "exit decision"]
+    header = ["trade", "env", "side", "entry (ET)", "entry", "exit (ET)", "exit", "P&L ($)", "bars", "exit reason", "entry decision",
+              *(["news before entry"] if events else []), "exit decision"]
     note = f"<p class=\"muted\">the last {HTML_TRADES} of {len(trades)} trades</p>" if len(trades) > HTML_TRADES else ""
     return note + _html_table(header, rows, numeric=(0, 1, 4, 6, 7, 8))
+
+
+def _html_headline(events: Sequence, entry_ns: int) -> list[str]:
+    """The news cell (none without events): the latest event a prompt could hold at the entry."""
+    if not events:
+        return []
+    text = headline_before(events, entry_ns)
+    return [f"<span class=\"headline\">{_e(text)}</span>" if text else f"<span class=\"muted\">none in {NEWS_WINDOW_MINUTES} min</span>"]
+
+
+def _html_events(events: Sequence) -> str:
+    if not events:
+        return ""
+    cells = [[_e(number), _e(time), _e(kind), _e(importance), _e(text)] for number, time, kind, importance, text in event_rows(events)]
+    return (f"<h2>Market events ({len(events)})</h2><p class=\"muted\">Releases are dashed lines on the price chart, headlines "
+            "diamonds under it with their number (#).</p>" + _html_table(["#", "time (ET)", "kind", "importance", "text"], cells, numeric=(0,)))
 
 
 def _inline_png(path: Path) -> str:
@@ -109,7 +127,10 @@ def html_document(out: Path, data: ReportInput, metrics: dict[str, float], warni
     halts = halt_rows(np.asarray(data.halts))
     parts.append("<h2>Halted bars</h2>" + (_html_table(["rule", "bars", "share of bars"], [[_e(r), f"{c:,}", _e(s)] for r, c, s in halts], numeric=(1, 2))
                                            if halts else "<p>No entry-veto rule halted trading.</p>"))
-    parts.append(f"<h2>Trades ({len(data.trades)})</h2>" + _html_trades(data.trades))
+    parts.append(_html_events(data.events))
+    news_note = (f"<p class=\"muted\">news before entry: the latest event public at the entry and at most {NEWS_WINDOW_MINUTES} min old "
+                 "(the reasoner's default news window; a thought does not record which events its prompt held).</p>") if data.events else ""
+    parts.append(f"<h2>Trades ({len(data.trades)})</h2>" + news_note + _html_trades(data.trades, data.events))
     body = "\n".join(parts)
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_e(data.title)}</title>"
             f"<style>{_CSS}</style></head><body>\n{body}\n</body></html>\n")

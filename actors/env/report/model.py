@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
+    from actors.common.events import MarketEvent
     from actors.env.batch import BarHistory
     from actors.env.account_walk import EvaluationRecord
     from actors.env.trading import Trade
@@ -73,3 +74,7 @@ class ReportInput:
     """stage -> count (see entries_sentence)."""
     context: str = ""
     """One line: instrument, split, mode, envs, steps."""
+    events: Sequence[MarketEvent] = ()
+    """The market events of the run's bars, oldest first (the news market's releases and headlines; () for a
+    market without events): marked on the price chart, listed in a table, and each trade's entry shows the
+    latest one it could read (actors/env/report/events.py)."""

@@ -16,6 +16,7 @@ from actors.env.report.charts import plot_bar_equity, plot_equity, plot_price, p
 from actors.env.report.html_page import html_document
 from actors.env.report.labels import (EVALUATION_HEADER, STATISTICS_BASIS, decision_text, entries_sentence, et_text, evaluation_rows,
                                       evaluation_summary, format_metrics_table, funnel_rows, halt_rows, participation_markdown)
+from actors.env.report.events import NEWS_WINDOW_MINUTES, event_rows, headline_before
 from actors.env.report.model import ReportInput, ReportTrade
 from actors.env.statistics import MIN_SESSIONS, MIN_TRADES, session_returns
 
@@ -31,7 +32,7 @@ def _session_pnl_records(data: ReportInput) -> list[dict]:
     return [{"date": str(day.date()), "pnl_usd": float(pnl)} for day, pnl in zip(sessions.dates(), sessions.pnl_usd)]
 
 
-def _trade_record(item: ReportTrade) -> dict[str, Any]:
+def _trade_record(item: ReportTrade, events: Sequence = ()) -> dict[str, Any]:
     trade = item.trade
     return {
         "env_id": item.env_id, "trade_id": trade.trade_id, "side": "long" if trade.side > 0 else "short",
@@ -39,20 +40,35 @@ def _trade_record(item: ReportTrade) -> dict[str, Any]:
         "entry_price": trade.entry_price, "exit_price": trade.exit_price, "pnl_usd": trade.pnl_usd, "bars_held": trade.bars_held,
         "exit_reason": trade.exit_reason,
         "entry_decision": asdict(item.entry) if item.entry else None, "exit_decision": asdict(item.exit) if item.exit else None,
+        "entry_headline": headline_before(events, trade.entry_ns),
     }
 
 
-def _markdown_trades(trades: Sequence[ReportTrade]) -> list[str]:
+def _event_record(event) -> dict[str, Any]:
+    return {"time_et": et_text(event.time_ns), "time_ns": event.time_ns, "kind": event.kind, "importance": event.importance,
+            "name": event.name, "text": event.text, "event_id": event.event_id}
+
+
+def _markdown_events(events: Sequence) -> list[str]:
+    if not events:
+        return []
+    rows = [f"## Market events ({len(events)})", "", "| # | time (ET) | kind | importance | text |", "| ---: | --- | --- | --- | --- |"]
+    rows += ["| " + " | ".join(cell.replace("|", "/").replace("\n", " ") for cell in row) + " |" for row in event_rows(events)]
+    return [*rows, ""]
+
+
+def _markdown_trades(trades: Sequence[ReportTrade], events: Sequence = ()) -> list[str]:
     if not trades:
         return ["No closed trades."]
-    rows = ["| trade | side | entry (ET) | entry | exit (ET) | exit | P&L ($) | bars | exit reason | entry decision | exit decision |",
-            "| ---: | :---: | --- | ---: | --- | ---: | ---: | ---: | --- | --- | --- |"]
+    news = " news before entry |" if events else ""
+    rows = [f"| trade | side | entry (ET) | entry | exit (ET) | exit | P&L ($) | bars | exit reason | entry decision |{news} exit decision |",
+            "| ---: | :---: | --- | ---: | --- | ---: | ---: | ---: | --- | --- |" + (" --- |" if events else "") + " --- |"]
     for item in list(trades)[-MARKDOWN_TRADES:]:
         trade = item.trade
         side = "long" if trade.side > 0 else "short"
         cells = [str(trade.trade_id), side, et_text(trade.entry_ns), f"{trade.entry_price:,.2f}", et_text(trade.exit_ns),
                  f"{trade.exit_price:,.2f}", f"{trade.pnl_usd:,.2f}", str(trade.bars_held), trade.exit_reason,
-                 decision_text(item.entry), decision_text(item.exit)]
+                 decision_text(item.entry), *([headline_before(events, trade.entry_ns) or "-"] if events else []), decision_text(item.exit)]
         rows.append("| " + " | ".join(cell.replace("|", "/").replace("\n", " ") for cell in cells) + " |")
     return rows
 
@@ -93,7 +109,8 @@ def write_backtest_report(out_dir: str | Path, data: ReportInput) -> dict[str, f
         "entries_funnel": {key: float(value) for key, value in data.entries_funnel.items()},
         "halted_bars": {rule: count for rule, count, _ in halt_rows(np.asarray(data.halts))},
         "evaluation_accounts": [asdict(record) if hasattr(record, "__dataclass_fields__") else dict(vars(record)) for record in data.evaluations],
-        "trade_list": [_trade_record(item) for item in data.trades],
+        "trade_list": [_trade_record(item, data.events) for item in data.trades],
+        "events": [_event_record(event) for event in data.events],
         "session_pnl": _session_pnl_records(data),
         "statistics_basis": STATISTICS_BASIS,
     }
@@ -126,7 +143,11 @@ def _markdown(data: ReportInput, metrics: dict[str, float], warnings: list[str],
     lines += ["## Halted bars", ""]
     lines += (["| rule | bars | share of bars |", "| --- | ---: | ---: |", *(f"| {rule} | {count:,} | {share} |" for rule, count, share in halts)]
               if halts else ["No entry-veto rule halted trading."])
-    lines += ["", f"## Trades (last {min(len(data.trades), MARKDOWN_TRADES)} of {len(data.trades)})", "", *_markdown_trades(data.trades), ""]
+    lines += ["", *_markdown_events(data.events)]
+    if data.events:
+        lines += [f"News before entry: the latest event public at the entry and at most {NEWS_WINDOW_MINUTES} min old (the reasoner's "
+                  "default news window; a thought does not record which events its prompt held).", ""]
+    lines += [f"## Trades (last {min(len(data.trades), MARKDOWN_TRADES)} of {len(data.trades)})", "", *_markdown_trades(data.trades, data.events), ""]
     return "\n".join(lines)
 
 

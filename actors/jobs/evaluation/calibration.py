@@ -1,22 +1,25 @@
 """What the market a run used looks like beside real NQ, and what evidence from it can and cannot show.
 
 ``bin/run evaluate`` and the main job's phase 3 print both, so a figure is never read without the market it came
-from. The table comes from ``actors/common/market_stats.py``: until the market helper's
-``calibration_table(frame)`` (the real range beside the market's figure) is there, ``calibration_rows`` sets
-``market_statistics(frame)`` beside ``REAL_NQ``; switching is the one line in ``calibration_rows``.
+from. The table is ``actors/common/market_stats.py``'s ``calibration_table(frame)``: each figure beside real NQ's range.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from actors.common.market_stats import REAL_NQ, market_statistics
+from actors.common.market_stats import CalibrationTable, calibration_table
 
 WHAT_IT_SHOWS = {
     "regimes": ("synthetic regimes: planted trends, far easier than NQ. It tests the learner's plumbing (can it find an "
                 "edge that is there?), not evidence of an edge on real markets."),
     "null": ("synthetic null: a random walk with nothing to learn. Any edge here is noise (or a leak); a verdict of "
              "'evidence of an edge' on null means the test is broken."),
+    "news": ("synthetic news: a market with releases and headlines whose words carry the surprise's sign (80 % of the "
+             "time); the move sizes are assumptions, not fitted. It tests whether reading the news helps on such a "
+             "market, not that it helps on NQ."),
+    "news_null": ("synthetic news_null: the same events and words, each move in a sign drawn apart from the words. "
+                  "Nothing in the words is worth anything: any edge from reading them is noise."),
     "realistic": ("synthetic realistic: calibrated to NQ's volatility, fat tails and clustering, with weak planted "
                   "structure. Closer to a real market than regimes, still a generator's: not evidence on real NQ."),
     "realistic_null": ("synthetic realistic_null: NQ-like volatility and tails with nothing to learn. Any edge here is "
@@ -49,19 +52,19 @@ def dataset_frame(dataset) -> pd.DataFrame:
                          "volume": dataset.volume}, index=pd.DatetimeIndex(dataset.index))
 
 
-def calibration_rows(frame: pd.DataFrame) -> list[tuple[str, float, float]]:
-    """(figure, this market, real NQ) for each calibration figure real NQ has a value for."""
-    figures = market_statistics(frame)
-    return [(name, figures.get(name, float("nan")), real) for name, real in REAL_NQ.items()]
+def calibration_rows(frame: pd.DataFrame) -> CalibrationTable:
+    """Every calibration figure of ``frame`` beside real NQ's range."""
+    return calibration_table(frame)
 
 
 def calibration_lines(frame: pd.DataFrame, market: str) -> list[str]:
     """The calibration table as Markdown, headed by the market it ran on."""
-    lines = [f"Calibration of the market this ran on ({market}) beside real NQ (11 sessions, 2023-11-20..12-04):", "",
-             "| figure | this market | real NQ |", "| --- | --- | --- |"]
-    lines += [f"| {name} | {_figure(value)} | {_figure(real)} |" for name, value, real in calibration_rows(frame)]
+    table = calibration_rows(frame)
+    lines = [f"Calibration of the market this ran on ({market}, {table.sessions} sessions) beside real NQ:", "",
+             "| figure | real range | this market | in range? |", "| --- | --- | --- | --- |"]
+    for row in table.rows:
+        band = f"{row.real.low:.4g} .. {row.real.high:.4g}{'' if row.real.measured else '*'}"
+        lines.append(f"| {row.label} | {band} | {row.value:.4g} | {'yes' if row.in_range else 'NO'} |")
+    lines += ["", f"{table.in_range} of {len(table.rows)} figures in range; * = a band from the literature or assumed, "
+                  "not measured on real bars (actors/common/market_stats.py REAL_NQ_RANGES)."]
     return lines
-
-
-def _figure(value: float) -> str:
-    return "n/a" if value != value else f"{value:,.3f}"

@@ -28,12 +28,12 @@ from actors.env.env import FuturesTradingEnv
 from actors.common.instruments import resolve_instrument
 from actors.env.statistics import session_of
 from actors.env.trading import Trade
+from actors.jobs.config import Config
 from actors.policy.config import PolicyConfig
 from actors.policy.learner import OnlineMaskablePPO
 from actors.risk.actor import account_limits
 from actors.risk.halts import Halts
 from actors.risk.rules import RiskRules
-from actors.jobs.config import Config
 
 Decide = Callable[[FuturesTradingEnv], int]
 

@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from actors.env.dataset import Dataset
+from actors.jobs.config import Config
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
 from actors.jobs.evaluation.sources import AGREEMENT_TARGET, FUSION_ACCURACY_TARGET, LLM_ACCURACY_TARGET, Share, SourceScores
 from actors.jobs.evaluation.walkforward import WalkForward
-from actors.jobs.config import Config
 
 POLICY_DIR = "lockstep-policy"
 WARMUP_SUFFIX = "-fusion-warmup"

@@ -185,7 +185,8 @@ def data_snooping_tests(candidates: dict[str, np.ndarray], benchmark: np.ndarray
     - ``superior``: Romano & Wolf (2005) "Stepwise Multiple Testing as Formalized Data Snooping" (``StepM``), the
       candidates that beat the benchmark at family-wise level ``size``, in the order given.
 
-    NaN p-values and no superior candidate when there are fewer than 10 days (too few for a block bootstrap).
+    NaN p-values and no superior candidate when there are fewer than 10 days (too few for a block bootstrap). A
+    candidate that differs from the benchmark by a constant is left out of the tests (it is in ``candidates``).
     """
     from arch.bootstrap import SPA, RealityCheck, StepM
 
@@ -199,7 +200,14 @@ def data_snooping_tests(candidates: dict[str, np.ndarray], benchmark: np.ndarray
     if len(bench) < 10:
         return {"p_value_spa": nan, "p_value_spa_lower": nan, "p_value_spa_upper": nan, "p_value_reality_check": nan,
                 "superior": [], "candidates": names, "days": len(bench)}
-    losses = pd.DataFrame(-table, columns=names)  # arch compares losses (lower is better): a loss is minus the P&L
+    # A candidate that differs from the benchmark by a constant (a policy that never traded, against flat) has nothing
+    # to bootstrap, and arch then reports p = 0 for it: such a candidate is left out, and with none left H0 stands.
+    varies = (table - bench[:, None]).std(axis=0) > 1e-12
+    if not varies.any():
+        return {"p_value_spa": 1.0, "p_value_spa_lower": 1.0, "p_value_spa_upper": 1.0, "p_value_reality_check": 1.0,
+                "superior": [], "candidates": names, "days": len(bench)}
+    losses = pd.DataFrame(-table[:, varies], columns=[name for name, keep in zip(names, varies) if keep])  # arch compares
+    # losses (lower is better): a loss is minus the P&L
     options = {"block_size": block_size, "reps": reps, "bootstrap": "stationary"}
     spa = SPA(-bench, losses, seed=seed, **options)
     spa.compute()

@@ -11,8 +11,8 @@ from actors.dashboard.config import DashboardConfig
 from actors.dashboard.source import Reader, account_rules, resolve_target, run_view
 from actors.dashboard.state import MAX_CANDLES, DashboardState
 from actors.env.factory import load_dataset
-from actors.jobs.dashboard import bar_offset, market_history
 from actors.jobs.config import load_config
+from actors.jobs.dashboard import bar_offset, market_history
 from config.tree import dump_toml
 
 

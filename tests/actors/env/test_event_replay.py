@@ -58,3 +58,28 @@ def test_a_market_without_events_has_no_replay():
 
     assert EventReplay.of(SimpleNamespace(events=(), lists={"start_ns": [0]}, source="x")) is None
     assert np.all(np.diff(_replay(generate_news_market(3, seed=1))._times) >= 0)
+
+
+async def test_the_env_actor_publishes_each_event_before_the_observation_that_makes_it_public():
+    from actors.common.llm.news import context_minute, event_minute
+    from bus.messages import EnvObs, Event
+    from runtime.testing import actor_harness
+    from tests.actors.env.test_actor import answer_every_obs_until_done
+
+    overrides = {"data.scenario": "news", "data.synthetic_days": 12, "env.mode": "backtest", "env.split": "test", "env.n_envs": 1,
+                 "runtime.stats_interval_secs": 60.0}
+    async with actor_harness("env", overrides) as h:
+        await answer_every_obs_until_done(h)
+        published = [record.msg for record in h.published if isinstance(record.msg, (Event, EnvObs))]
+    seen_minute, waiting = None, []
+    events = [m for m in published if isinstance(m, Event)]
+    assert any(not math.isnan(e.actual) for e in events) and any(e.kind == "headline" for e in events)
+    for message in published:
+        if isinstance(message, EnvObs):
+            seen_minute = context_minute({"session_id": message.contexts[0].session_id, "time_et": message.contexts[0].time_et})
+            assert all(minute <= seen_minute for minute in waiting)  # not before its bar: no look-ahead
+            waiting = []
+        elif message.kind == "headline" or not math.isnan(message.actual):
+            # A published event goes out with the first observation whose bar shows it: never after that bar.
+            assert seen_minute is None or event_minute(message.time_ns) > seen_minute
+            waiting.append(event_minute(message.time_ns))

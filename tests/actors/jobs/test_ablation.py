@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from actors.jobs.ablation import ABLATION_VARIANTS, ablation_markdown, mean_and_half_width, significant_differences
-from actors.jobs.presets import apply_presets
 from actors.jobs.config import load_config
+from actors.jobs.presets import apply_presets
 
 VARIANT_NAMES = [variant.name for variant in ABLATION_VARIANTS]
 

@@ -6,9 +6,9 @@ import json
 
 import pandas as pd
 
+from actors.jobs.config import load_config
 from actors.jobs.paper import paper_presets, paper_settings, print_paper_summary, write_vendor_bars
 from actors.jobs.presets import apply_presets
-from actors.jobs.config import load_config
 
 
 def write_summary(run_dir, **figures) -> None:

@@ -6,9 +6,9 @@ import pytest
 
 from actors.jobs.cli import build_parser
 from actors.jobs.common import configure
+from actors.jobs.config import load_config
 from actors.jobs.presets import (BACKTEST, FROZEN_LEARNERS, LOCKSTEP, PAPER, SINGLE_SHOT, TRAIN, Lockstep, Thoughts,
                                  apply_presets, preset_settings)
-from actors.jobs.config import load_config
 
 EVERY_PRESET = (LOCKSTEP, Lockstep(Thoughts("four_step")), SINGLE_SHOT, FROZEN_LEARNERS, BACKTEST, TRAIN, PAPER)
 

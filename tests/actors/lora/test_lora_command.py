@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 
 from actors.jobs.cli import main
+from actors.jobs.config import load_config
 from actors.jobs.lora import lora_actor_settings
 from actors.lora.store import write_experiences_file
 from actors.lora.versions import VersionBook
-from actors.jobs.config import load_config
 from tests.actors.lora.planted import planted_experiences
 
 TINY_ROUND = ["--set", "lora.steps_per_round=2", "--set", "lora.batch_size=2", "--set", "lora.max_eval_examples=4",

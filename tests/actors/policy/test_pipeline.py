@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
+from actors.jobs.config import load_config
 from actors.policy.checkpoint import list_checkpoints
 from actors.policy.config import PolicyConfig
 from actors.policy.learner import OnlineMaskablePPO
 from bus.messages import Done, EnvObs, PolicyProposal
-from actors.jobs.config import load_config
 from runtime.testing import running_actors
 
 N_ENVS = 2

@@ -59,6 +59,29 @@ def test_it_thinks_on_a_new_event_and_not_on_a_quiet_bar():
     assert (counts["think_on_event"], counts["think_on_position"], counts["think_on_interval"], counts["think_on_quiet"]) == (1, 1, 1, 3)
 
 
+def test_a_quiet_bar_gets_the_latest_thought_again_marked_cached_with_its_age_counted():
+    core, _ = _core()
+    assert core.carry(0, 0, 0) is None  # no thought yet
+    _observe(core, 0, "10:20")
+    assert core.carry(0, 0, 0) is None  # its own thought is under way
+    made = think_next(core)
+    assert not _observe(core, 3, "10:23")
+    carried = core.carry(0, 0, 3)
+    assert carried.request.step == 3 and carried.thought.cached and not made.thought.cached
+    assert (carried.thought.action, carried.thought.reason) == (made.thought.action, made.thought.reason)
+    assert carried.query_id != made.query_id
+    assert core.carry(0, 1, 4) is None  # another episode: that thought is not about it
+    gauges = core.gauges()
+    assert (gauges["thoughts_carried"], gauges["max_carried_age_bars"]) == (1, 3)
+
+
+def test_every_bar_mode_never_carries():
+    core = ReasonerCore(ReasonerConfig(cache_enabled=False, mode="single_shot"), ScriptedEngine(), query_id_prefix="t")
+    _observe(core, 0, "10:20")
+    think_next(core)
+    assert core.carry(0, 0, 1) is None
+
+
 def test_an_event_not_yet_public_on_an_envs_clock_does_not_wake_it():
     core, _ = _core()
     _observe(core, 0, "10:00")
@@ -109,10 +132,12 @@ def test_the_reasoner_actor_reads_md_event_and_thinks_on_it_not_on_a_quiet_bar()
         rt.client.publish(obs(0, "10:20"))
         rt.client.recv(LlmThought, timeout_secs=300.0, where=lambda t: t.step_seen == 0)
         rt.client.publish(obs(1, "10:21"))
+        quiet = rt.client.recv(LlmThought, timeout_secs=300.0, where=lambda t: t.step_seen >= 1)
         rt.client.publish(Event(**{f: getattr(HEADLINE, f) for f in HEADLINE.__struct_fields__}, source="test"))
         rt.client.publish(obs(2, "10:22"))
-        thought = rt.client.recv(LlmThought, timeout_secs=300.0, where=lambda t: t.step_seen >= 1)
+        thought = rt.client.recv(LlmThought, timeout_secs=300.0, where=lambda t: t.step_seen >= 2)
         stats = rt.client.recv(Stats, timeout_secs=60.0, where=lambda s: s.actor == "reasoner" and s.counters.get("events_new", 0) >= 1
-                               and s.counters.get("obs_skipped_by_policy", 0) >= 1)
-    assert thought.step_seen == 2  # the quiet bar 1 was skipped, the bar that made the headline public thought about
-    assert stats.gauges["think_on_event"] == 1 and stats.gauges["thoughts_with_news"] >= 1
+                               and s.gauges.get("thoughts_with_news", 0) >= 1)
+    assert quiet.step_seen == 1 and quiet.cached  # the quiet bar: the latest thought again, no model work
+    assert thought.step_seen == 2 and not thought.cached  # the bar that made the headline public: thought about
+    assert stats.gauges["think_on_event"] == 1 and stats.gauges["think_on_quiet"] == 1 and stats.gauges["thoughts_carried"] == 1

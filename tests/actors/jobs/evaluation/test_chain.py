@@ -6,8 +6,8 @@ import msgspec
 import numpy as np
 
 from actors.env.factory import load_dataset
-from actors.jobs.evaluation.chain import InProcessTrainer, ensemble_decide, frozen_copy, make_split_env, play_window
 from actors.jobs.config import load_config
+from actors.jobs.evaluation.chain import InProcessTrainer, ensemble_decide, frozen_copy, make_split_env, play_window
 
 
 def _seed_learners(config, split, seeds: list[int]):

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
+from actors.jobs.config import load_config
 from actors.jobs.evaluation.backtest_evidence import backtest_evidence_rows, choose_on_validation, decisions_alone_rows
 from actors.jobs.evaluation.evidence import verdict_at_least, verdict_between
-from actors.jobs.config import load_config
 
 
 def small_test_split():

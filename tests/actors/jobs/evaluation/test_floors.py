@@ -30,7 +30,8 @@ def market_with_another_future(seed: int, other_seed: int) -> tuple[Dataset, Dat
     tail = first.iloc[boundary:].copy()
     prices = ["open", "high", "low", "close"]
     tail[prices] = other[prices].to_numpy()[:len(tail)] * first["close"].iloc[boundary - 1] / other["close"].iloc[0]
-    return dataset_from(first), dataset_from(pd.concat([first.iloc[:boundary], tail]))
+    # The regime HMM refitted on the training days, as the walk-forward does for each fold (so its feature is the same).
+    return tuple(dataset_from(frame).with_regime_fitted_on(boundary) for frame in (first, pd.concat([first.iloc[:boundary], tail])))
 
 
 def test_the_choice_made_on_the_training_days_ignores_whatever_comes_after_them():

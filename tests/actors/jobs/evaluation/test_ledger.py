@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from actors.jobs.config import load_config
 from actors.jobs.evaluation.ledger import (
     LedgerError, TrialRecord, append_trial, append_trials, config_hash, ledger_path, read_trials,
 )
-from actors.jobs.config import load_config
 
 
 def record(variant: str = "policy@50000#0", seed: int = 0, fold: int = 0, **changes) -> TrialRecord:

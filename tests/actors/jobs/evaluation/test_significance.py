@@ -174,6 +174,16 @@ def test_snooping_tests_are_seeded_and_undefined_on_too_few_days():
     assert math.isnan(few["p_value_spa"]) and few["superior"] == []
 
 
+def test_a_candidate_identical_to_the_benchmark_does_not_beat_it():
+    """A policy that never traded, against flat: nothing to bootstrap (arch alone says p = 0 for it)."""
+    rng = np.random.default_rng(4)
+    benchmark = np.zeros(60)
+    alone = data_snooping_tests({"never_traded": np.zeros(60)}, benchmark, reps=200)
+    beside = data_snooping_tests({"never_traded": np.zeros(60), "noise": rng.normal(0.0, 1.0, 60)}, benchmark, reps=200)
+    assert alone["p_value_spa"] == 1.0 and alone["superior"] == []
+    assert beside["p_value_spa"] > 0.05 and beside["superior"] == []
+
+
 def test_snooping_tests_reject_candidates_of_other_lengths():
     with pytest.raises(ValueError, match="10 days"):
         data_snooping_tests({"a": np.zeros(9)}, np.zeros(10))
