@@ -117,6 +117,7 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     adapter = check_lockstep_ready(config, getattr(args, "adapter", None)) if lockstep_decisions else {}
     ledger = ledger_path(config.run)
     _read_ledger(ledger)  # a corrupt ledger stops the run now, not after the training
+    commit = current_commit()  # the code that runs (a commit made while it trains is not it)
     rd = create_run_dir(config, "evaluate", args.run_dir)
     out = rd.path / "evaluate"
     out.mkdir(parents=True, exist_ok=True)
@@ -146,9 +147,9 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say,
                                       fusion_warmup=fusion_warmup, purge_days=purge)
                 if lockstep_decisions else None)
-    ledger_market = market if market in SCENARIO_MARKETS else str(Path(market).resolve())
+    ledger_market = config.data.path if config.data.source == "file" else market  # a file: its absolute path(s)
     append_trials(ledger, walk_forward_records(result, config.account.start_balance, config_hash=config_hash(config),
-                                               commit=current_commit(), date=utc_now(), base_seed=config.run.seed,
+                                               commit=commit, date=utc_now(), base_seed=config.run.seed,
                                                market=ledger_market))
     trials = ledger_trials(_read_ledger(ledger), ledger_market)
     say(f"trials ledger {ledger}: {trials.count} policy trials on this market from {trials.runs} run(s)")

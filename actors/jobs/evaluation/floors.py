@@ -49,6 +49,11 @@ class FloorChoice:
     def params(self) -> dict[str, float | int]:
         return {"momentum_lookback": self.momentum_lookback, "regime_threshold": self.regime_threshold}
 
+    def params_of(self, floor: str) -> dict[str, float | int]:
+        """What ``floor`` chose (the trials ledger's ``params``); {} for a floor that tunes nothing."""
+        return {MOMENTUM: {"momentum_lookback": self.momentum_lookback},
+                REGIME_RULE: {"regime_threshold": self.regime_threshold}}.get(floor, {})
+
     def text(self) -> str:
         first, stop = self.train_days
         if stop <= first:

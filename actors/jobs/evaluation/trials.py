@@ -42,7 +42,7 @@ def walk_forward_records(result, capital: float, *, config_hash: str, commit: st
         for fold, count in enumerate(series.fold_days):
             days = series.daily_pnl[start:start + count]
             start += count
-            choice = result.floor_choices[fold].params() if fold < len(result.floor_choices) else {}
+            choice = result.floor_choices[fold].params_of(name) if fold < len(result.floor_choices) else {}
             role = role_of(name)
             records.append(TrialRecord(
                 config_hash=config_hash, market=market or result.market, seed=seed_of(name, base_seed), fold=fold, variant=name,

@@ -61,7 +61,7 @@ def test_a_tiny_walk_forward_writes_the_success_table_and_a_verdict(tmp_path, ma
     assert market in out and "ensemble" in out
     assert "floors chosen on each fold's training days" in out and "minimum track record (PSR 0.95)" in out
     assert ("planted trends" if market == "regimes" else "nothing to learn") in out
-    assert "| kurtosis |" in out and "StepM" in out
+    assert "| kurtosis of 1-min returns |" in out and "StepM" in out
 
 
 def test_a_corrupt_trials_ledger_stops_evaluate_before_any_training_naming_the_line(tmp_path, capsys):
@@ -91,7 +91,8 @@ def test_lockstep_decisions_measure_the_fusion_and_llm_rows_through_the_actors_o
                      "--set", "risk.win_rate_halt_needs_net_loss=false"]
 
     code = main(["evaluate", "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "1",
-                 "--lockstep-decisions", "6", "--adapter", str(adapter), "--run-dir", str(run_dir), "--quiet", *always_halted])
+                 "--lockstep-decisions", "6", "--adapter", str(adapter), "--run-dir", str(run_dir), "--quiet", *always_halted,
+                 "--set", f"run.trials_path={tmp_path / 'trials.jsonl'}"])
 
     assert code == 0
     out = run_dir / "evaluate"
@@ -129,7 +130,8 @@ def test_a_fusion_warmup_on_the_training_days_teaches_the_network_the_lockstep_r
                 "--set", "fusion.explore_rate=0.5"]
 
     code = main(["evaluate", "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "1",
-                 "--lockstep-decisions", "4", "--fusion-warmup", "12", "--run-dir", str(run_dir), "--quiet", *settings])
+                 "--lockstep-decisions", "4", "--fusion-warmup", "12", "--run-dir", str(run_dir), "--quiet", *settings,
+                 "--set", f"run.trials_path={tmp_path / 'trials.jsonl'}"])
 
     assert code == 0
     out = run_dir / "evaluate"

@@ -12,7 +12,7 @@ from actors.env.references import MOMENTUM_LOOKBACKS, momentum_policy, regime_ru
 from actors.jobs.evaluation import walkforward
 from actors.jobs.evaluation.chain import play_window
 from actors.jobs.evaluation.floors import REGIME_THRESHOLDS, fit_floors
-from actors.jobs.evaluation.walkforward import day_split, run_walk_forward
+from actors.jobs.evaluation.walkforward import day_split, plan_walk_forward, reference_cell
 from actors.jobs.config import load_config
 
 DAYS, TRAIN_DAYS = 22, 12
@@ -64,7 +64,7 @@ def test_each_tunable_floor_takes_the_setting_that_nets_most_on_the_training_day
 @pytest.mark.slow
 def test_the_walk_forward_fits_each_fold_s_floors_before_its_purge_and_plays_the_choice_on_its_test_window(monkeypatch):
     """Every split the floors were fitted on ends before its fold's purge and test window; the test window's momentum
-    and regime rule are the ones chosen there (no policy seed: only the floors play)."""
+    and regime rule are the ones chosen there (the walk-forward's reference cell, no policy trained)."""
     config = load_config(None, {"data.synthetic_days": DAYS})
     dataset, _ = market_with_another_future(seed=7, other_seed=8)
     fitted = []
@@ -74,15 +74,15 @@ def test_the_walk_forward_fits_each_fold_s_floors_before_its_purge_and_plays_the
         return fit_floors(config, train, train_days)
 
     monkeypatch.setattr(walkforward, "fit_floors", recording_fit)
-    result = run_walk_forward(config, dataset, "regimes", n_folds=2, seeds=[], budgets=[1], purge_days=2, min_train_days=TRAIN_DAYS)
+    plan = plan_walk_forward(config, dataset, n_folds=2, seeds=[0], budgets=[1], purge_days=2, min_train_days=TRAIN_DAYS)
+    cells = [reference_cell(plan, fold) for fold in plan.folds]
 
-    assert len(fitted) == len(result.folds) == len(result.floor_choices) == 2
-    for (start, stop, days), fold, choice in zip(fitted, result.folds, result.floor_choices):
-        assert days == (fold.train_start_day, fold.train_stop_day) == choice.train_days
+    assert len(fitted) == len(plan.folds) == 2
+    for (start, stop, days), fold, cell in zip(fitted, plan.folds, cells):
+        assert days == (fold.train_start_day, fold.train_stop_day) == cell.choice.train_days
         assert stop <= int(dataset.session_starts[fold.train_stop_day])  # nothing of the purge or the test window
-        test = day_split(dataset, "test", fold.test_start_day, fold.test_stop_day)
-        played = play_window(config, test, momentum_policy(choice.momentum_lookback)).daily_pnl.tolist()
-        momentum = result.series["momentum"]
-        assert momentum.daily_pnl[sum(momentum.fold_days[:fold.index]):][:len(played)] == played
-    assert {"flat", "random", "buy_and_hold", "momentum", "regime_rule"} <= set(result.series)
-    assert not any(name.startswith("momentum_") for name in result.series)  # no fixed lookback is played on the test days
+        _, test = plan.splits(fold, plan.fold_dataset(fold))
+        played = play_window(config, test, momentum_policy(cell.choice.momentum_lookback)).daily_pnl.tolist()
+        assert cell.windows["momentum"].daily_pnl.tolist() == played
+        assert {"flat", "random", "buy_and_hold", "momentum", "regime_rule"} <= set(cell.windows)
+        assert not any(name.startswith("momentum_") for name in cell.windows)  # no fixed lookback plays the test days

@@ -43,7 +43,7 @@ def test_the_same_configuration_run_again_is_one_trial_not_two():
 
 def test_a_walk_forward_gives_one_record_per_variant_and_fold_with_its_own_days():
     series = {}
-    for name, folds in {"policy@100#3": ([100.0, -50.0], [25.0]), "momentum": ([10.0, 20.0], [30.0])}.items():
+    for name, folds in {"policy@100#3": ([100.0, -50.0], [25.0]), "momentum": ([10.0, 20.0], [30.0]), "flat": ([0.0, 0.0], [0.0])}.items():
         s = VariantSeries(name)
         for days in folds:
             s.daily_pnl.extend(days)
@@ -55,7 +55,8 @@ def test_a_walk_forward_gives_one_record_per_variant_and_fold_with_its_own_days(
     records = walk_forward_records(result, 1000.0, config_hash="h", commit="c", date="d", market="regimes")
 
     by = {(r.variant, r.fold): r for r in records}
-    assert len(records) == 4
+    assert len(records) == 6
     assert by[("policy@100#3", 0)].daily_returns == [0.1, -0.05] and by[("policy@100#3", 1)].daily_returns == [0.025]
     assert by[("policy@100#3", 1)].seed == 3 and by[("policy@100#3", 1)].role == "policy"
-    assert by[("momentum", 1)].role == "floor" and by[("momentum", 1)].params["momentum_lookback"] == 120
+    assert by[("momentum", 1)].role == "floor" and by[("momentum", 1)].params == {"momentum_lookback": 120}
+    assert by[("flat", 0)].params == {} and by[("policy@100#3", 0)].params == {}
