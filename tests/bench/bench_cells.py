@@ -67,7 +67,7 @@ def overhead_per_cell(n: int) -> tuple[float, float]:
 
 def per_kind(run, budget: int) -> list[tuple[str, str, str, str, str]]:
     rows = []
-    for kind in ("reference", "policy", "ensemble"):
+    for kind in ("regime", "reference", "policy", "ensemble"):
         records = [r for r in run.records.values() if r.cell.kind == kind]
         if not records:
             continue

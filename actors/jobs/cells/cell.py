@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[3]
 CODE_DIRS = ("actors", "bus", "config", "runtime")
 """The code a cell's result depends on: a change to any of its Python files changes every configuration hash, so
 a cached result is never read back after the code that computed it changed."""
-VOLATILE_KEYS = {"run": ("name", "runs_dir", "duration_secs"), "logging": None, "dashboard": None}
+VOLATILE_KEYS = {"run": ("name", "runs_dir", "trials_path", "duration_secs"), "logging": None, "dashboard": None}
 """Settings that change where a run writes or what it prints, never a result: left out of the hash (None: the
 whole section)."""
 

@@ -17,9 +17,21 @@ class CellProgress:
         self.say = say or (lambda text: print(f"{label}: {text}", file=sys.stderr, flush=True))
         self.bar = None
         self.total = self.done = self.cached = self.failed = self.running = 0
+        self.expected = self.submitted = 0
+
+    def expect(self, total: int) -> None:
+        """The grid's cells, all stages together, known before its first stage runs: the bar's total and ETA hold
+        from the start."""
+        self.expected += total
+        self._grow(0)
 
     def start(self, total: int) -> None:
-        self.total += total
+        """``total`` cells submitted; those past the expected count grow the bar's total."""
+        self.submitted += total
+        self._grow(max(0, self.submitted - max(self.total, self.expected)))
+
+    def _grow(self, extra: int) -> None:
+        self.total = max(self.total, self.expected) + extra
         if not self.enabled:
             return
         if sys.stderr.isatty():

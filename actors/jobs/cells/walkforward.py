@@ -64,6 +64,7 @@ def cell_resources(plan: WalkForwardPlan):
 def run_walk_forward_cells(pool: CellPool, plan: WalkForwardPlan, market: str, progress=None) -> tuple[WalkForward | None, CellRun]:
     """Every cell on ``pool``; the WalkForward when all finished (None when one failed or Ctrl-C stopped the run)."""
     regimes, first, second = walk_forward_cells(plan)
+    pool.progress.expect(len(regimes) + len(first) + len(second))
     run = pool.run(run_cell, plan, regimes, cell_resources(plan))
     if run.stopped or run.failures:
         return None, run
