@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from actors.common.instruments import resolve_instrument
+from actors.dashboard.cells import PROGRESS_FILE
 from actors.env.factory import build_dataset
 from actors.jobs.cells.cache import CellCache
 from actors.jobs.cells.pool import LOCAL, CellPool, resolve_address
@@ -63,7 +64,8 @@ def mode_sweep(args: argparse.Namespace) -> int:
     say(f"run directory {rd.path}; {space.sweep.trials} trials over {sorted(space.space)}; validation folds "
         f"{[f.index for f in folds[:wf.validation_folds]]}, test folds {[f.index for f in folds[wf.validation_folds:]]}; "
         f"cells on {address}; ledger {ledger}")
-    with CellPool(address, cache=cache, progress=CellProgress("sweep cells", enabled=not args.quiet)) as pool:
+    with CellPool(address, cache=cache, progress=CellProgress("sweep cells", enabled=not args.quiet,
+                                                                  file=rd.path / PROGRESS_FILE)) as pool:
         search = Search(space, pool, make_config, dataset, folds, lambda records: append_trials(ledger, records), say, name)
         try:
             with pool.interruptible():
