@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from actors.dashboard.cells import PROGRESS_FILE
@@ -11,6 +12,8 @@ from actors.jobs.cells.cell import Cell
 from actors.jobs.cells.pool import OFF, CellPool
 from actors.jobs.cells.progress import CellProgress
 
+BURN_CPU_SECS = 0.05
+
 
 def seen_cell(progress_file: str, cell: Cell):
     """A cheap cell: records the progress file as it reads while the cell runs; 'boom' then raises."""
@@ -18,6 +21,9 @@ def seen_cell(progress_file: str, cell: Cell):
     (Path(progress_file).parent / f"{cell.variant}.seen").write_text(json.dumps(seen))
     if cell.variant == "boom":
         raise ValueError("boom: this cell's data is broken")
+    start = time.process_time()
+    while time.process_time() - start < BURN_CPU_SECS:  # CPU the pool measures and the file adds up
+        sum(range(1000))
     return cell.variant
 
 
@@ -38,7 +44,7 @@ def test_the_progress_file_counts_done_running_and_failed_cells_as_they_change(t
         "label": "test cells", "total": 2, "done": 1, "cached": 0, "running": 0, "failed": 1, "finished": True}
     assert final["failures"] == [{"cell": Cell("cheap", "h", variant="boom").name,
                                   "error": "ValueError: boom: this cell's data is broken"}]
-    assert final["eta_secs"] == 0.0 and final["cpu_secs"] >= 0.0
+    assert final["eta_secs"] == 0.0 and final["cpu_secs"] >= BURN_CPU_SECS
     # While the second cell ran, the file said: the first done, this one running, both submitted.
     while_boom = json.loads((tmp_path / "run" / "cells" / "boom.seen").read_text())
     assert (while_boom["total"], while_boom["done"], while_boom["running"], while_boom["failed"], while_boom["finished"]) == (2, 1, 1, 0, False)
