@@ -71,8 +71,8 @@ def cells_lines(progress: dict[str, Any], now: float | None = None) -> list[str]
         return ["no cells (bin/run evaluate, ablation and sweep write <run>/cells/progress.json)"]
     total, done, cached, failed = (_count(progress, k) for k in ("total", "done", "cached", "failed"))
     eta = progress.get("eta_secs")
-    if progress.get("finished"):
-        when = "finished"
+    if progress.get("finished"):  # the job's pool closed: every cell ran, or Ctrl-C / a failed stage stopped it
+        when = "finished" if done + failed >= total else "stopped"
     elif isinstance(eta, (int, float)):
         since = (time.time() if now is None else now) - float(progress.get("updated_unix", 0.0) or 0.0)
         when = f"ETA {max(0.0, float(eta) - max(0.0, since)):,.0f} s"

@@ -79,3 +79,4 @@ def test_the_eta_counts_down_from_when_the_file_was_written_and_foreign_values_r
     assert cells_lines({"total": 4, "done": 1, "eta_secs": 30.0, "updated_unix": 1000.0}, now=1010.0)[0].endswith("ETA 20 s")
     assert cells_lines({"total": 4, "done": 1, "eta_secs": 30.0, "updated_unix": 1000.0}, now=1100.0)[0].endswith("ETA 0 s")
     assert cells_lines({"total": "x", "done": None})[0].startswith("cells: 0/0 cells")
+    assert cells_lines({"total": 4, "done": 1, "finished": True})[0].endswith("stopped")  # Ctrl-C: the pool closed early
