@@ -27,6 +27,7 @@ from bokeh.models import (CDSView, ColumnDataSource, DataTable, Div, HoverTool, 
                           TextInput)
 from bokeh.plotting import figure
 
+from actors.dashboard.cells import cells_html
 from actors.dashboard.model import Trade
 from actors.dashboard.lines import account_lines, columns_of, health_lines, learning_lines
 from actors.dashboard.state import EVENT_KINDS, LEARNING_KEYS, MAX_CANDLES, MAX_POINTS, MAX_ROWS, DashboardState
@@ -95,6 +96,10 @@ class DashboardView:
         self.health = Div(text=_pre(["connecting..."]), width=420, name="health")
         self.account = Div(text=_pre(["..."]), width=520, name="account")
         self.actor_div = Div(text=_pre([]), width=420, name="actors")
+        self.cells = Div(text="", sizing_mode="stretch_width", name="cells", visible=False)
+        """A cell job's progress (evaluate, ablation, sweep): shown once its run has a cells/progress.json."""
+        self.cells_title = _panel("cells (evaluate, ablation, sweep)")
+        self.cells_title.visible = False
 
         self.price_source = ColumnDataSource({"step": [], "price": []}, name="price_source")
         self.candle_source = ColumnDataSource({"step": [], "open": [], "high": [], "low": [], "close": [], "colour": []},
@@ -180,6 +185,7 @@ class DashboardView:
             row(column(_panel("health"), self.health, self.actor_div),
                 column(_panel("account"), self.account, _panel("evaluation accounts (env 0, newest first)"), self.account_table,
                        sizing_mode="stretch_width"), sizing_mode="stretch_width"),
+            self.cells_title, self.cells,
             self.price, self.equity,
             _panel("who decided (env 0, newest first)"), self.decision_table,
             row(column(_panel("trades (click one, or a mark on the chart)"), self.trade_table, width=560),
@@ -214,6 +220,7 @@ class DashboardView:
                            f"win rate {_num(r.get('win_rate'))}  evaluation accounts {r['accounts']}")
         self._text(self.account, account)
         self._text(self.learning_text, learning_lines(snap))
+        self._cells()
         halts = columns_of(snap["halts"], ("start", "end", "rule"))
         if self.last_tables.get("halts") != halts:
             self.last_tables["halts"] = halts
@@ -265,6 +272,14 @@ class DashboardView:
         self.table_rows = list(range(first, top)) + self.table_rows[:kept]
         self.shown_trades, self.table_cells = list(trades), list(rows)
         self._show(self._row_of(self.selected, self.selected_row), patches if new else None, redraw=True)
+
+    def _cells(self) -> None:
+        progress = self.state.cells.figures()
+        if progress:
+            self.cells_title.visible = self.cells.visible = True
+            text = cells_html(progress)
+            if self.cells.text != text:
+                self.cells.text = text
 
     def _text(self, div: Div, lines: list[str]) -> None:
         text = _pre(lines)

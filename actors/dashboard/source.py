@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import zmq
 
+from actors.dashboard.cells import PROGRESS_FILE
 from actors.dashboard.config import DashboardConfig, RunView
 from actors.dashboard.model import AccountRules, MarketHistory
 from actors.dashboard.report import report_file
@@ -91,8 +92,8 @@ def resolve_target(run: Path | None, bus: Path | None, follow: bool = False, run
         return Target(Path(run).resolve(), follow=True)
     if not Path(run).is_dir():
         raise DashboardError(f"{run}: no such run directory (bin/run prints the one it makes: 'run directory: ...')")
-    if not run_dirs(Path(run)):
-        raise DashboardError(f"{run}: not a run directory (no {CONFIG_FILE}, and no stage directory holding one)")
+    if not run_dirs(Path(run)) and not (Path(run) / PROGRESS_FILE).is_file():
+        raise DashboardError(f"{run}: not a run directory (no {CONFIG_FILE}, no stage directory holding one, no {PROGRESS_FILE})")
     return Target(Path(run).resolve())
 
 
@@ -315,6 +316,8 @@ class Reader:
                 self.state.on_log(record)
                 if record.get("event") == "report_written":  # a backtest just finished: its trades with their chains
                     self.state.on_report(self.run_dir, self.run)
+        if self._passes % LOG_EVERY_PASSES == 1:  # a cell job's progress file (at its root; a stage's own, if any)
+            self.state.cells.poll([self.target.root, *([self.run_dir] if self.run_dir is not None else [])])
         if self.bus is None and self.run_dir is not None:
             self._replay_market(self.run_dir)
         if self.bus is not None:

@@ -29,6 +29,7 @@ import msgspec
 import numpy as np
 
 from actors.common.actions import BUY, NO_ACTION
+from actors.dashboard.cells import CellsView
 from actors.dashboard.config import RunView
 from actors.dashboard.lines import decision_text, fields_text
 from actors.dashboard.model import (AccountRules, ActorHealth, Decision, Event, Health, MarketHistory, Scores, Series, Trade, action_name,
@@ -74,8 +75,7 @@ class DashboardState:
     """Everything the page shows; thread-safe (one writer thread, many reading sessions)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self.clock = clock
-        self.lock = threading.Lock()
+        self.clock, self.lock = clock, threading.Lock()
         self.generation = 0
         """Bumped when the charts start over (a new run or stage is attached): sessions then reload them."""
         self.health = Health()
@@ -106,6 +106,7 @@ class DashboardState:
         self.events: deque[Event] = deque(maxlen=MAX_EVENTS)
         self.report: dict[str, Any] = {}
         """The key figures of the run's report (a finished backtest or paper run)."""
+        self.cells = CellsView()  # a cell job's progress (evaluate, ablation, sweep): cells.py
         self.counts: dict[str, int] = {"decisions": 0, "vetoes": 0, "trades": 0, "thoughts": 0, "errors": 0}
         self._pending: dict[tuple[int, int], Decision] = {}
         self._fused: dict[tuple[int, int], tuple[int, int, int]] = {}
@@ -114,8 +115,7 @@ class DashboardState:
         """(env, step) of the observations seen flat (BUY allowed), for the fusion accuracy's flat decisions."""
         self._thoughts: dict[str, Any] = {}
         self._halts: dict[int, str] = {}
-        self._event_seq = 0
-        self._learning_t = 0
+        self._event_seq = self._learning_t = 0
         self._recent_updates: deque[tuple] = deque(maxlen=16)
 
     # ------------------------------------------------------------------ attaching

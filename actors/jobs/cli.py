@@ -34,7 +34,7 @@ MODES = {
     "paper": "paper-trade on a live feed until Ctrl-C: attach one with bin/feed --run RUN_DIR (optional --model CHECKPOINT)",
     "evaluate": "walk-forward evidence: per fold, train the policy on the days before a test window and test it frozen, against flat, random, buy-and-hold, momentum rules and the oracle; success table, deflated Sharpe, PBO, learning curve (--market regimes|null|FILE, --folds, --seeds, --quick; --lockstep-decisions N [--adapter PATH] [--fusion-warmup M]: the fusion and LLM rows)",
     "dashboard": "a live dashboard of a run in the browser (--run RUN_DIR live or finished, or --bus BUS_JSON; --port, --host); "
-                 "main/train/backtest/paper --dashboard start one beside the job",
+                 "main/train/backtest/paper/evaluate/ablation/sweep --dashboard start one beside the job",
     "sweep": "an Optuna search over SPACE.toml's settings (bin/run sweep SPACE.toml): each trial a walk-forward on the validation folds, pruned fold by fold, on Ray workers; the best trial tested once on the held-out test folds; every trial in the ledger",
     "lora": "fine-tune the LLM's LoRA once from --experiences FILE (--rounds N; prints match rate before -> after and the adapter), or --rollback VERSION --run-dir RUN to republish an earlier adapter",
 }
@@ -140,6 +140,7 @@ def ablation_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--adapter", type=Path, help="with --lora: a GGUF LoRA adapter for the +LoRA variant instead of training one")
     parser.add_argument("--market-history", type=int, default=None, metavar="N",
                         help="with --lora: the LoRA trainer starts with N hindsight-labelled prompts of the training days (default 0)")
+    _dashboard(parser)
 
 
 def fuzz_options(parser: argparse.ArgumentParser) -> None:
@@ -196,6 +197,7 @@ def evaluate_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fusion-warmup", type=int, metavar="M", help="with --lockstep-decisions: before each lockstep run, "
                         "M lockstep decisions of the last training days teach the fusion network (from closed trades and "
                         "the hindsight of flat steps); the test run fuses with it, frozen (fusion.method = network)")
+    _dashboard(parser)
 
 
 def dashboard_options(parser: argparse.ArgumentParser) -> None:
@@ -207,6 +209,7 @@ def dashboard_options(parser: argparse.ArgumentParser) -> None:
 def sweep_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("space", nargs="?", type=Path, metavar="SPACE.toml", help="the search space (docs/experiments/sweeps/)")
     _ray(parser, "local")
+    _dashboard(parser)
 
 
 def lora_options(parser: argparse.ArgumentParser) -> None:

@@ -1,4 +1,4 @@
-"""``bin/run dashboard`` and ``bin/run main|train|backtest|paper --dashboard``.
+"""``bin/run dashboard`` and ``bin/run main|train|backtest|paper|evaluate|ablation|sweep --dashboard``.
 
 Beside a job the dashboard is its own process (``python -m actors.jobs.dashboard --follow``) watching the job's
 run directory, so a busy page never slows the job's process; it stops when the job ends. This module is the
@@ -22,7 +22,8 @@ from typing import Any, Iterator
 
 from actors.jobs.common import JobError, configure
 
-WITH_DASHBOARD = ("main", "train", "backtest", "paper")
+WITH_DASHBOARD = ("main", "train", "backtest", "paper", "evaluate", "ablation", "sweep")
+"""The modes with --dashboard; evaluate, ablation and sweep show their cells' progress (actors/dashboard/cells.py)."""
 
 
 def dashboard_settings(args: argparse.Namespace):
@@ -96,6 +97,12 @@ def bar_offset(trades: list[Any], bar_of_minute: dict[str, int]) -> int | None:
     return max(votes, key=votes.__getitem__) if votes else None
 
 
+def run_dir_given(args: argparse.Namespace) -> bool:
+    """Whether the user gave --run-dir (a cell job then caches its cells in the run's own cells/, to resume it), not
+    --dashboard, which names the run directory up front only so the page can wait for it (the shared cache stays)."""
+    return args.run_dir is not None and not getattr(args, "run_dir_named_for_dashboard", False)
+
+
 def job_run_dir(args: argparse.Namespace) -> Path:
     """The directory the job will write (--run-dir, else the name it would make), so the dashboard can wait for it."""
     if args.run_dir is not None:
@@ -113,6 +120,7 @@ def dashboard_beside(args: argparse.Namespace) -> Iterator[str]:
     import msgspec
 
     settings = dashboard_settings(args)
+    args.run_dir_named_for_dashboard = args.run_dir is None
     args.run_dir = job_run_dir(args)
     args.run_dir.mkdir(parents=True, exist_ok=True)
     stderr_file = args.run_dir / "dashboard.stderr"

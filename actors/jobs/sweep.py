@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from actors.common.instruments import resolve_instrument
+from actors.dashboard.cells import PROGRESS_FILE
 from actors.env.factory import build_dataset
 from actors.jobs.cells.cache import CellCache
 from actors.jobs.cells.pool import LOCAL, CellPool, resolve_address
@@ -25,6 +26,7 @@ from actors.jobs.cells.progress import CellProgress
 from actors.jobs.cells.search import Search
 from actors.jobs.cells.space import SpaceError, load_space
 from actors.jobs.common import EXIT_OK, JobError, JobStopped, configure
+from actors.jobs.dashboard import run_dir_given
 from actors.jobs.evaluate import market_settings
 from actors.jobs.evaluation.folds import purge_days_for, walk_forward_folds
 from runtime.rundir import create_run_dir
@@ -59,11 +61,12 @@ def mode_sweep(args: argparse.Namespace) -> int:
     ledger = ledger_path(base.run)
     say = (lambda _t: None) if args.quiet else (lambda text: print(f"sweep: {text}", file=sys.stderr, flush=True))
     address = resolve_address(getattr(args, "ray", None), LOCAL)
-    cache = CellCache((rd.path / "cells") if args.run_dir else Path(base.run.runs_dir) / "cells")
+    cache = CellCache((rd.path / "cells") if run_dir_given(args) else Path(base.run.runs_dir) / "cells")
     say(f"run directory {rd.path}; {space.sweep.trials} trials over {sorted(space.space)}; validation folds "
         f"{[f.index for f in folds[:wf.validation_folds]]}, test folds {[f.index for f in folds[wf.validation_folds:]]}; "
         f"cells on {address}; ledger {ledger}")
-    with CellPool(address, cache=cache, progress=CellProgress("sweep cells", enabled=not args.quiet)) as pool:
+    with CellPool(address, cache=cache, progress=CellProgress("sweep cells", enabled=not args.quiet,
+                                                                  file=rd.path / PROGRESS_FILE)) as pool:
         search = Search(space, pool, make_config, dataset, folds, lambda records: append_trials(ledger, records), say, name)
         try:
             with pool.interruptible():

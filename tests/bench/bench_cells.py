@@ -79,11 +79,13 @@ def per_kind(run, budget: int) -> list[tuple[str, str, str, str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bin/bench cells", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--days", type=int, default=400)
-    parser.add_argument("--folds", type=int, default=2)
-    parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--budgets", type=lambda t: [int(x) for x in t.split(",")], default=[4000, 8000])
-    parser.add_argument("--noop-cells", type=int, default=200)
+    parser.add_argument("--days", type=int, default=400, help="synthetic days of the evaluate grid (default 400)")
+    parser.add_argument("--folds", type=int, default=2, help="walk-forward folds of the grid (default 2)")
+    parser.add_argument("--seeds", type=int, default=2, help="seeds per fold (default 2)")
+    parser.add_argument("--budgets", type=lambda t: [int(x) for x in t.split(",")], default=[4000, 8000],
+                        help="training steps of the learning curve, comma-separated (default 4000,8000)")
+    parser.add_argument("--noop-cells", type=int, default=200,
+                        help="cells that do nothing, run to measure the scheduling overhead per cell (default 200)")
     args = parser.parse_args(argv)
     plan = build_plan(args)
     print(f"grid: {args.days} days, {args.folds} folds, seeds {args.seeds}, budgets {args.budgets}; {os.cpu_count()} CPUs", flush=True)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from actors.dashboard.cells import PROGRESS_FILE
 from actors.jobs.cells.cache import CellCache
 from actors.jobs.cells.cell import Cell, config_hash
 from actors.jobs.cells.pool import OFF, CellPool, Resources, resolve_address
@@ -66,7 +67,8 @@ def ablation_on_cells(args: argparse.Namespace, base, root: Path, seeds: list[in
     plan = AblationPlan(args, root, variants, train, backtest)
     trains = [Cell(TRAIN, digest, seed=seed) for seed in seeds]
     tests = [Cell(VARIANT, digest, seed=seed, variant=v.name) for seed in seeds for v in variants]
-    with CellPool(address, cache=cache, progress=CellProgress("ablation cells", enabled=not args.quiet)) as pool:
+    with CellPool(address, cache=cache, progress=CellProgress("ablation cells", enabled=not args.quiet,
+                                                                  file=root / PROGRESS_FILE)) as pool:
         run = pool.run(run_cell, plan, trains, resources(plan, base))
         if not (run.stopped or run.failures):
             inputs = {c.seed: run.result(c) for c in trains}

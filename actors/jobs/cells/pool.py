@@ -243,7 +243,7 @@ class CellPool:
             if not outcome.cached and self.cache is not None:
                 self.cache.put(outcome.cell, outcome)
             self.progress.in_flight(self._running())
-            self.progress.finished(outcome.cell.name, cached=outcome.cached, secs=outcome.wall_secs)
+            self.progress.finished(outcome.cell.name, cached=outcome.cached, secs=outcome.wall_secs, cpu_secs=outcome.cpu_secs)
         else:
             self.progress.in_flight(self._running())
             self.progress.finished(outcome.cell.name, failed=outcome.error)

@@ -11,11 +11,13 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from actors.dashboard.cells import PROGRESS_FILE
 from actors.jobs.cells.cache import CellCache
 from actors.jobs.cells.cell import Cell, array_fingerprint, config_hash
 from actors.jobs.cells.pool import LOCAL, OFF, CellPool, CellRun, Resources, resolve_address
 from actors.jobs.cells.progress import CellProgress
 from actors.jobs.common import JobError, JobStopped
+from actors.jobs.dashboard import run_dir_given
 from actors.jobs.evaluation.walkforward import (WalkForward, WalkForwardPlan, ensemble_cell, gather_walk_forward, policy_cell,
                                                 reference_cell, regime_cell)
 
@@ -104,8 +106,8 @@ def evaluate_on_cells(args, plan: WalkForwardPlan, market: str, run_dir: Path, s
     """bin/run evaluate's cell loop: the pool (--ray, $RAY_ADDRESS or the default above), the cache, the progress
     bar; (the WalkForward, its cost) or JobError naming the failed cells, JobStopped on Ctrl-C."""
     address = resolve_address(getattr(args, "ray", None), default_address(plan))
-    cache = CellCache(cache_dir(plan.config, run_dir, args.run_dir is not None))
-    progress = CellProgress("evaluate cells", enabled=not args.quiet)
+    cache = CellCache(cache_dir(plan.config, run_dir, run_dir_given(args)))
+    progress = CellProgress("evaluate cells", enabled=not args.quiet, file=run_dir / PROGRESS_FILE)
     say(f"cells on {'this process' if address == OFF else 'Ray (' + address + ')'}, cache {cache.directory}")
     with CellPool(address, cache=cache, progress=progress) as pool:
         result, run = run_walk_forward_cells(pool, plan, market, say)
