@@ -125,7 +125,7 @@ class DashboardView:
                                                                     ("price", "@price{0,0.00}"), ("", "@kind")]),
                              HoverTool(renderers=[halts], tooltips=[("halt", "@rule")]), TapTool(renderers=[marks]))
         news = self.price.scatter("step", "price", source=self.news_source, color="colour", size=11, marker="diamond", line_color="black",
-                                  legend_field="kind")  # md.event: a release or headline at env 0's bar that made it public
+                                  legend_label="market event")  # md.event at env 0's bar that made it public (release purple, headline orange)
         self.price.add_tools(HoverTool(renderers=[news], tooltips=[("", "@kind"), ("", "@text"), ("step", "@step")]))
         self.mark_source.selected.on_change("indices", self._on_mark_click)
         self.price.legend.orientation = "horizontal"

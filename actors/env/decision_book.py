@@ -3,7 +3,8 @@
 - the decision behind each trade's entry and exit: fusion.decision + risk.verdict of the step, and the
   llm.thought it used (a bounded map query id -> thought, read when the trade opens or closes);
 - bars halted per entry-veto rule (risk.verdict ``halts``), counted as ``halted_bars_<rule>``;
-- where entries went (``entries_<stage>``, see EntriesFunnel).
+- where entries went (``entries_<stage>``, see EntriesFunnel);
+- a paper session's market events (md.event), for its report's chart and events table.
 
 Plain Python: it reads the bus's message types but sends nothing.
 """
@@ -22,11 +23,14 @@ from actors.env.report.events import window_events
 from actors.env.statistics import compute_statistics
 
 if TYPE_CHECKING:
+    from actors.common.events import MarketEvent
     from actors.env.batch import BatchStep, EnvBatch
     from bus.messages import FusionDecision, LlmThought, RiskVerdict
 
 MAX_THOUGHTS_KEPT = 4096
 """llm.thought messages remembered by query id (a trade reads its thought when it opens or closes)."""
+MAX_EVENTS_KEPT = 5000
+"""md.event messages a paper session keeps for its report (the oldest go first)."""
 MAX_FUSION_STEPS_KEPT = 8
 """fusion.decision messages kept by step until that step's verdict is executed."""
 
@@ -51,6 +55,8 @@ class DecisionBook:
         self.halts: list[list[str]] = [[] for _ in range(n_envs)]
         """Per env, per step it played: the entry-veto rule in force ('' none)."""
         self.funnel = EntriesFunnel()
+        self.events: dict[str, MarketEvent] = {}
+        """md.event by event id, in arrival order (paper: the feed's events; a backtest reads its dataset's)."""
 
     # ------------------------------------------------------------------ what arrives
 
@@ -65,6 +71,14 @@ class DecisionBook:
         self.thoughts[thought.query_id] = thought
         while len(self.thoughts) > MAX_THOUGHTS_KEPT:
             self.thoughts.popitem(last=False)
+
+    def keep_event(self, event: MarketEvent) -> None:
+        """A published release replaces its calendar line (one event id)."""
+        key = event.event_id or f"{event.time_ns}:{event.text}"
+        self.events.pop(key, None)
+        self.events[key] = event
+        while len(self.events) > MAX_EVENTS_KEPT:
+            del self.events[next(iter(self.events))]
 
     def note_observation(self, batch: EnvBatch, env_ids: list[int], masks: np.ndarray) -> None:
         self.obs_state = {env_id: (batch.envs[env_id].position is None, bool(masks[row, BUY] or masks[row, SELL]))

@@ -46,9 +46,9 @@ from actors.env.explain import VerdictRow
 from actors.env.live import PaperSession, SilenceWatch
 from actors.env.paper_recorder import PaperRecorder, trade_row
 from actors.env.pacing import LateVerdictWait, ThoughtGate, ThoughtTally, unused_thoughts_cause
-from actors.env.report import ReportInput, ReportTrade
+from actors.env.report import ReportInput, ReportTrade, window_events
 from actors.env.config import EnvSettings
-from bus.messages import Bar, EnvObs, EnvOutcome, FusionDecision, LlmThought, MarketContext, RiskVerdict
+from bus.messages import Bar, EnvObs, EnvOutcome, Event, FusionDecision, LlmThought, MarketContext, RiskVerdict
 from runtime.actor import Actor
 
 LAG_WINDOW = 4096
@@ -72,7 +72,7 @@ class _Unexplained:
 
 class PaperEnvActor(Actor):
     settings_type = EnvSettings
-    subscriptions = (Bar, RiskVerdict, FusionDecision, LlmThought)
+    subscriptions = (Bar, RiskVerdict, FusionDecision, LlmThought, Event)
     session: PaperSession | None = None
     """None until on_start has opened the session."""
 
@@ -131,6 +131,8 @@ class PaperEnvActor(Actor):
                 self._on_fusion(msg)
             case LlmThought():
                 self._on_thought(msg)
+            case Event():  # the feed's news, for the report's chart and events table
+                self.book.keep_event(msg)
 
     def _on_thought(self, msg: LlmThought) -> None:
         if msg.query_id:
@@ -393,13 +395,12 @@ class PaperEnvActor(Actor):
     def paper_report_input(self, metrics: dict[str, float]) -> ReportInput:
         history = self.session.history()
         halts = (self.book.halts[0] + [""] * len(history.times_ns))[: len(history.times_ns)]
-        cfg = self.config.env
         context = (f"paper trading {self.session.instrument.symbol} on md.bar, account {self.config.account.name}, "
                    f"{self.session.counters['bars']} bars, {self.session.counters['decisions']} decisions.")
         return ReportInput(
             title="Paper trading", bars=history, halts=np.array(halts, dtype=object), trades=list(self.book.trades),
             evaluations=self.session.evaluations(), metrics=metrics, notes=self.paper_notes(metrics),
-            entries_funnel={}, context=context,
+            entries_funnel={}, context=context, events=window_events(list(self.book.events.values()), history.times_ns),
         )
 
     def paper_notes(self, summary: dict[str, float]) -> list[str]:

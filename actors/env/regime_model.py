@@ -34,7 +34,7 @@ _SQRT_INPUT_BARS = math.sqrt(INPUT_BARS)
 N_STATES = 4
 """Hidden states: enough for up, down, quiet and volatile, if the market has them."""
 MAX_FIT_BARS = 60_000
-"""The fit reads at most this many evidence bars, the newest training ones (EM: ~4 s per 40k bars on a busy core)."""
+"""The fit reads at most this many evidence bars, the newest training ones (~150 sessions of regular hours; the EM took ~1 s)."""
 MIN_FIT_BARS = 2_000
 """Below this many evidence bars the fit is not tried: the belief is 0 (``RegimeModel.uninformative``)."""
 FIT_ITERATIONS = 20
@@ -52,7 +52,7 @@ class RegimeModel:
     """A fitted HMM's parameters and the standardisation of its inputs (plain lists: JSON in the checkpoint)."""
 
     input_mean: tuple[float, float]
-    """Mean of (change / ATR, range / ATR) over the training days' evidence bars."""
+    """Mean of the two inputs (``RegimeInputs``: 20-bar change in ATR * sqrt(20), mean range in ATR) over the training days' evidence bars."""
     input_std: tuple[float, float]
     start: tuple[float, ...]
     transition: tuple[tuple[float, ...], ...]

@@ -21,9 +21,10 @@ This module names the package's public surface; matplotlib loads only when a cha
 
 from __future__ import annotations
 
+from actors.env.report.events import window_events
 from actors.env.report.labels import entries_sentence, et_text, format_metrics_table, participation_rows
 from actors.env.report.model import ReportInput, ReportTrade, ThoughtUsed, TradeDecision
 from actors.env.report.writers import write_backtest_report, write_report
 
 __all__ = ["ReportInput", "ReportTrade", "ThoughtUsed", "TradeDecision", "entries_sentence", "et_text", "format_metrics_table",
-           "participation_rows", "write_backtest_report", "write_report"]
+           "participation_rows", "window_events", "write_backtest_report", "write_report"]

@@ -99,7 +99,8 @@ def _mark_events(axis, times_ns: np.ndarray, events) -> list:
             axis.axvline(at, color=colours.get(event.importance, "tab:purple"), linewidth=0.9, linestyle="--", alpha=0.8)
             if labelled:
                 axis.annotate(event_label(event), (at, 0.99), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right",
-                              fontsize=7, color=colours.get(event.importance, "tab:purple"))
+                              fontsize=7, color=colours.get(event.importance, "tab:purple"),
+                              bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.75})  # over the price
         else:
             axis.scatter([at], [0.03], marker="D", s=22, color="tab:orange", edgecolors="black", linewidths=0.4, zorder=4,
                          transform=axis.get_xaxis_transform(), clip_on=False)

@@ -109,3 +109,33 @@ def test_the_context_s_trend_word_is_the_belief_read_against_its_threshold(regim
     confident = np.abs(np.abs(belief) - BELIEF_FOR_A_TREND) > 1e-6  # clear of the float32 rounding at the threshold
     assert np.array_equal(word[confident], trends_of(belief)[confident])
     assert {-1, 0, 1} <= set(word.tolist())
+
+
+def test_the_model_is_saved_beside_the_policy_checkpoints_and_read_back_and_a_broken_file_is_named(regimes, tmp_path):
+    import structlog
+
+    from actors.env.regime_model import load_regime_model_beside, record_regime_model
+
+    _, model = regimes
+    with structlog.testing.capture_logs() as logs:
+        lines = record_regime_model(structlog.get_logger(), model, tmp_path / "checkpoints")
+    assert lines == model.describe() and logs[0]["event"] == "regime_model" and logs[0]["fit_bars"] == model.fit_bars
+    assert load_regime_model_beside(tmp_path / "checkpoints" / "policy_000000051200.zip") == model
+    assert load_regime_model_beside(tmp_path) is None  # nothing saved there
+    (tmp_path / "checkpoints" / "regime_model.json").write_text("{\"means\": [")
+    with pytest.raises(ValueError, match="regime_model.json"):
+        load_regime_model_beside(tmp_path / "checkpoints")
+
+
+def test_paper_trading_fits_its_model_on_the_history_bars_and_has_none_without():
+    from actors.common.instruments import resolve_instrument
+    from actors.common.market_settings import AccountConfig, InstrumentConfig
+    from actors.env.config import EnvConfig
+    from actors.env.live import PaperSession
+
+    history = generate_market(10, seed=6).bars
+
+    def session(**kwargs):
+        return PaperSession(resolve_instrument(InstrumentConfig()), AccountConfig(), EnvConfig(), warmup_bars=300, window_bars=400, **kwargs)
+    assert session(history=history).regime_model == regime_model_of(history)
+    assert session().regime_model is None
