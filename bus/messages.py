@@ -18,7 +18,6 @@ Action ids (docs/architecture.md, environment facts) are defined in actors/commo
 
 from __future__ import annotations
 
-from collections.abc import Sized
 from typing import ClassVar
 
 import msgspec
@@ -30,6 +29,7 @@ from actors.common.bars import OHLCVBar
 from actors.common.decisions import FusedBatch
 from actors.common.events import MarketEvent
 from actors.common.thoughts import ThoughtHeader
+from bus.batch_checks import require_array, require_rows, require_vectors
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True):
@@ -101,33 +101,9 @@ class Bar(OHLCVBar, Message, frozen=True, kw_only=True):
     """A bar before the session played (a replay's warm-up from the file): the env only learns its features from it, decides nothing."""
 
 
-# --------------------------------------------------------------------------- batch invariants
-
-
-def _require_array(message: str, field: str, array: np.ndarray, shape: tuple[int, ...], dtype: str | None = None) -> None:
-    """``array`` has exactly ``shape`` (and ``dtype`` when given); ValueError naming the field otherwise."""
-    if array.shape != shape:
-        raise ValueError(f"{message}.{field}: shape {array.shape}, expected {shape}")
-    if dtype is not None and array.dtype != np.dtype(dtype):
-        raise ValueError(f"{message}.{field}: dtype {array.dtype}, expected {dtype}")
-
-
-def _require_rows(message: str, n: int, optional: tuple[str, ...] = (), **per_env: Sized) -> None:
-    """Each per-env list has one entry per env id; the ``optional`` ones may also be empty (sender does not fill them)."""
-    for field, values in per_env.items():
-        rows = len(values)
-        if rows != n and not (rows == 0 and field in optional):
-            raise ValueError(f"{message}.{field}: {rows} entries for {n} env_ids")
-
-
-def _require_vectors(message: str, n: int, **per_env: np.ndarray) -> None:
-    for field, array in per_env.items():
-        _require_array(message, field, array, (n,))
-
-
 # Every loop message is built by its sender and decoded by each subscriber, a few times per hop and
 # step: the checks below are plain shape/length comparisons in one expression; only when one fails
-# do the _require_* helpers above run, to name the field in the ValueError.
+# do the require_* helpers of bus/batch_checks.py run, to name the field in the ValueError.
 _FLOAT32 = np.dtype("float32")
 _BOOL = np.dtype("bool")
 
@@ -225,9 +201,9 @@ class EnvObs(Message, frozen=True, kw_only=True):
         if (obs.shape == (n, OBS_DIM) and obs.dtype == _FLOAT32 and masks.shape == (n, N_ACTIONS) and masks.dtype == _BOOL
                 and len(self.episode_ids) == n and len(self.contexts) == n and len(self.thought_steps) in (n, 0)):
             return
-        _require_array("EnvObs", "obs", obs, (n, OBS_DIM), "float32")
-        _require_array("EnvObs", "masks", masks, (n, N_ACTIONS), "bool")
-        _require_rows("EnvObs", n, optional=("thought_steps",), episode_ids=self.episode_ids, contexts=self.contexts,
+        require_array("EnvObs", "obs", obs, (n, OBS_DIM), "float32")
+        require_array("EnvObs", "masks", masks, (n, N_ACTIONS), "bool")
+        require_rows("EnvObs", n, optional=("thought_steps",), episode_ids=self.episode_ids, contexts=self.contexts,
                       thought_steps=self.thought_steps)
 
 
@@ -250,8 +226,8 @@ class PolicyProposal(Message, frozen=True, kw_only=True):
         if (self.actions.shape == vector and self.confidences.shape == vector and self.values.shape == vector
                 and self.probs.shape == (n, N_ACTIONS)):
             return
-        _require_vectors("PolicyProposal", n, actions=self.actions, confidences=self.confidences, values=self.values)
-        _require_array("PolicyProposal", "probs", self.probs, (n, N_ACTIONS))
+        require_vectors("PolicyProposal", n, actions=self.actions, confidences=self.confidences, values=self.values)
+        require_array("PolicyProposal", "probs", self.probs, (n, N_ACTIONS))
 
 
 class LlmThought(ThoughtHeader, Message, frozen=True, kw_only=True):
@@ -293,11 +269,11 @@ class FusionDecision(FusedBatch, Message, frozen=True, kw_only=True):
                 and self.llm_staleness.shape == vector and self.rl_trust.shape == vector and self.llm_trust.shape == vector
                 and len(self.rules) == n and len(self.llm_query_ids) == n):
             return
-        _require_vectors("FusionDecision", n, actions=self.actions, rl_actions=self.rl_actions,
+        require_vectors("FusionDecision", n, actions=self.actions, rl_actions=self.rl_actions,
                          rl_confidences=self.rl_confidences, llm_actions=self.llm_actions,
                          llm_confidences=self.llm_confidences, llm_staleness=self.llm_staleness,
                          rl_trust=self.rl_trust, llm_trust=self.llm_trust)
-        _require_rows("FusionDecision", n, rules=self.rules, llm_query_ids=self.llm_query_ids)
+        require_rows("FusionDecision", n, rules=self.rules, llm_query_ids=self.llm_query_ids)
 
 
 class RiskVerdict(Message, frozen=True, kw_only=True):
@@ -322,8 +298,8 @@ class RiskVerdict(Message, frozen=True, kw_only=True):
         if (self.actions.shape == (n,) and len(self.vetoed) == n and len(self.reasons) == n and len(self.degraded) == n
                 and len(self.llm_query_ids) in (n, 0) and len(self.halts) in (n, 0)):
             return
-        _require_vectors("RiskVerdict", n, actions=self.actions)
-        _require_rows("RiskVerdict", n, optional=("llm_query_ids", "halts"), vetoed=self.vetoed, reasons=self.reasons,
+        require_vectors("RiskVerdict", n, actions=self.actions)
+        require_rows("RiskVerdict", n, optional=("llm_query_ids", "halts"), vetoed=self.vetoed, reasons=self.reasons,
                       degraded=self.degraded, llm_query_ids=self.llm_query_ids, halts=self.halts)
 
 
@@ -352,10 +328,10 @@ class EnvTransition(Message, frozen=True, kw_only=True):
         if (self.actions.shape == vector and self.rewards.shape == vector and self.terminated.shape == vector
                 and self.truncated.shape == vector and self.terminal_obs.shape == (n, OBS_DIM) and len(self.timed_out) in (n, 0)):
             return
-        _require_vectors("EnvTransition", n, actions=self.actions, rewards=self.rewards, terminated=self.terminated,
+        require_vectors("EnvTransition", n, actions=self.actions, rewards=self.rewards, terminated=self.terminated,
                          truncated=self.truncated)
-        _require_array("EnvTransition", "terminal_obs", self.terminal_obs, (n, OBS_DIM))
-        _require_rows("EnvTransition", n, optional=("timed_out",), timed_out=self.timed_out)
+        require_array("EnvTransition", "terminal_obs", self.terminal_obs, (n, OBS_DIM))
+        require_rows("EnvTransition", n, optional=("timed_out",), timed_out=self.timed_out)
 
 
 class EnvOutcome(Message, frozen=True, kw_only=True):
@@ -416,9 +392,9 @@ class EnvHindsight(Message, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         n = len(self.env_ids)
-        _require_rows("EnvHindsight", n, episode_ids=self.episode_ids, steps=self.steps, long_exits=self.long_exits,
+        require_rows("EnvHindsight", n, episode_ids=self.episode_ids, steps=self.steps, long_exits=self.long_exits,
                       short_exits=self.short_exits)
-        _require_vectors("EnvHindsight", n, actions=self.actions, long_pnl_usd=self.long_pnl_usd,
+        require_vectors("EnvHindsight", n, actions=self.actions, long_pnl_usd=self.long_pnl_usd,
                          short_pnl_usd=self.short_pnl_usd, long_bars=self.long_bars, short_bars=self.short_bars)
 
 

@@ -20,20 +20,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from actors.common.file_errors import FileError
 
-class DataError(ValueError):
+
+class DataError(FileError):
     """Bars that cannot be used, with the file, row and column at fault."""
 
+    FIELD_WORD = "column"
+
     def __init__(self, path: str | Path, problem: str, *, row: int | None = None, column: str | None = None) -> None:
-        self.path = str(path)
-        self.row = row
+        super().__init__(path, problem, row=row, field=column)
         self.column = column
-        where = [self.path]
-        if row is not None:
-            where.append(f"row {row}")
-        if column is not None:
-            where.append(f"column {column!r}")
-        super().__init__(", ".join(where) + ": " + problem)
 
 
 @dataclass

@@ -62,23 +62,14 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from actors.common.events import IMPORTANCES, MarketEvent
+from actors.common.file_errors import FileError
 
 EASTERN = ZoneInfo("America/New_York")
 EXTENSIONS = (".csv", ".ics", ".jsonl")
 
 
-class EventFileError(ValueError):
-    """An event file that cannot be used, with the file, row (or line) and field at fault."""
-
-    def __init__(self, path: str | Path, problem: str, *, row: int | None = None, field: str | None = None,
-                 unit: str = "row") -> None:
-        self.path, self.row, self.field = str(path), row, field
-        where = [self.path]
-        if row is not None:
-            where.append(f"{unit} {row}")
-        if field is not None:
-            where.append(f"field {field!r}")
-        super().__init__(", ".join(where) + ": " + problem)
+class EventFileError(FileError):
+    """An event file that cannot be used, with the file, row (or line) and field at fault (``unit="line"`` for .jsonl)."""
 
 
 @dataclass

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from actors.common.events import MarketEvent
+from actors.common.news_releases import RELEASES, ReleaseKind
 from actors.common.news_words import headline_text, release_text
 from actors.common.realistic import RealisticScenario, generate_scenario
 from actors.common.synthetic import BARS_PER_SESSION, MarketScenario, SyntheticMarket
@@ -48,29 +49,6 @@ SESSION_OPEN_MINUTE = 9 * 60 + 30
 ET = "America/New_York"
 
 
-@dataclass(frozen=True)
-class ReleaseKind:
-    name: str
-    importance: str
-    time_et: str
-    polarity: float
-    """+1: a figure above consensus reads bullish for NQ (activity); -1: bearish (inflation, jobless claims)."""
-    consensus: float
-    spread: float
-    """Typical |actual - consensus| for a one-sigma surprise, in the figure's unit."""
-    unit: str
-    decimals: int
-
-
-RELEASES: dict[str, ReleaseKind] = {kind.name: kind for kind in (
-    ReleaseKind("CPI y/y", "high", "08:30", -1.0, 3.1, 0.2, "%", 1),
-    ReleaseKind("Nonfarm Payrolls", "high", "08:30", +1.0, 180.0, 60.0, "K", 0),
-    ReleaseKind("Retail Sales m/m", "medium", "08:30", +1.0, 0.3, 0.4, "%", 1),
-    ReleaseKind("Initial Jobless Claims", "medium", "08:30", -1.0, 220.0, 15.0, "K", 0),
-    ReleaseKind("ISM Manufacturing PMI", "medium", "10:00", +1.0, 49.0, 1.2, "", 1),
-    ReleaseKind("Consumer Sentiment", "low", "10:00", +1.0, 68.0, 3.0, "", 1),
-    ReleaseKind("FOMC rate decision", "high", "14:00", +1.0, 0.0, 1.0, "", 0),
-)}
 FOMC_EVERY_BUSINESS_DAYS = 32
 """~8 decisions a year (252 / 32)."""
 

@@ -10,12 +10,10 @@ forms, with or without a verdict word ("hotter than expected"), so the numbers a
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from actors.common.news_market import ReleaseKind
+from actors.common.news_releases import ReleaseKind
 
 COMPANIES = ("Nvidia", "Apple", "Microsoft", "Amazon", "Alphabet", "Meta", "Broadcom", "Tesla")
 POLICY_MAKERS = ("the White House", "the Treasury", "Fed officials", "Congress", "Beijing", "the Commerce Department")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from actors.dashboard.model import Decision, action_name
+from bus.messages import LoraRound
 
 
 def columns_of(rows: list[dict[str, Any]], names: tuple[str, ...]) -> dict[str, list]:
@@ -102,3 +103,13 @@ LOG_SKIP = {"timestamp", "level", "actor", "event", "run", "logger"}
 def fields_text(record: dict[str, Any], limit: int = 160) -> str:
     text = " ".join(f"{k}={v}" for k, v in record.items() if k not in LOG_SKIP)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def lora_row(msg: LoraRound, clock: str) -> dict[str, Any]:
+    """A row of the LoRA rounds table: match rate before -> after, published or refused, a collapse alarm."""
+    def rate(value: float) -> str:
+        return "-" if value != value else f"{value:.2f}"
+
+    return {"version": msg.version, "time": clock, "experiences": str(msg.experiences),
+            "match": f"{rate(msg.match_rate_before)} -> {rate(msg.match_rate_after)}", "published": "published" if msg.published else "refused",
+            "alarm": "collapse" if msg.collapsed else "-"}

@@ -31,7 +31,7 @@ import numpy as np
 from actors.common.actions import BUY, NO_ACTION
 from actors.dashboard.cells import CellsView
 from actors.dashboard.config import RunView
-from actors.dashboard.lines import decision_text, fields_text
+from actors.dashboard.lines import decision_text, fields_text, lora_row
 from actors.dashboard.model import (AccountRules, ActorHealth, Decision, Event, Health, MarketHistory, Scores, Series, Trade, action_name,
                                     live_account, share)
 from actors.dashboard.news import NewsMarks
@@ -67,8 +67,9 @@ EVENT_KINDS = ("order", "fill", "veto", "halt", "account", "adapter", "lora", "l
 """Every kind the events table can show (its filter offers these)."""
 
 
-def _clock(now: float | None = None) -> str:
-    return time.strftime("%H:%M:%S", time.gmtime(time.time() if now is None else now))
+def _time_of(stamp: str) -> str:
+    """HH:MM:SS of a log record's ISO timestamp; now (UTC) for a bus message, which carries none."""
+    return stamp[11:19] if len(stamp) >= 19 else time.strftime("%H:%M:%S", time.gmtime())
 
 
 class DashboardState:
@@ -344,7 +345,7 @@ class DashboardState:
 
     def _on_LoraRound(self, msg: LoraRound, stamp: str = "") -> None:
         if self._first_time(("lora.round", msg.version)):
-            self.lora_rounds.appendleft(_lora_row(msg, stamp[11:19] if len(stamp) >= 19 else _clock()))
+            self.lora_rounds.appendleft(lora_row(msg, _time_of(stamp)))
 
     def _first_time(self, key: tuple) -> bool:
         """A live run's update or round comes twice, on the bus and in the log (read for what came before the attach)."""
@@ -443,7 +444,7 @@ class DashboardState:
 
     def _event(self, kind: str, actor: str, text: str, stamp: str = "") -> None:
         self._event_seq += 1
-        self.events.appendleft(Event(self._event_seq, stamp[11:19] if len(stamp) >= 19 else _clock(), kind, actor, text))
+        self.events.appendleft(Event(self._event_seq, _time_of(stamp), kind, actor, text))
 
     # ------------------------------------------------------------------ reading
 
@@ -490,11 +491,3 @@ class DashboardState:
                 "scores": self.scores.__dict__.copy(), "fusion_gauges": dict(self.fusion_gauges),
             }
 
-
-def _lora_row(msg: LoraRound, clock: str) -> dict[str, Any]:
-    def rate(value: float) -> str:
-        return "-" if value != value else f"{value:.2f}"
-
-    return {"version": msg.version, "time": clock, "experiences": str(msg.experiences),
-            "match": f"{rate(msg.match_rate_before)} -> {rate(msg.match_rate_after)}", "published": "published" if msg.published else "refused",
-            "alarm": "collapse" if msg.collapsed else "-"}

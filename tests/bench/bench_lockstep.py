@@ -38,7 +38,7 @@ from actors.common.llm.grammar import decision_grammar
 from actors.common.llm.model import default_model_path
 from actors.common.llm.prompts import FOUR_STEPS, SAMPLE_CONTEXT, PromptBook, prompt_fields
 from actors.reasoner.config import ReasonerConfig
-from tests.bench.common import print_table
+from tests.bench.common import Section, print_table, run_sections, sections_parser
 
 FLAT_MASK = [True, True, True, False, False, False]
 
@@ -291,13 +291,12 @@ def section_memo(args: argparse.Namespace) -> None:
                 "(its prompts carry the price, so a state rarely repeats within a run)", rows)
 
 
-SECTIONS: dict[str, Callable[[argparse.Namespace], None]] = {
+SECTIONS: dict[str, Section] = {
     "reasoner": section_reasoner, "prompt_form": section_prompt_form, "loop": section_loop, "memo": section_memo}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sections", default=",".join(SECTIONS), help=f"comma list of {', '.join(SECTIONS)}")
+    parser = sections_parser(__doc__, SECTIONS)
     parser.add_argument("--sizes", default="1,2,4,8", help="envs thought about at once (reasoner)")
     parser.add_argument("--modes", default="single_shot,four_step", help="reasoner modes to measure")
     parser.add_argument("--repeats", type=int, default=2, help="repeats per variant; the best counts")
@@ -310,9 +309,7 @@ def main() -> None:
     parser.add_argument("--loop-modes", default="single_shot", help="reasoner modes of the loop section (add four_step: minutes per size)")
     parser.add_argument("--loop-steps", type=int, default=5, help="loop steps per lockstep run")
     parser.add_argument("--free-steps", type=int, default=300, help="loop steps per free-running run")
-    args = parser.parse_args()
-    for name in args.sections.split(","):
-        SECTIONS[name](args)
+    run_sections(parser, SECTIONS)
 
 
 if __name__ == "__main__":

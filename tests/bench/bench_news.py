@@ -20,11 +20,10 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from collections.abc import Callable
 
 import numpy as np
 
-from tests.bench.common import print_table
+from tests.bench.common import Section, print_table, run_sections, sections_parser
 
 
 def _mean_and_half(values: np.ndarray) -> tuple[float, float]:
@@ -132,21 +131,18 @@ def section_lockstep(args: argparse.Namespace) -> None:
     print_table(f"lockstep on the news market: 1 env, single shot, {args.loop_steps} steps, think_on every_bar vs news", table)
 
 
-SECTIONS: dict[str, Callable[[argparse.Namespace], None]] = {"floors": section_floors, "model": section_model, "lockstep": section_lockstep}
+SECTIONS: dict[str, Section] = {"floors": section_floors, "model": section_model, "lockstep": section_lockstep}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sections", default=",".join(SECTIONS), help=f"comma list of {', '.join(SECTIONS)}")
+    parser = sections_parser(__doc__, SECTIONS)
     parser.add_argument("--seeds", type=int, default=5, help="floors: markets (seeds 0..n-1)")
     parser.add_argument("--days", type=int, default=120, help="floors and model: days of each market")
     parser.add_argument("--seed", type=int, default=0, help="model: the market's seed")
     parser.add_argument("--prompts", type=int, default=50, help="model: event-bar prompts")
     parser.add_argument("--loop-steps", type=int, default=200, help="lockstep: loop steps per run")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads")
-    args = parser.parse_args()
-    for name in args.sections.split(","):
-        SECTIONS[name](args)
+    run_sections(parser, SECTIONS)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
-"""Shared helpers for benchmarks: tables with ratios, percentiles."""
+"""Shared helpers for benchmarks: tables with ratios, percentiles, a bench made of sections."""
 
 from __future__ import annotations
 
-import platform
+import argparse
 import os
+import platform
+from collections.abc import Callable
 
 import numpy as np
 
@@ -28,3 +30,23 @@ def print_table(title: str, rows: list[tuple[str, str, str, str, str]]) -> None:
     for row in rows:
         print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
     print(flush=True)
+
+
+Section = Callable[[argparse.Namespace], None]
+
+
+def sections_parser(doc: str, sections: dict[str, Section]) -> argparse.ArgumentParser:
+    """A bench's parser with ``--sections`` (a comma list, all by default); the bench adds its own options."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sections", default=",".join(sections), help=f"comma list of {', '.join(sections)}")
+    return parser
+
+
+def run_sections(parser: argparse.ArgumentParser, sections: dict[str, Section]) -> None:
+    """Parse the command line and run the chosen sections in the order given; an unknown name is a usage error."""
+    args = parser.parse_args()
+    chosen = args.sections.split(",")
+    if unknown := [name for name in chosen if name not in sections]:
+        parser.error(f"--sections: unknown {', '.join(unknown)}; choose from {', '.join(sections)}")
+    for name in chosen:
+        sections[name](args)

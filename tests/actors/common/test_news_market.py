@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from actors.common import news_words
-from actors.common.news_market import RELEASES, generate_news_market
+from actors.common.news_market import generate_news_market
+from actors.common.news_releases import RELEASES
 from actors.common.synthetic import BARS_PER_SESSION
 
 DAYS = 120

@@ -3,7 +3,7 @@
 import asyncio
 import math
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +11,7 @@ import pytest
 
 from actors.common.events import MarketEvent
 from actors.feed.event_sources import EventSchedule, RssSource
+from tests.local_http import LocalHttpServer
 
 FEEDS = Path(__file__).parent / "feeds"
 MINUTE = 60 * 10**9
@@ -56,42 +57,25 @@ def test_a_release_already_past_when_the_bars_begin_goes_out_once_whole():
 # --------------------------------------------------------------------------- RSS against a local server
 
 
-class FeedServer:
+class FeedServer(LocalHttpServer):
     """http.server on 127.0.0.1, a random port: serves ``bodies[path]``; ``/stall`` waits until released."""
 
     def __init__(self) -> None:
         self.bodies: dict[str, bytes] = {}
         self.release = threading.Event()
         self.stalled = threading.Event()
-        server = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                if self.path == "/stall":
-                    server.stalled.set()
-                    server.release.wait(30)  # sleeps past any client timeout until the test ends
-                body = server.bodies.get(self.path)
-                if body is None:
-                    self.send_error(404)
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "application/rss+xml")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def respond(self, request: BaseHTTPRequestHandler) -> tuple[int, str, bytes] | None:
+        if request.path == "/stall":
+            self.stalled.set()
+            self.release.wait(30)  # sleeps past any client timeout until the test ends
+        body = self.bodies.get(request.path)
+        return None if body is None else (200, "application/rss+xml", body)
 
     def close(self) -> None:
         self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().close()
 
 
 @pytest.fixture
