@@ -256,22 +256,6 @@ def plan_walk_forward(config: Config, dataset: Dataset, *, n_folds: int, seeds: 
     return WalkForwardPlan(config, dataset, folds, list(seeds), list(budgets))
 
 
-def run_walk_forward(config: Config, dataset: Dataset, market: str, *, n_folds: int, seeds: list[int], budgets: list[int],
-                     purge_days: int, embargo_days: int = 1, min_train_days: int = 10,
-                     progress: Progress | None = None) -> WalkForward:
-    """Every cell in this process, one after another (actors/jobs/cells/walkforward.py runs them on a pool)."""
-    plan = plan_walk_forward(config, dataset, n_folds=n_folds, seeds=seeds, budgets=budgets, purge_days=purge_days,
-                             embargo_days=embargo_days, min_train_days=min_train_days)
-    plan = replace(plan, regimes={fold.index: regime_cell(plan, fold) for fold in plan.folds})
-    references = {fold.index: reference_cell(plan, fold) for fold in plan.folds}
-    policies = {(fold.index, seed): policy_cell(plan, fold, seed) for fold in plan.folds for seed in seeds}
-    checkpoints = {(f, s, b): ckpt for (f, s), cell in policies.items() for b, (_, ckpt) in cell.checkpoints.items()}
-    plan = replace(plan, checkpoints=checkpoints)
-    ensembles = {(fold.index, budget): ensemble_cell(plan, fold, budget)
-                 for fold in plan.folds for budget in budgets if len(seeds) > 1}
-    return gather_walk_forward(plan, market, references, policies, ensembles, progress)
-
-
 def annualised_sharpe(daily_pnl: np.ndarray, capital: float) -> float:
     """Sharpe of daily returns on ``capital`` (the account's start balance), annualised with sqrt(252); NaN when undefined."""
     values = np.asarray(daily_pnl, dtype=np.float64) / capital
