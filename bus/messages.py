@@ -115,6 +115,11 @@ class Event(MarketEvent, Message, frozen=True, kw_only=True):
     source: str = ""
     """Where it came from: ``calendar:FILE``, ``headlines:FILE``, ``rss:URL``, ``synthetic:news``."""
 
+    @classmethod
+    def of(cls, event: MarketEvent, source: str, **changes) -> Event:
+        """``event`` as published by ``source``, with any field changed (a release's announcement: ``actual=nan``)."""
+        return cls(**{**msgspec.structs.asdict(event), **changes}, source=source)
+
 
 # --------------------------------------------------------------------------- decision loop
 

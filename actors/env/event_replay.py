@@ -74,7 +74,7 @@ class EventReplay:
         return [out[i] for i in sorted(out)]
 
     def _message(self, event: MarketEvent) -> Event:
-        return Event(**msgspec.structs.asdict(event), source=self._source)
+        return Event.of(event, self._source)
 
 
 def calendar_stub(event: MarketEvent) -> MarketEvent:

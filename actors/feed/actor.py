@@ -36,7 +36,7 @@ import pandas as pd
 
 from actors.feed.bars import OHLCV, BarBuilder, timeframe_ns
 from actors.feed.config import FeedConfig, FeedSettings
-from actors.feed.event_sources import EventSchedule, RssSource, as_message, event_log_fields
+from actors.feed.event_sources import EventSchedule, RssSource, event_log_fields
 from actors.feed.sources import CcxtSource, Record, Source, SourceBar, make_exchange, replay_source, synthetic_source
 from bus.messages import Bar, Event, RiskVerdict
 from runtime.actor import Actor
@@ -123,7 +123,7 @@ class FeedActor(Actor):
 
     async def _follow_rss(self, rss: RssSource) -> None:
         async for event in rss.events():
-            self._publish_event(as_message(event, rss.name), clock_ns=time.time_ns())
+            self._publish_event(Event.of(event, rss.name), clock_ns=time.time_ns())
 
     def _publish_event(self, event: Event, clock_ns: int) -> None:
         self.publish(event)

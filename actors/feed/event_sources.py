@@ -50,11 +50,6 @@ class Scheduled:
     announcement: bool = False
 
 
-def as_message(event: MarketEvent, source: str, **changes: Any) -> Event:
-    fields = {f: getattr(event, f) for f in event.__struct_fields__}
-    return Event(**{**fields, **changes}, source=source)
-
-
 class EventSchedule:
     """File events handed out in time order as the bar clock passes them (``due``); what is left is ``pending``."""
 
@@ -66,9 +61,9 @@ class EventSchedule:
     def add(self, events: list[MarketEvent], source: str) -> None:
         for event in events:
             if event.kind == "release" and self.ahead_ns > 0:
-                announcement = as_message(event, source, actual=math.nan)
+                announcement = Event.of(event, source, actual=math.nan)
                 self._queue.append(Scheduled(event.time_ns - self.ahead_ns, len(self._queue), announcement, announcement=True))
-            self._queue.append(Scheduled(event.time_ns, len(self._queue), as_message(event, source)))
+            self._queue.append(Scheduled(event.time_ns, len(self._queue), Event.of(event, source)))
         self._sorted = False
 
     def due(self, clock_ns: int) -> list[Event]:
