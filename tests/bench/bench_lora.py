@@ -53,8 +53,10 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where the rounds train (default cpu)")
     parser.add_argument("--prompt", default="single_shot", choices=tuple(PROMPTS),
                         help="the reasoner's default single-shot prompt, or the tests' short planted one")
-    parser.add_argument("--market", default="planted", choices=("planted", "regimes", "null"),
-                        help="planted: time one round; regimes / null: match rates on held-out days of that market")
+    parser.add_argument("--market", default="planted", choices=("planted", "regimes", "null", "news", "news_null"),
+                        help="planted: time one round; regimes / null: match rates on held-out days of that market; news / "
+                             "news_null: the same on the bars that make an event public only (training and held out), beside "
+                             "the keyword rule, one side everywhere and the oracles on the same prompts (actors/lora/news_prompts.py)")
     parser.add_argument("--history", type=int, default=1200, help="--market: training-day prompts")
     parser.add_argument("--market-days", type=int, default=None, metavar="D",
                         help="--market: synthetic days the prompts are drawn from (default: lora.market_history_days; 60 = the "
@@ -143,6 +145,11 @@ def market_bench(args: argparse.Namespace) -> None:
 
     bars, experiences, ceiling = market_history_bars(history_market(config), args.history, args.held_out)
     contexts = {f"hindsight:history:{bar.key}": bar.context for bar in bars}
+    truth = _event_truth(history_market(config)) if args.market.startswith("news") else {}
+    if truth:  # the news market: teach and judge on the bars that make an event public, where the words can be read
+        from actors.lora.news_prompts import event_experiences
+
+        experiences = event_experiences(experiences, truth)
     held = sum(1 for e in experiences if e.meta.get("held_out"))
     say(f"{len(experiences) - held} training prompts, {held} held out; ceiling {ceiling.classifier}")
     lora = msgspec.structs.replace(config.lora, max_eval_examples=held, steps_per_round=args.steps, batch_size=args.batch,
@@ -175,6 +182,8 @@ def market_bench(args: argparse.Namespace) -> None:
             print(_match_line("peft", args.market, labels, peft_base, peft_adapter, lora.collapse_share), flush=True)
             print(_by_trend_line("peft", args.market, held_out, contexts, peft_adapter), flush=True)
             print(_usd_line("peft", args.market, held_out, peft_base, peft_adapter, trends), flush=True)
+            if truth:
+                _print_news_lines(args.market, held_out, truth, {"adapter (peft)": peft_adapter})
         engine = _running_engine(core.model_path, args.llama_threads)
         asked = held_out[: args.four_step]
         try:
@@ -194,6 +203,9 @@ def market_bench(args: argparse.Namespace) -> None:
     print(_match_line("llama.cpp", args.market, labels, llama_base, llama_adapter, lora.collapse_share))
     print(_by_trend_line("llama.cpp", args.market, held_out, contexts, llama_adapter))
     print(_usd_line("llama.cpp", args.market, held_out, llama_base, llama_adapter, trends))
+    if truth:
+        _print_news_lines(args.market, held_out, truth, {"base model (llama.cpp)": llama_base,
+                                                         "adapter (llama.cpp)": llama_adapter})
     if args.reasons:
         print(f"llama.cpp {args.market} reasons contradicting the action (whole answers, first {args.reasons} held-out prompts): "
               f"base {reasons_base}, adapter {reasons_adapter}")
@@ -209,6 +221,38 @@ def market_bench(args: argparse.Namespace) -> None:
         trained = (", ".join(f"v{r.version.version}:{r.result.verdict.why}" for r in reports)
                    + f"; {args.rounds} x {args.steps} steps x batch {args.batch}, {args.device}, train {train_secs:.0f} s")
     print(f"rounds {args.market} {trained}; {len(experiences) - held} training prompts, all {time.perf_counter() - started:.0f} s")
+
+
+def _event_truth(config) -> dict:
+    """Bar -> the truth of the event it makes public, from the same market history_bars draws (same config, seed)."""
+    from actors.env.factory import make_env
+    from actors.lora.news_prompts import event_truth_by_bar
+
+    dataset = make_env(config, "train", seed=config.run.seed).split.dataset
+    return event_truth_by_bar(tuple(dataset.events), dataset.event_truth)
+
+
+def _print_news_lines(market: str, held_out, truth, answers: dict[str, list[int]]) -> None:
+    """One line a reader on the held-out event-bar prompts: match with the hindsight label and with the surprise's
+    sign, hindsight $ a prompt, each with its 95 % interval; the models' answers beside the floors'. Then how often the
+    label is the surprise's side at all: a reader of the words can match the labels no better than that (plus luck)."""
+    from actors.jobs.evaluation.sources import MeanDifference
+    from actors.lora.news_prompts import floor_answers, label_agreement, score
+
+    def rate(hits: list[bool]) -> str:
+        estimate = MeanDifference.of([float(h) for h in hits])
+        low, high = estimate.interval
+        return f"{estimate.value:.3f} [{low:.3f}, {high:.3f}]"
+
+    for name, actions in {**answers, **floor_answers(held_out, truth)}.items():
+        scored = score(actions, held_out, truth)
+        mix = " ".join(f"{n}={actions.count(a) / len(actions):.2f}" for a, n in ((1, "BUY"), (2, "SELL"), (0, "HOLD")))
+        print(f"news {market} {name}: match label {rate(scored.match_label)}, match surprise sign "
+              f"{rate(scored.match_surprise)}, $ a prompt {MeanDifference.of(scored.usd).bracketed()}; {mix}; n={len(actions)}",
+              flush=True)
+    agree, hold = label_agreement(held_out, truth)
+    print(f"news {market} labels: the surprise's side on {agree:.3f} of the event-bar prompts, HOLD on {hold:.3f} "
+          f"(n={len(held_out)}): the bound on a reader's label match", flush=True)
 
 
 def _train_rounds(core: LoraCore, args: argparse.Namespace, held: int, say) -> list:
