@@ -78,6 +78,9 @@ def main() -> None:
                         help="--market: also generate the whole answer to the first K held-out prompts through llama.cpp (base "
                              "model and adapter) and count the reasons that contradict their action (BUY with 'downtrend', ...)")
     parser.add_argument("--llama-threads", type=int, default=1, help="--market: llama.cpp threads of the answering engine")
+    parser.add_argument("--last-round", action="store_true",
+                        help="--market: when no round is published, answer (and --save-adapter) with the last round's adapter "
+                             "anyway, to see what the gates refused")
     parser.add_argument("--save-adapter", default="", metavar="PATH", help="--market: copy the last round's GGUF adapter here")
     parser.add_argument("--adapter", default="", metavar="PATH",
                         help="--market: train nothing; answer through llama.cpp with this GGUF adapter (from --save-adapter "
@@ -176,6 +179,9 @@ def market_bench(args: argparse.Namespace) -> None:
             # What a reasoner would load: the last published adapter, else the base model (the gain is then nought).
             peft_adapter = list(published[-1].result.after_answers) if published else peft_base
             adapter_path = str(published[-1].version.path) if published else ""
+            if args.last_round and not published:  # refused by the gates, answered all the same (say so in the lines)
+                say(f"no round published ({reports[-1].result.verdict.why}); --last-round: answering with the last round's adapter")
+                peft_adapter, adapter_path = list(reports[-1].result.after_answers), str(reports[-1].version.path)
             if args.save_adapter and adapter_path:  # for a later --adapter run (a GPU trains, 2 cores answer via llama.cpp)
                 shutil.copyfile(adapter_path, args.save_adapter)
             # printed before the slower llama.cpp half, which a time limit may cut
@@ -193,7 +199,7 @@ def market_bench(args: argparse.Namespace) -> None:
             reasons_base = _contradicting_reasons(engine, held_out[: args.reasons], config.reasoner.max_decide_tokens)
             llama_adapter, four_adapter, reasons_adapter = llama_base, four_base, reasons_base  # nothing published: base model
             if adapter_path:
-                engine.load_adapter(adapter_path, published[-1].version.version if published else 1)
+                engine.load_adapter(adapter_path, published[-1].version.version if published else (reports[-1].version.version if reports else 1))
                 llama_adapter = llama_answers(engine, held_out)
                 four_adapter = _four_step_answers(engine, config.reasoner, asked, contexts)
                 reasons_adapter = _contradicting_reasons(engine, held_out[: args.reasons], config.reasoner.max_decide_tokens)
