@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from actors.env.dataset import Dataset
 from actors.jobs.config import Config
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
@@ -184,6 +186,22 @@ def window_settings(dataset: Dataset, first_day: int) -> dict[str, Any]:
     return {"data.train_fraction": bar / len(dataset), "data.validation_fraction": 0.0}
 
 
+def news_window_start_day(dataset: Dataset, first_day: int, decisions: int) -> int:
+    """The lockstep window's first day: on the news market, the first test day from ``first_day`` whose first
+    ``decisions`` bars make an event public (``first_day`` when none does, or on any other market). N decisions from
+    an open cover N minutes; with ~2.5 events a day, the test window's first N bars often show none, and the LLM
+    rows would then say nothing about reading the news. Still a test day: no training bar is played."""
+    truth = getattr(dataset, "event_truth", None)
+    if not getattr(dataset, "events", ()) or truth is None:
+        return first_day
+    event_bars = np.asarray(truth["event_bar"], dtype=np.int64)
+    starts = np.asarray(dataset.session_starts, dtype=np.int64)
+    for day in range(first_day, len(starts)):
+        if np.any((event_bars >= starts[day]) & (event_bars < starts[day] + decisions)):
+            return day
+    return first_day
+
+
 def check_lockstep_ready(config: Config, adapter: Path | None) -> dict[str, Any]:
     """Before the walk-forward's minutes: the reasoner's model file and the adapter exist (a JobError names what is
     missing); returns the adapter's reasoner settings ({} without one)."""
@@ -221,8 +239,11 @@ def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any
     path = write_checkpoint(out / POLICY_DIR, steps, checkpoint)
     fold = result.folds[-1]
     policy = {**data_settings, **backtest_settings(path, None)}
-    settings = {**policy, **window_settings(dataset, fold.test_start_day)}
-    window = f"fold {fold.index + 1}'s test window (day {fold.test_start_day} on)"
+    start_day = news_window_start_day(dataset, fold.test_start_day, decisions)
+    settings = {**policy, **window_settings(dataset, start_day)}
+    window = f"fold {fold.index + 1}'s test window (day {start_day} on)"
+    if start_day != fold.test_start_day:
+        window += f", its first day from day {fold.test_start_day} whose first {decisions} bars make an event public"
     warmups: dict[str, FusionWarmup] = {}
 
     def play(name: str, directory: str, model: dict[str, Any], title: str):
@@ -241,7 +262,7 @@ def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any
         say(f"lockstep: the same decisions with the adapter {adapter_settings['reasoner.lora_path']}")
         tuned = play("adapter", ADAPTER_DIR, adapter_settings, "adapter")
     return LockstepEvidence(decisions, base.scores, tuned.scores if tuned else None, base.llm_figures(),
-                            tuned.llm_figures() if tuned else {}, fold.index, fold.test_start_day, str(path),
+                            tuned.llm_figures() if tuned else {}, fold.index, start_day, str(path),
                             adapter_settings.get("reasoner.lora_path", ""), warmups)
 
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from actors.jobs.evaluation.evidence import success_rows
-from actors.jobs.evaluation.lockstep_evidence import LockstepEvidence, verdict_above, window_settings
+from actors.jobs.evaluation.lockstep_evidence import LockstepEvidence, news_window_start_day, verdict_above, window_settings
 from actors.jobs.evaluation.sources import PairedDifference, Share, SourceScores
 from actors.jobs.evaluation.walkforward import VariantSeries, WalkForward
 
@@ -98,3 +98,21 @@ def test_the_window_settings_start_the_env_actors_test_split_on_the_folds_first_
 
     assert windowed.split("test").start == dataset.session_starts[9] and windowed.split("test").stop == len(dataset)
     assert np.array_equal(windowed.close, dataset.close)  # the same bars: only the split moved
+
+
+class _NewsDays:
+    """Four days of 390 bars with events at day 2's bar 100 and day 3's bar 5 (the news market's event_truth)."""
+
+    session_starts = np.array([0, 390, 780, 1170])
+    events = ("headline", "release")
+    event_truth = {"event_bar": np.array([780 + 100, 1170 + 5]), "surprise": np.array([1.0, -1.0]),
+                   "text_sign": np.array([1, -1])}
+
+
+def test_on_the_news_market_the_window_starts_on_the_first_test_day_whose_first_decisions_show_an_event():
+    days = _NewsDays()
+    assert news_window_start_day(days, 1, 30) == 3  # day 2's event is at bar 100, past 30 decisions
+    assert news_window_start_day(days, 1, 200) == 2
+    assert news_window_start_day(days, 1, 3) == 1  # none in reach: the fold's first test day, as before
+    plain = type("Plain", (), {"session_starts": days.session_starts, "events": ()})()
+    assert news_window_start_day(plain, 1, 200) == 1  # every other market: unchanged
