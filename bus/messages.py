@@ -258,6 +258,11 @@ class LlmThought(ThoughtHeader, Message, frozen=True, kw_only=True):
     """True when it is the model's earlier answer to the exact same prompt and adapter (temperature 0; no model call)."""
     fallback: bool = False
     """True when the text did not parse and the thought fell back to HOLD with confidence 0."""
+    news: list[str] = []
+    """The texts of the events the thought's prompt read (its {news} line), newest first; [] without news (or from a
+    sender that predates the field)."""
+    news_ids: list[str] = []
+    """Their event ids, in the same order."""
 
 
 class FusionDecision(FusedBatch, Message, frozen=True, kw_only=True):

@@ -237,6 +237,7 @@ class ReasonerActor(Actor):
         # the close below does not wait behind a whole thought (and the supervisor's SIGTERM).
         core.abort()
         self._thinking.cancel()  # no new thought starts
+        self.log.info("reasoner_stats", final=True, **{k: round(v, 4) for k, v in core.gauges().items()})  # the run's whole figures
         # Through the worker: the model closes after the aborted call has returned, never under it.
         await self.in_worker(core.close)
 
@@ -268,6 +269,8 @@ def thought_message(finished: FinishedThought) -> LlmThought:
         cached=thought.cached,
         memo=thought.memo,
         fallback=thought.fallback,
+        news=list(thought.news),
+        news_ids=list(thought.news_ids),
     )
 
 
