@@ -37,6 +37,10 @@ from actors.env.factory import load_dataset
 from actors.jobs.evaluation.calibration import market_lines
 from actors.jobs.lockstep import lockstep_backtest
 from actors.jobs.train import MAIN_STAGES, policy_checkpoint, run_training, train_settings, training_summary
+from actors.jobs.evaluate import evidence_lines
+from actors.jobs.evaluation.ledger import current_commit, ledger_path
+from actors.jobs.main_ledger import record_phase3
+from actors.jobs.train_ledger import ledger_or_stop
 from actors.policy import checkpoint_steps, latest_checkpoint
 from bus.messages import LlmThought, LoraAdapter
 from runtime.supervisor import EXIT_OK
@@ -138,6 +142,8 @@ def mode_main(args: argparse.Namespace) -> int:
     data = data_settings(args)
     base = configure(args, data)
     root = main_root(args, base)
+    ledger_or_stop(ledger_path(base.run), "main")  # a corrupt trials ledger stops the job now, not after its training
+    commit = current_commit()
 
     train_config = configure(args, {**data, **phase1_settings(args), **RL_ONLY}, [TRAIN])
     train = run_training(train_config, args, root / MAIN_STAGES["train"])
@@ -156,17 +162,22 @@ def mode_main(args: argparse.Namespace) -> int:
                              + (", the LoRA trainer beside it" if learn else "")))
 
     lora = published_adapter_settings(hybrid_config, hybrid.run_dir.path) if learn else {}
-    checkpoint, other_policy = choose_policy(args, data, {
-        PHASE1_POLICY: latest_checkpoint(train.run_dir.path), PHASE2_POLICY: policy_checkpoint(hybrid.run_dir.path)})
+    candidates = {PHASE1_POLICY: latest_checkpoint(train.run_dir.path), PHASE2_POLICY: policy_checkpoint(hybrid.run_dir.path)}
+    checkpoint, other_policy = choose_policy(args, data, candidates)
     fusion = trained_fusion_settings(hybrid.run_dir.path)
     backtest_config = configure(args, {**data, **backtest_settings(checkpoint, args.data), **fusion}, [BACKTEST])
     result, metrics = run_backtest(backtest_config, args, root / MAIN_STAGES["backtest"])
     print()
     print_backtest(result, metrics, backtest_config)
+    session_pnl = backtest_session_pnl(result, backtest_config)
+    chosen = next((name for name, path in candidates.items() if path == checkpoint), PHASE2_POLICY)
+    trials = record_phase3(backtest_config, train_config, session_pnl, checkpoint, chosen, commit)
     print()
-    print(format_table(backtest_evidence_rows(backtest_config, metrics, backtest_session_pnl(result, backtest_config), other_policy,
-                                              policy_checkpoint=checkpoint),
+    print(format_table(backtest_evidence_rows(backtest_config, metrics, session_pnl, other_policy, policy_checkpoint=checkpoint,
+                                              deflation=trials),
                        "evidence: the same test bars played by the floors and the oracle (same env, costs, risk rules)"))
+    print()
+    print("\n".join(evidence_lines(trials)))
     print()
     print("\n".join(market_lines(backtest_config, load_dataset(backtest_config))))
 

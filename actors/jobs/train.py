@@ -108,7 +108,17 @@ def training_summary(result: JobResult) -> list[tuple[str, Any]]:
 
 
 def mode_train(args: argparse.Namespace) -> int:
+    from actors.jobs.evaluation.ledger import current_commit, ledger_path
+    from actors.jobs.train_ledger import ledger_or_stop, record_training
+
     config = configure(args, train_settings(args), [TRAIN])
+    ledger = ledger_path(config.run)
+    ledger_or_stop(ledger, "train")  # a corrupt ledger stops the run now, not after the training
+    commit = current_commit()  # the code that trains (a commit made meanwhile is not it)
     result = run_training(config, args, args.run_dir)
     print(format_table(training_summary(result), "training summary"))
+    record = record_training(config, result.run_dir.path, commit)
+    if record is not None:
+        print(f"\ntrials ledger {ledger}: {record.variant} on {record.market}, {record.params['days']} out-of-sample day(s) "
+              f"recorded (scored: {record.params['scored']})")
     return EXIT_OK
