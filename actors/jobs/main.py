@@ -32,12 +32,13 @@ from actors.jobs.common import JobResult, configure, format_table
 from actors.jobs.config import Config
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
-from actors.jobs.evaluation.backtest_evidence import backtest_evidence_rows, choose_on_validation
+from actors.jobs.evaluation.backtest_evidence import backtest_evidence_rows, choose_on_validation, play_floors
 from actors.env.factory import load_dataset
 from actors.jobs.evaluation.calibration import market_lines
 from actors.jobs.lockstep import lockstep_backtest
 from actors.jobs.train import MAIN_STAGES, policy_checkpoint, run_training, train_settings, training_summary
-from actors.jobs.evaluate import evidence_lines
+from actors.jobs.evaluate import evidence_lines, success_lines
+from actors.jobs.main_evidence import phase3_success_rows, success_summary
 from actors.jobs.evaluation.ledger import current_commit, ledger_path
 from actors.jobs.main_ledger import record_phase3
 from actors.jobs.train_ledger import ledger_or_stop
@@ -172,12 +173,15 @@ def mode_main(args: argparse.Namespace) -> int:
     session_pnl = backtest_session_pnl(result, backtest_config)
     chosen = next((name for name, path in candidates.items() if path == checkpoint), PHASE2_POLICY)
     trials = record_phase3(backtest_config, train_config, session_pnl, checkpoint, chosen, commit)
+    floors = play_floors(backtest_config)
     print()
     print(format_table(backtest_evidence_rows(backtest_config, metrics, session_pnl, other_policy, policy_checkpoint=checkpoint,
-                                              deflation=trials),
+                                              deflation=trials, floors=floors),
                        "evidence: the same test bars played by the floors and the oracle (same env, costs, risk rules)"))
     print()
     print("\n".join(evidence_lines(trials)))
+    print("\nsuccess table (the seeds' targets, as bin/run evaluate reports them):\n")
+    print("\n".join(success_lines(success_summary(phase3_success_rows(metrics, floors[1].get("oracle"), trials)))))
     print()
     print("\n".join(market_lines(backtest_config, load_dataset(backtest_config))))
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from actors.jobs.evaluation.evidence import DSR_TARGET, ORACLE_SHARE_TARGET, _dsr_verdict, band_side, verdict_at_least, verdict_between
-from actors.jobs.evaluation.floors import MOMENTUM, REGIME_RULE, chosen_floors, fit_floors_on_split
+from actors.jobs.evaluation.floors import MOMENTUM, REGIME_RULE, FloorChoice, chosen_floors, fit_floors_on_split
 from actors.jobs.evaluation.significance import bootstrap_mean_interval, probabilistic_sharpe
 
 
@@ -42,13 +42,15 @@ def choose_on_validation(config, candidates: dict[str, Path]) -> tuple[str, list
 
 def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[float],
                            other_policy: tuple[str, Path] | None = None,
-                           policy_checkpoint: Path | None = None, deflation: dict | None = None) -> list[tuple[str, str]]:
+                           policy_checkpoint: Path | None = None, deflation: dict | None = None,
+                           floors: PlayedFloors | None = None) -> list[tuple[str, str]]:
     """The full-speed backtest beside the floors and the oracle on the same bars, and its verdicts (the main job's evidence).
 
     ``metrics``: the backtest's figures (net_pnl_usd, win rate and Sharpe with their intervals); ``session_pnl``: its
     P&L per session, in time order (the report's ``session_pnl``). ``deflation``: the deflated Sharpe with the trials
     ledger's N and V (``evidence.deflation``; the main job passes it); without it one backtest is one trial, and its
-    deflated Sharpe the probabilistic Sharpe against zero.
+    deflated Sharpe the probabilistic Sharpe against zero. ``floors``: ``play_floors(config)`` when the caller has
+    played them already (the main job's success table reads the oracle's net too), else they are played here.
     ``other_policy``: (label, checkpoint) of the candidate the validation days did not choose, played frozen on the
     same bars, so that what the choice was worth is one row away. ``policy_checkpoint``: the backtested policy, played
     again without the risk stage beside the momentum rule (``decisions_alone_rows``). The momentum lookback and the
@@ -57,10 +59,8 @@ def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[
     from actors.env.factory import load_dataset
     from actors.jobs.evaluation.chain import frozen_checkpoint_decide, play_window
 
-    dataset = load_dataset(config)
-    split = dataset.split(config.env.split)
-    choice = fit_floors_on_split(config, dataset.split("train"))  # chosen like the policy: on its training days
-    nets = {name: play_window(config, split, decide).net_pnl for name, decide in chosen_floors(choice, dataset.hidden_regime, 0).items()}
+    split = load_dataset(config).split(config.env.split)
+    choice, nets = floors or play_floors(config)
     best = MOMENTUM
     policy_net_pnl = float(metrics.get("net_pnl_usd", 0.0))
     rows = [("policy net P&L ($)", f"{policy_net_pnl:,.0f}")]
@@ -86,6 +86,22 @@ def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[
                                      f"momentum_{choice.momentum_lookback}")
     rows.append(("intervals over folds and seeds, PBO, SPA", "bin/run evaluate (walk-forward; one backtest is one sample)"))
     return rows
+
+
+PlayedFloors = tuple[FloorChoice, dict[str, float]]
+
+
+def play_floors(config) -> PlayedFloors:
+    """The floors and the oracle on ``config``'s split: their choice (made on the training split, as the policy's
+    was) and each one's net P&L on the split's bars."""
+    from actors.env.factory import load_dataset
+    from actors.jobs.evaluation.chain import play_window
+
+    dataset = load_dataset(config)
+    split = dataset.split(config.env.split)
+    choice = fit_floors_on_split(config, dataset.split("train"))  # chosen like the policy: on its training days
+    nets = {name: play_window(config, split, decide).net_pnl for name, decide in chosen_floors(choice, dataset.hidden_regime, 0).items()}
+    return choice, nets
 
 
 def _deflated_sharpe_row(session_pnl: list[float], deflation: dict | None) -> tuple[str, str]:

@@ -94,3 +94,30 @@ def test_the_main_jobs_backtest_is_a_trial_and_its_deflated_sharpe_counts_the_ea
                                f"(1 this run, 2 run(s) in all; {crowded})")
     rows = dict(backtest_evidence_rows(backtest, {"net_pnl_usd": 900.0}, session_pnl, deflation=counted))
     assert rows["deflated-Sharpe probability, 5 trials on this market in the ledger (target >= 0.95)"].startswith(f"{counted['dsr']:.3f}: ")
+
+
+def test_the_main_jobs_success_table_is_evaluates_table_with_the_ledgers_trials_and_the_oracle_played_once(tmp_path):
+    from actors.jobs.evaluate import success_lines
+    from actors.jobs.evaluation.backtest_evidence import play_floors
+    from actors.jobs.main_evidence import phase3_success_rows, success_summary
+
+    ledger = tmp_path / "trials.jsonl"
+    earlier_trials(ledger, "regimes", count=4, other_market_count=0)
+    backtest, counted, _ = phase3(tmp_path, ledger)
+    choice, nets = play_floors(backtest)
+    metrics = {"net_pnl_usd": nets["oracle"] / 4, "win_rate": 0.6, "win_rate_ci_low": 0.59, "win_rate_ci_high": 0.61,
+               "sharpe": 4.0, "sharpe_ci_low": 3.5, "sharpe_ci_high": 7.0}
+
+    rows = {row.figure: row for row in phase3_success_rows(metrics, nets["oracle"], counted)}
+    lines = success_lines(success_summary(list(rows.values())))
+
+    assert nets["oracle"] > 0 and rows["oracle share (net P&L / oracle's)"].value == 0.25
+    assert rows["oracle share (net P&L / oracle's)"].verdict == "not evidence"  # one backtest: no interval
+    assert (rows["win rate (RL + risk, OOS trades)"].verdict, rows["daily Sharpe (annualised, OOS)"].verdict) == ("met", "met")
+    assert rows["deflated-Sharpe probability"].value == counted["dsr"]
+    assert rows["deflated-Sharpe probability"].note.startswith("5 trials on this market in the ledger (1 this run)")
+    assert lines[0] == "| figure | value | 95% interval | target | verdict | note |" and len(lines) == 2 + len(rows)
+    assert phase3_success_rows(metrics, None, counted)[2].note.startswith("no oracle")
+    # the evidence table reads the same floors' nets (played once by the main job), not a second play of its own
+    evidence = dict(backtest_evidence_rows(backtest, metrics, [5.0], floors=(choice, {**nets, "oracle": 123_456.0})))
+    assert evidence["oracle net P&L ($)"] == "123,456"
