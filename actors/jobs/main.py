@@ -7,7 +7,10 @@
 3. ``3-backtest``: the trained policy on the held-out test days at full speed (no thoughts arrive in
    time at that pace: the report says so through its query rate). Of phase 1's and phase 2's policies it is
    the one whose decisions net more on the validation days (``choose_policy``), and its evidence table adds
-   the decisions alone (no risk stage) against the best momentum rule, with an interval (issue 18).
+   the decisions alone (no risk stage) against the best momentum rule, with an interval (issue 18). Its test days go
+   into the trials ledger, and its deflated Sharpe counts every policy trial there on the market, as evaluate's does
+   (actors/jobs/main_ledger.py); it prints evaluate's success table (actors/jobs/main_evidence.py) and the market's
+   calibration beside real NQ.
 4. ``4-lockstep-backtest``: a slice of the test days in lockstep, where every decision has a thought.
 
 In phase 2 the LoRA trainer actor runs beside the loop (``--no-lora`` leaves it out): it stores each
