@@ -4,6 +4,7 @@ Sharpe counts every policy trial the ledger holds on its market, as evaluate's d
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from actors.jobs.config import load_config
 from actors.jobs.evaluate import evidence_lines
@@ -121,3 +122,21 @@ def test_the_main_jobs_success_table_is_evaluates_table_with_the_ledgers_trials_
     # the evidence table reads the same floors' nets (played once by the main job), not a second play of its own
     evidence = dict(backtest_evidence_rows(backtest, metrics, [5.0], floors=(choice, {**nets, "oracle": 123_456.0})))
     assert evidence["oracle net P&L ($)"] == "123,456"
+
+
+@pytest.mark.parametrize("job", ["train", "main"])
+def test_a_corrupt_trials_ledger_stops_train_and_main_before_any_training_naming_the_line(tmp_path, capsys, job):
+    from actors.jobs.cli import main
+
+    ledger = tmp_path / "trials.jsonl"
+    earlier_trials(ledger, "regimes", count=1, other_market_count=0)
+    with open(ledger, "a") as handle:
+        handle.write("{not json\n")
+
+    code = main([job, "--run-dir", str(tmp_path / "r"), "--set", f"run.trials_path={ledger}"])
+
+    assert code == 1
+    err = capsys.readouterr().err
+    assert f"{ledger}:2:" in err and "1 good records kept" in err and f"so {job} stops" in err
+    assert not (tmp_path / "r").exists()  # stopped before the run directory, let alone the training
+    assert len(ledger.read_text().splitlines()) == 2  # nothing lost
