@@ -1,4 +1,5 @@
-"""Mode train: the policy learns inside the full decision loop; the job prints the training summary."""
+"""Mode train: the policy learns inside the full decision loop; the job prints the training summary, then scores the
+trained policy on the validation days and appends that trial to the trials ledger (actors/jobs/train_ledger.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from actors import ENV, POLICY
 from actors.common.figures import labelled
 from actors.jobs.common import JobError, JobResult, configure, format_table, run_job
 from actors.jobs.config import Config
+from actors.jobs.evaluation.ledger import current_commit, ledger_path
 from actors.jobs.presets import TRAIN
+from actors.jobs.train_ledger import ledger_or_stop, record_training
 from actors.policy import CheckpointNotFound, find_checkpoint, latest_checkpoint
 from bus.messages import Message
 from runtime.rundir import CONFIG_FILE
@@ -108,9 +111,6 @@ def training_summary(result: JobResult) -> list[tuple[str, Any]]:
 
 
 def mode_train(args: argparse.Namespace) -> int:
-    from actors.jobs.evaluation.ledger import current_commit, ledger_path
-    from actors.jobs.train_ledger import ledger_or_stop, record_training
-
     config = configure(args, train_settings(args), [TRAIN])
     ledger = ledger_path(config.run)
     ledger_or_stop(ledger, "train")  # a corrupt ledger stops the run now, not after the training
