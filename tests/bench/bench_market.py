@@ -2,7 +2,8 @@
 
 For each scenario (default ``realistic`` and ``realistic_null``) and seed (default 3 seeds of 500 sessions):
 - the calibration table (actors/common/market_stats.py calibration_table): every figure per seed beside
-  real NQ's band, and how many seeds fall in it;
+  real NQ's band, and how many seeds fall in it (the variance ratios in their textbook form, as the real
+  bands were measured; the debiased form on the line below each, information only);
 - the simple rules of actors/common/market_stats_rules.py after the configured costs (instrument and
   env.contracts_per_trade of config/default.toml, 3 MNQ: $0.62 commission + 1 tick a side a contract):
   net dollars a day and the annualised Sharpe with its 95 % interval, pooled over the seeds' days,
@@ -34,6 +35,8 @@ def calibration_lines(tables: list) -> list[str]:
         band = f"{real.low:.4g} .. {real.high:.4g}{'' if real.measured else '*'}"
         lines.append(f"{name:<28} {band:>17}  " + "  ".join(f"{row.value:>9.4g}" for row in values)
                      + f"  {sum(row.in_range for row in values)}/{seeds}")
+        if values[0].debiased is not None:
+            lines.append(f"{'  debiased (information)':<28} {'':>17}  " + "  ".join(f"{row.debiased:>9.4g}" for row in values))
     lines.append("* = band from the literature or assumed (REAL_NQ_RANGES says which)")
     return lines
 
