@@ -9,12 +9,12 @@ many trials. docs/experiments/sweeps/*.toml are examples; a wrong key or value i
 
     [walk_forward]             # as bin/run evaluate's flags; the last test_folds windows are the held-out test
     market = "regimes"
-    days = 660
-    train_days = 400
     validation_folds = 2
     test_folds = 1
     seeds = 1
     budgets = [50000, 100000]
+    days = 660
+    train_days = 400
 
     [fixed]                    # dotted settings every trial gets
     "env.management_actions" = false
@@ -50,12 +50,11 @@ class SweepSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class WalkForwardSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """bin/run evaluate's walk-forward flags, in their order (--market, --folds, --seeds, --budgets, --days,
+    --train-days), with --folds split into the validation windows and the held-out test."""
+
     market: str = "regimes"
     """regimes | null | a bars file, as bin/run evaluate --market."""
-    days: PositiveCount = 660
-    """Trading days of a synthetic market."""
-    train_days: PositiveCount = 400
-    """Training days before the first validation window."""
     validation_folds: PositiveCount = 2
     """Walk-forward windows the trials are scored and pruned on."""
     test_folds: PositiveCount = 1
@@ -64,6 +63,10 @@ class WalkForwardSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=Tru
     """Seeds a trial trains at each fold (run.seed, run.seed + 1, ...); its score there is their mean."""
     budgets: list[PositiveCount] = msgspec.field(default_factory=lambda: [50_000, 100_000])
     """Training steps; a trial's score is the policy at the last one."""
+    days: PositiveCount = 660
+    """Trading days of a synthetic market."""
+    train_days: PositiveCount = 400
+    """Training days before the first validation window."""
 
 
 class Param(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
