@@ -71,6 +71,8 @@ class RealisticScenario:
     """The realistic market's planted structure; every effect size is a field (0 = not planted)."""
 
     name: str = "realistic"
+    planted: bool = True
+    """False: the null twin (continuation, reversion, momentum and trend days summed into a plain walk)."""
     per_minute_sigma: float = 0.00021
     """1-minute sigma at midday before the fat-tail mix and the day's level (real NQ: 0.025 % measured)."""
     open_volatility_boost: float = 1.3
@@ -91,8 +93,6 @@ class RealisticScenario:
     reversion_bars: float = 15.0
     intraday_momentum_beta: float = 0.0
     trend_day_sigmas: float = 0.0
-    planted: bool = True
-    """False: the null twin (continuation, reversion, momentum and trend days summed into a plain walk)."""
 
     def __post_init__(self) -> None:
         if self.per_minute_sigma <= 0:
