@@ -42,9 +42,8 @@ from actors.jobs.lockstep import lockstep_backtest
 from actors.jobs.train import MAIN_STAGES, policy_checkpoint, run_training, train_settings, training_summary
 from actors.jobs.evaluate import evidence_lines, success_lines
 from actors.jobs.main_evidence import phase3_success_rows, success_summary
-from actors.jobs.evaluation.ledger import current_commit, ledger_path
+from actors.jobs.evaluation.ledger import current_commit, ledger_path, read_trials_or_stop
 from actors.jobs.main_ledger import record_phase3
-from actors.jobs.train_ledger import ledger_or_stop
 from actors.policy import checkpoint_steps, latest_checkpoint
 from bus.messages import LlmThought, LoraAdapter
 from runtime.supervisor import EXIT_OK
@@ -146,7 +145,7 @@ def mode_main(args: argparse.Namespace) -> int:
     data = data_settings(args)
     base = configure(args, data)
     root = main_root(args, base)
-    ledger_or_stop(ledger_path(base.run), "main")  # a corrupt trials ledger stops the job now, not after its training
+    read_trials_or_stop(ledger_path(base.run), "main")  # a corrupt trials ledger stops the job now, not after its training
     commit = current_commit()
 
     train_config = configure(args, {**data, **phase1_settings(args), **RL_ONLY}, [TRAIN])

@@ -19,9 +19,9 @@ import numpy as np
 
 from actors.jobs.config import Config
 from actors.jobs.evaluation.evidence import deflation
-from actors.jobs.evaluation.ledger import TrialRecord, append_trials, config_hash, ledger_path, utc_now
+from actors.jobs.evaluation.ledger import TrialRecord, append_trials, config_hash, ledger_path, read_trials_or_stop, utc_now
 from actors.jobs.evaluation.trials import LedgerTrials, counted_trials, ledger_market, ledger_trials, per_day_sharpe
-from actors.jobs.train_ledger import ledger_or_stop, policy_variant
+from actors.jobs.train_ledger import policy_variant
 
 
 def phase3_record(backtest_config: Config, policy_config: Config, session_pnl: list[float], checkpoint: Path,
@@ -44,5 +44,5 @@ def record_phase3(backtest_config: Config, policy_config: Config, session_pnl: l
     append_trials(ledger, [record])
     returns = np.asarray(record.daily_returns, dtype=np.float64)
     own = LedgerTrials([per_day_sharpe(returns)], [f"{record.config_hash} {record.variant}"], 1)
-    trials = counted_trials(ledger_trials(ledger_or_stop(ledger, "main"), record.market), own)
+    trials = counted_trials(ledger_trials(read_trials_or_stop(ledger, "main"), record.market), own)
     return {**deflation(returns, trials), "dsr_trials_this_run": own.count, "ledger": str(ledger), "market": record.market}

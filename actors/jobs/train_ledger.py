@@ -12,24 +12,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from actors.jobs.common import JobError
 from actors.jobs.config import Config
-from actors.jobs.evaluation.ledger import LedgerError, TrialRecord, append_trials, config_hash, ledger_path, read_trials, utc_now
+from actors.jobs.evaluation.ledger import TrialRecord, append_trials, config_hash, ledger_path, utc_now
 from actors.jobs.evaluation.trials import ledger_market
 from actors.jobs.presets import BACKTEST
 from actors.policy import checkpoint_steps, latest_checkpoint
 
 SCORED_SPLIT = "validation"
-
-
-def ledger_or_stop(path: Path, job: str) -> list[TrialRecord]:
-    """Every record of the ledger, or a job error naming its bad lines: a job that counts trials stops rather than
-    count fewer (read it before the work, so a corrupt ledger costs no training)."""
-    try:
-        return read_trials(path)
-    except LedgerError as error:
-        raise JobError(f"{error}\n(run.trials_path names the ledger; the deflated Sharpe needs every trial, so {job} "
-                       "stops rather than count fewer)") from None
 
 
 def policy_variant(checkpoint: Path, seed: int) -> str:

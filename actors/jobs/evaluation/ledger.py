@@ -131,6 +131,18 @@ def read_trials(path: Path | str) -> list[TrialRecord]:
     return records
 
 
+def read_trials_or_stop(path: Path | str, job: str) -> list[TrialRecord]:
+    """``read_trials``, or a job error naming its bad lines (bin/run prints it and exits 1): a job that counts trials
+    stops rather than count fewer. Jobs read it before their work, so a corrupt ledger costs no training."""
+    from actors.jobs.common import JobError
+
+    try:
+        return read_trials(path)
+    except LedgerError as error:
+        raise JobError(f"{error}\n(run.trials_path names the ledger; the deflated Sharpe needs every trial, so {job} "
+                       "stops rather than count fewer)") from None
+
+
 def config_hash(config: msgspec.Struct, *, exclude: Iterable[str] = ("run", "logging", "dashboard")) -> str:
     """A short hash of the settings that shape a result: the sections in ``exclude`` (the run's name, folder, seed
     and logging) left out, so two runs of the same configuration on other seeds share a hash."""
