@@ -217,7 +217,8 @@ class ReasonerActor(Actor):
         self.publish(message)
         self.log.info("thought", env_id=message.env_id, step_seen=message.step_seen, query_id=message.query_id,
                       action=ACTION_NAMES[message.action], confidence=round(message.confidence, 3), reason=message.reason[:120],
-                      latency_ms=round(message.latency_ms), cached=message.cached, memo=message.memo, fallback=message.fallback)
+                      latency_ms=round(message.latency_ms), cpu_ms=0 if thought.cached else round(thought.cpu_secs * 1000.0),
+                      cached=message.cached, memo=message.memo, fallback=message.fallback)
         self.counters["thoughts_cached" if thought.cached else "thoughts_generated"] += 1
         if thought.fallback:
             self.counters["parse_fallbacks"] += 1
