@@ -18,6 +18,10 @@ then one line per path, ``<path> <market> match <base> -> <adapter>`` with the p
 for peft (the trainer's weights) and llama.cpp (the exported GGUF adapter hot-swapped into a running engine,
 under the decide grammar and the parser), beside the learnability ceiling, the answers' mix and the collapse flag.
 ``--four-step K``: the first K held-out prompts also asked as four-step thoughts, base and adapter, against single shot.
+``--market news|news_null``: the same on the bars that make an event public only, and one ``news <market> <reader>:``
+line per reader (base model, adapter, keyword rule, one side everywhere, the surprise's sign, the label): match with
+the label and with the surprise's sign, hindsight $ a prompt, each with its 95 % interval; then how often the label is
+the surprise's side (what bounds any reader of the words). docs/experiments/44-news.md has a run.
 """
 
 from __future__ import annotations
