@@ -3,12 +3,16 @@
 Every figure is computed inside sessions (a US/Eastern date's 09:30-15:59 bars); a return
 that crosses the overnight gap is left out of all of them except the gap figure itself.
 
-- ``variance_ratio(r, day, q)``: Lo and MacKinlay's VR(q), Var(q-bar return) / (q Var(1-bar
-  return)), from overlapping q-bar sums inside each session, each window against its own
-  bars' variance (so the intraday volatility curve does not bias it; ``naive_variance_ratio``
-  is the textbook form). 1 for a random walk, above 1 when returns trend (positive
-  autocorrelation), below 1 when they revert. Written here because it needs the session
-  boundaries (no library computes it per session).
+- ``naive_variance_ratio(r, day, q)``: Lo and MacKinlay's textbook VR(q), the mean of the
+  overlapping in-session q-bar sums squared over q Var(1-bar return): what a user's own tools
+  compute, and so what the calibration table bands (``vr_q``). 1 for a random walk of constant
+  volatility, above 1 when returns trend, below 1 when they revert; NQ's U-shaped intraday
+  volatility pulls it below 1 on any walk (a bar near the open sits in fewer windows than a
+  midday one: VR(60) ~0.86 on a walk with the generator's curve).
+- ``variance_ratio(r, day, q)``: the debiased form, each window against its own bars' squares,
+  which reads any random walk as 1 whatever its intraday profile (``vr_q_debiased``: printed
+  beside the textbook figure as information, not banded). Both written here because they need
+  the session boundaries (no library computes VR per session).
 - ``consecutive_block_correlation(r, q)``: the correlation of consecutive non-overlapping
   q-bar returns of a session (blocks from the open; about 390/q - 1 pairs a day).
 - ``half_hour_profile``: each half hour's return sigma and mean volume as a ratio to midday
@@ -69,7 +73,8 @@ def variance_ratio(r: np.ndarray, day: np.ndarray, q: int) -> float:
     The denominator is each window's own bars, not q times the average bar: a bar near the open
     or the close sits in fewer windows than a midday one, so with NQ's U-shaped volatility the
     textbook q Var(r) would read a random walk's VR(60) as ~0.86. Here any random walk, whatever
-    its intraday profile, reads 1. nan when no window fits."""
+    its intraday profile, reads 1 (the table's ``vr_q_debiased``, information beside the banded
+    textbook figure). nan when no window fits."""
     centred = r - r.mean()
     windows = _session_windows(centred, day, q)
     own = _session_windows(centred**2, day, q)
@@ -79,8 +84,9 @@ def variance_ratio(r: np.ndarray, day: np.ndarray, q: int) -> float:
 
 
 def naive_variance_ratio(r: np.ndarray, day: np.ndarray, q: int) -> float:
-    """The textbook VR(q) = mean of overlapping in-session q-bar sums squared / (q Var(r)), for comparison with
-    figures measured that way (biased below 1 by the intraday volatility curve, see variance_ratio)."""
+    """The textbook VR(q) = mean of overlapping in-session q-bar sums squared / (q Var(r)): the calibration table's
+    banded ``vr_q``, as real NQ's bands were measured (biased below 1 by the intraday volatility curve, see
+    variance_ratio). nan when no window fits."""
     centred = r - r.mean()
     windows = _session_windows(centred, day, q)
     return float(np.mean(windows**2) / (q * np.mean(centred**2))) if len(windows) >= 2 else float("nan")
@@ -186,8 +192,10 @@ def jump_frequency(r: np.ndarray, minute: np.ndarray, day: np.ndarray, sigmas: f
 def multibar_statistics(frame: pd.DataFrame) -> dict[str, float]:
     """The multi-bar figures of the calibration table (keys as in REAL_NQ_RANGES)."""
     r, minute, day = session_returns(frame)
-    figures: dict[str, float] = {f"vr_{q}": variance_ratio(r, day, q) for q in VR_HORIZONS}
-    figures.update({f"vr_{q}_naive": naive_variance_ratio(r, day, q) for q in VR_HORIZONS})
+    # vr_q is the textbook figure: real NQ's bands were measured by a user with ordinary tools (issue 43), and a
+    # market's file must read in band with those tools; the debiased one says how much of it is the volatility curve.
+    figures: dict[str, float] = {f"vr_{q}": naive_variance_ratio(r, day, q) for q in VR_HORIZONS}
+    figures.update({f"vr_{q}_debiased": variance_ratio(r, day, q) for q in VR_HORIZONS})
     for q in BLOCK_HORIZONS:
         figures[f"corr_consecutive_{q}"], figures[f"pairs_consecutive_{q}"] = consecutive_block_correlation(r, minute, day, q)
     profile = half_hour_profile(frame)

@@ -25,8 +25,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, NamedTuple
 
 import msgspec
 
@@ -40,8 +39,9 @@ MAX_REMEMBERED_IDS = 100_000
 # --------------------------------------------------------------------------- files on the bar clock
 
 
-@dataclass(frozen=True)
-class Scheduled:
+class Scheduled(NamedTuple):
+    """Sorted as a tuple: by due_ns, then order (unique)."""
+
     due_ns: int
     """Bar-clock time the message goes out."""
     order: int
@@ -69,7 +69,7 @@ class EventSchedule:
     def due(self, clock_ns: int) -> list[Event]:
         """Every message due at or before ``clock_ns``, in time order, each once."""
         if not self._sorted:
-            self._queue.sort(key=lambda s: (s.due_ns, s.order), reverse=True)  # pop() from the end: the earliest
+            self._queue.sort(reverse=True)  # pop() from the end: the earliest
             self._sorted = True
         out = []
         while self._queue and self._queue[-1].due_ns <= clock_ns:

@@ -23,7 +23,6 @@ import inspect
 import os
 import time
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, Protocol
 
 import msgspec
@@ -45,8 +44,9 @@ class SourceBar(OHLCVBar, frozen=True):
     """A warm-up bar from before the replay's start: published at once, flagged on md.bar."""
 
 
-@dataclass(frozen=True)
-class SourceTrade:
+class SourceTrade(msgspec.Struct, frozen=True):
+    """A trade or tick, as a source hands it to the bar builder (which drops a repeated ``trade_id``)."""
+
     ts_ns: int
     price: float
     size: float

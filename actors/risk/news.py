@@ -21,7 +21,7 @@ Plain state, no bus: the risk actor feeds it events and bars and asks what is in
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 NEWS_BLACKOUT = "news_blackout"
 NEWS_FLAT = "news_flat"
@@ -30,15 +30,15 @@ MINUTE_NS = 60 * 10**9
 DEFAULT_BAR_NS = MINUTE_NS
 
 
-@dataclass(frozen=True, slots=True)
-class Release:
+class Release(NamedTuple):
+    """A high release as the rule keeps it, compared whole: the same key at another time or name is a moved release."""
+
     time_ns: int
     name: str
     event_id: str
 
 
-@dataclass(frozen=True, slots=True)
-class InForce:
+class InForce(NamedTuple):
     rule: str
     """NEWS_BLACKOUT or NEWS_FLAT."""
     release: Release

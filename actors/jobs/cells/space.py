@@ -9,12 +9,12 @@ many trials. docs/experiments/sweeps/*.toml are examples; a wrong key or value i
 
     [walk_forward]             # as bin/run evaluate's flags; the last test_folds windows are the held-out test
     market = "regimes"
-    days = 660
-    train_days = 400
     validation_folds = 2
     test_folds = 1
     seeds = 1
     budgets = [50000, 100000]
+    days = 660
+    train_days = 400
 
     [fixed]                    # dotted settings every trial gets
     "env.management_actions" = false
@@ -31,38 +31,42 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import msgspec
 
-Positive = Annotated[int, msgspec.Meta(ge=1)]
+from config.checks import Count, PositiveCount
 
 
 class SweepSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    trials: Positive = 20
+    trials: PositiveCount = 20
     """Optuna trials, pruned ones included."""
     seed: int = 0
     """The sampler's seed: the same SPACE.toml proposes the same trials (and reads their cells from the cache)."""
-    parallel: Annotated[int, msgspec.Meta(ge=0)] = 0
+    parallel: Count = 0
     """Trials in flight at once; 0 = the pool's CPUs divided by the seeds (one cell per seed a fold)."""
     pruner: Literal["median", "none"] = "median"
     """median: stop a trial whose mean over the validation folds so far is below the other trials' median there."""
 
 
 class WalkForwardSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """bin/run evaluate's walk-forward flags, in their order (--market, --folds, --seeds, --budgets, --days,
+    --train-days), with --folds split into the validation windows and the held-out test."""
+
     market: str = "regimes"
     """regimes | null | a bars file, as bin/run evaluate --market."""
-    days: Positive = 660
-    """Trading days of a synthetic market."""
-    train_days: Positive = 400
-    """Training days before the first validation window."""
-    validation_folds: Positive = 2
+    validation_folds: PositiveCount = 2
     """Walk-forward windows the trials are scored and pruned on."""
-    test_folds: Positive = 1
+    test_folds: PositiveCount = 1
     """The newest windows, played once, by the best trial, at the end."""
-    seeds: Positive = 1
-    budgets: list[Positive] = msgspec.field(default_factory=lambda: [50_000, 100_000])
+    seeds: PositiveCount = 1
+    """Seeds a trial trains at each fold (run.seed, run.seed + 1, ...); its score there is their mean."""
+    budgets: list[PositiveCount] = msgspec.field(default_factory=lambda: [50_000, 100_000])
     """Training steps; a trial's score is the policy at the last one."""
+    days: PositiveCount = 660
+    """Trading days of a synthetic market."""
+    train_days: PositiveCount = 400
+    """Training days before the first validation window."""
 
 
 class Param(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -61,10 +61,14 @@ def calibration_lines(frame: pd.DataFrame, market: str) -> list[str]:
     """The calibration table as Markdown, headed by the market it ran on."""
     table = calibration_rows(frame)
     lines = [f"Calibration of the market this ran on ({market}, {table.sessions} sessions) beside real NQ:", "",
-             "| figure | real range | this market | in range? |", "| --- | --- | --- | --- |"]
+             "| figure | real range | this market | in range? | debiased (information) |",
+             "| --- | --- | --- | --- | --- |"]
     for row in table.rows:
         band = f"{row.real.low:.4g} .. {row.real.high:.4g}{'' if row.real.measured else '*'}"
-        lines.append(f"| {row.label} | {band} | {row.value:.4g} | {'yes' if row.in_range else 'NO'} |")
+        aside = "" if row.debiased is None else f"{row.debiased:.4g}"
+        lines.append(f"| {row.label} | {band} | {row.value:.4g} | {'yes' if row.in_range else 'NO'} | {aside} |")
     lines += ["", f"{table.in_range} of {len(table.rows)} figures in range; * = a band from the literature or assumed, "
-                  "not measured on real bars (actors/common/market_stats.py REAL_NQ_RANGES)."]
+                  "not measured on real bars (actors/common/market_stats.py REAL_NQ_RANGES). A variance ratio is banded in its "
+                  "textbook form, the way the real bands were measured; the debiased form (any random walk reads 1, "
+                  "whatever its intraday volatility curve) is beside it."]
     return lines

@@ -43,6 +43,26 @@ def test_a_random_walk_has_variance_ratios_near_one_even_with_a_u_shaped_volatil
     assert naive_variance_ratio(r, day, 60) < 0.93
 
 
+def test_the_table_bands_the_textbook_variance_ratio_and_prints_the_debiased_one_beside_it():
+    """The real bands were measured with ordinary tools: the table's VR is the textbook figure, whose U-shape bias
+    puts this pure walk's VR(60) inside real NQ's 0.67-0.90 band; the debiased figure (~1) is shown, not banded."""
+    rng = np.random.default_rng(5)
+    minute = np.arange(BARS_PER_SESSION - 1)
+    u_shape = 1.0 + 1.6 * np.exp(-minute / 30.0) + 0.5 * np.exp(-(388 - minute) / 30.0)
+    frame = bars_from_returns(rng.standard_normal((200, 389)) * 0.00025 * u_shape)
+    r, _, day = session_returns(frame)
+    rows = {row.figure: row for row in calibration_table(frame).rows}
+    for q in (5, 15, 60, 240):
+        assert rows[f"vr_{q}"].value == pytest.approx(naive_variance_ratio(r, day, q))
+        assert rows[f"vr_{q}"].debiased == pytest.approx(variance_ratio(r, day, q))
+    assert rows["vr_60"].value < 0.90 and rows["vr_60"].in_range
+    assert rows["vr_60"].debiased == pytest.approx(1.0, abs=0.1)
+    assert rows["sigma_midday_pct"].debiased is None
+    table = calibration_table(frame)
+    assert f"{rows['vr_60'].debiased:.4g}" in table.text() and "debiased" in table.text()
+    assert table.as_dict()["rows"]["vr_60"]["debiased"] == rows["vr_60"].debiased
+
+
 @pytest.mark.parametrize("phi", [0.3, -0.2])
 def test_an_ar1_has_the_variance_ratio_of_its_autocorrelations(phi):
     rng = np.random.default_rng(1)

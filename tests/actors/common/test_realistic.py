@@ -20,9 +20,10 @@ from actors.env.config import DataConfig
 from actors.env.factory import market_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
-MISSED_BY_DESIGN = {"vr_60", "vr_15"}
-"""vr_60 lands above real NQ's band (0.67-0.90) at the strength that keeps the best rule's Sharpe near 1 (realistic.py
-REALISTIC); vr_15 sits at the band's floor (1.07), in or just out by seed. Their direction is checked instead."""
+TOO_NOISY_AT_80 = {"vr_60"}
+"""The textbook VR(60) of 3 x 80 sessions swings 0.86-0.96 with the seeds (its mean over 3 x 500 sessions, 0.89, sits
+just inside real NQ's 0.67-0.90: realistic.py REALISTIC); its direction is checked here, its band by the slow test."""
+MEASURED_BANDS = ("vr_5", "vr_15", "vr_60", "corr_consecutive_60")
 
 
 def fisher_interval(correlation: float, n: int) -> tuple[float, float]:
@@ -41,10 +42,21 @@ def test_realistic_figures_fall_in_real_nq_bands(realistic_figures):
     figures = realistic_figures
     scale = 16_000.0 / figures["price"]
     outside = {name: figures[name] * (scale if "points" in name else 1.0) for name, real in REAL_NQ_RANGES.items()
-               if name not in MISSED_BY_DESIGN and not real.holds(figures[name] * (scale if "points" in name else 1.0))}
+               if name not in TOO_NOISY_AT_80 and not real.holds(figures[name] * (scale if "points" in name else 1.0))}
     assert outside == {}
-    # short continuation, then reversion: consecutive half hours move against each other (VR(60) itself is too noisy at 80 days)
-    assert figures["vr_15"] > 1.04 and figures["corr_consecutive_30"] < -0.02
+    # short continuation, then reversion: consecutive half hours move against each other, VR falls from 15 to 60 bars
+    assert figures["vr_60"] < figures["vr_15"] - 0.1 and figures["corr_consecutive_30"] < -0.02
+
+
+@pytest.mark.slow
+def test_over_3_seeds_of_500_sessions_the_measured_figures_sit_in_real_nq_bands():
+    """Issue 43's bands measured on real bars (VR(5), VR(15), VR(60) textbook, consecutive 60-bar correlation), as
+    bin/bench market --days 500 --seeds 3 reads them: the mean over the seeds is in each band."""
+    figures = [all_statistics(generate_realistic(500, seed=seed).bars) for seed in range(3)]
+    means = {name: float(np.mean([f[name] for f in figures])) for name in MEASURED_BANDS}
+    assert {name: value for name, value in means.items() if not REAL_NQ_RANGES[name].holds(value)} == {}
+    # the textbook VR(60) is below the debiased one: the U-shaped volatility's bias the bands were measured with
+    assert np.mean([f["vr_60"] for f in figures]) < np.mean([f["vr_60_debiased"] for f in figures]) - 0.05
 
 
 def test_the_null_twin_has_the_same_volatility_gaps_jumps_and_volume_and_no_memory():

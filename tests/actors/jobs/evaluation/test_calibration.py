@@ -32,5 +32,7 @@ def test_each_row_sets_the_markets_figure_beside_real_nqs_range():
     assert len(rows) == len(REAL_NQ_RANGES) == len(table.rows)
     for line, row in zip(rows, table.rows):
         assert line.startswith(f"| {row.label} | {row.real.low:.4g} .. {row.real.high:.4g}")
-        assert line.endswith(f" | {row.value:.4g} | {'yes' if row.in_range else 'NO'} |")
+        aside = "" if row.debiased is None else f"{row.debiased:.4g}"
+        assert line.endswith(f" | {row.value:.4g} | {'yes' if row.in_range else 'NO'} | {aside} |")
+    assert sum(1 for row in table.rows if row.debiased is not None) == 4  # VR(5/15/60/240) show their debiased form
     assert f"{table.in_range} of {len(table.rows)} figures in range" in lines[-1]
