@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import math
+
 import msgspec
 import numpy as np
 
@@ -112,8 +114,14 @@ class Event(MarketEvent, Message, frozen=True, kw_only=True):
     """A market event (a scheduled release or a headline) as a feed or a replay publishes it."""
 
     TOPIC: ClassVar[str] = "md.event"
+    LOG_EVENT: ClassVar[str] = "md_event"
+    """Its publisher also logs it (``log_fields``), so a finished run's dashboard reads its events back from the logs."""
     source: str = ""
     """Where it came from: ``calendar:FILE``, ``headlines:FILE``, ``rss:URL``, ``synthetic:news``."""
+
+    def log_fields(self) -> dict:
+        """Its fields for a log line, the unknown figures (NaN: not JSON) left out; they read back as NaN (the defaults)."""
+        return {key: value for key, value in msgspec.structs.asdict(self).items() if not (isinstance(value, float) and math.isnan(value))}
 
     @classmethod
     def of(cls, event: MarketEvent, source: str, **changes) -> Event:
@@ -258,6 +266,11 @@ class LlmThought(ThoughtHeader, Message, frozen=True, kw_only=True):
     """True when it is the model's earlier answer to the exact same prompt and adapter (temperature 0; no model call)."""
     fallback: bool = False
     """True when the text did not parse and the thought fell back to HOLD with confidence 0."""
+    news: list[str] = []
+    """The texts of the events the thought's prompt read (its {news} line), newest first; [] without news (or from a
+    sender that predates the field)."""
+    news_ids: list[str] = []
+    """Their event ids, in the same order."""
 
 
 class FusionDecision(FusedBatch, Message, frozen=True, kw_only=True):

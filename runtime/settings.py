@@ -21,8 +21,8 @@ class RunConfig(ConfigSection, kw_only=True):
     runs_dir: str = "runs"
     """Where run directories are created (relative to the working directory)."""
     trials_path: str = ""
-    """The trials ledger every train, evaluate and sweep run appends to (actors/jobs/evaluation/ledger.py), one JSON
-    line per configuration tried; the deflated Sharpe counts them all. Empty = <runs_dir>/trials.jsonl."""
+    """The trials ledger every train, evaluate, sweep and main run appends to (actors/jobs/evaluation/ledger.py), one
+    JSON line per configuration tried; the deflated Sharpe counts them all. Empty = <runs_dir>/trials.jsonl."""
     seed: Count = 0
     """Seed for everything that is random (data, envs, policy, reasoner sampling)."""
     duration_secs: Secs = 0.0

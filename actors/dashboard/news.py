@@ -6,11 +6,15 @@ own clock, as the reasoner reads it (actors/common/llm/news.py): its ET minute a
 (the market context's session id and time). One more than ``STALE_MINUTES`` old at that bar belongs to another
 env's stretch and gets no mark (the table still lists it). A release announced ahead and then published (one event
 id) is marked once, as published.
+
+A finished run's events come from its logs: the env (backtest, train) and the feed (paper) log each md.event they
+publish under ``Event.LOG_EVENT``, which the state reads back as the message (its LOGGED_MESSAGES).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections import OrderedDict
 from typing import Any
 
 from actors.common.events import MarketEvent
@@ -32,17 +36,39 @@ def event_line(event: MarketEvent) -> str:
     return f"{when} ET {event.kind}{due} ({event.importance}): {event.text or event.name}"
 
 
+MAX_SEEN = 5000
+"""Events remembered to read each once (the oldest go first)."""
+
+
+def news_key(event: MarketEvent) -> str:
+    """One event: its id, else its time and text."""
+    return event.event_id or f"{event.time_ns}:{event.text}"
+
+
 class NewsMarks(Series):
     """The price chart's event marks of env 0 (step, price, kind, colour, text), and the events not yet reached."""
 
     def __init__(self, maxlen: int) -> None:
         super().__init__(("step", "price", "kind", "colour", "text"), maxlen)
         self.pending: dict[str, MarketEvent] = {}
+        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    def first_time(self, event: MarketEvent) -> bool:
+        """False for an event read already: a live run's md.event comes twice, on the bus and in its publisher's log
+        (``Event.LOG_EVENT``). A release's published line (another text under the stub's id) is new."""
+        key = (news_key(event), event.text)
+        if key in self._seen:
+            return False
+        self._seen[key] = None
+        while len(self._seen) > MAX_SEEN:
+            self._seen.popitem(last=False)
+        return True
 
     def arrived(self, event: MarketEvent) -> str:
         """Keep ``event`` until env 0's clock reaches it; its line for the events table."""
-        self.pending.pop(event.event_id or f"{event.time_ns}:{event.text}", None)  # a published release replaces its stub
-        self.pending[event.event_id or f"{event.time_ns}:{event.text}"] = event
+        key = news_key(event)
+        self.pending.pop(key, None)  # a published release replaces its stub
+        self.pending[key] = event
         while len(self.pending) > MAX_PENDING:
             del self.pending[next(iter(self.pending))]
         return event_line(event)
@@ -62,3 +88,4 @@ class NewsMarks(Series):
     def clear(self) -> None:
         super().clear()
         self.pending.clear()
+        self._seen.clear()

@@ -37,6 +37,7 @@ from actors.dashboard.model import (AccountRules, ActorHealth, Decision, Event, 
 from actors.dashboard.news import NewsMarks
 from actors.dashboard.report import RunReport, read_report, report_file
 from actors.dashboard.walk import AccountWalk, HaltSpans
+from bus.messages import Event as MarketEventMessage
 from bus.messages import LoraRound, PolicyUpdate
 
 MAX_POINTS = 3000
@@ -53,7 +54,7 @@ PENDING_STEPS = 64
 """A step whose proposal, fusion decision and verdict have not all arrived after this many newer steps is dropped."""
 LEARNING_KEYS = ("approx_kl", "entropy_loss", "value_loss", "policy_gradient_loss", "loss", "explained_variance",
                  "clip_fraction", "mean_episode_return")
-LOGGED_MESSAGES = {message.LOG_EVENT: message for message in (PolicyUpdate, LoraRound)}
+LOGGED_MESSAGES = {message.LOG_EVENT: message for message in (PolicyUpdate, LoraRound, MarketEventMessage)}
 """The messages an actor also logs (their own fields under their LOG_EVENT): a finished run's log reads back as them."""
 LOG_EVENTS = {
     # event name -> kind shown in the events table (warnings and errors are shown whatever their name)
@@ -233,8 +234,9 @@ class DashboardState:
         self.equity.add(step, equity, equity - float(context.drawdown_buffer))
         self.account = live_account(context)
 
-    def _on_Event(self, msg) -> None:  # md.event: a line in the events table, a mark once env 0's clock reaches it
-        self._event("news", msg.source or "feed", self.news.arrived(msg))
+    def _on_Event(self, msg, stamp: str = "") -> None:  # md.event (bus or log): a line in the events table, a mark once env 0's clock reaches it
+        if self.news.first_time(msg):
+            self._event("news", msg.source or "feed", self.news.arrived(msg), stamp=stamp)
 
     def _on_EnvEpisode(self, msg) -> None:
         if msg.env_id == 0 and (closed := self.walk.episode_ended(msg.episode_id, msg.metrics)):

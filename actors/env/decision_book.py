@@ -131,6 +131,7 @@ class DecisionBook:
         return ThoughtUsed(
             action=action_name(llm_action), confidence=float(fusion.llm_confidences[row]), staleness_steps=int(fusion.llm_staleness[row]),
             reason=thought.reason if thought is not None else "(thought not received)", query_id=query_id,
+            news=tuple(thought.news) if thought is not None else None,
         )
 
     def keep_trade(self, step_index: int, env_id: int, trade, decision_steps: list[int]) -> None:

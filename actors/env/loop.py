@@ -388,6 +388,7 @@ class EnvLoop(LoopFigures, Actor):
         contexts = [MarketContext(**context) for context in self.batch.contexts(env_ids)]
         for event in self.event_replay.due([self.batch.envs[e].bar for e in env_ids]) if self.event_replay else ():
             self.publish(event)  # before the observation that makes it public
+            self.log.info(event.LOG_EVENT, **event.log_fields())  # a finished run's dashboard reads its events from the logs
         thought_steps = self.gate.newest_seen(env_ids) if self.gate is not None else []  # lockstep: the thoughts it waited for
         self._last_obs = EnvObs(env_ids=env_ids, episode_ids=self.batch.episode_ids(env_ids), step=self.step_index, obs=obs, masks=masks,
                                 contexts=contexts, thought_steps=thought_steps)

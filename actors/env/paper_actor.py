@@ -46,7 +46,7 @@ from actors.env.explain import VerdictRow
 from actors.env.live import PaperSession, SilenceWatch
 from actors.env.paper_recorder import PaperRecorder, trade_row
 from actors.env.pacing import LateVerdictWait, ThoughtGate, ThoughtTally, unused_thoughts_cause
-from actors.env.report import ReportInput, ReportTrade, window_events
+from actors.env.report import ReportInput, ReportTrade, headline_fields, window_events
 from actors.env.config import EnvSettings
 from bus.messages import Bar, EnvObs, EnvOutcome, Event, FusionDecision, LlmThought, MarketContext, RiskVerdict
 from runtime.actor import Actor
@@ -297,7 +297,7 @@ class PaperEnvActor(Actor):
             "step": pending.step, "bar_start_ns": pending.bar_start_ns, "action": ACTION_NAMES[row.action], "vetoed": row.vetoed,
             "reason": row.reason, "halt": row.halt, "rl_action": decision.rl_action, "rl_confidence": decision.rl_confidence,
             "llm": None if decision.thought is None else {"action": decision.thought.action, "confidence": decision.thought.confidence,
-                                                          "staleness_steps": decision.thought.staleness_steps, "reason": decision.thought.reason},
+                                                          "staleness_steps": decision.thought.staleness_steps, "reason": decision.thought.reason, "news": decision.thought.news},
             "fusion_method": decision.fusion_method, "bar_to_verdict_ms": pending.bar_to_verdict_ms,
         })
 
@@ -319,7 +319,7 @@ class PaperEnvActor(Actor):
         exit_decision = decisions.get(exit_step)
         self.book.trades.append(ReportTrade(trade=trade, entry=entry, exit=exit_decision, env_id=0))
         self.book.open_decisions[0] = {}
-        self.recorder.trade({**trade_row(closed), "entry_decision": entry, "exit_decision": exit_decision})
+        self.recorder.trade({**trade_row(closed), "entry_decision": entry, "exit_decision": exit_decision, **headline_fields(entry, self.book.events.values(), trade.entry_ns)})
         self.publish(EnvOutcome(
             env_id=0, episode_id=closed.episode_id, trade_id=trade.trade_id, side=trade.side, contracts=trade.contracts,
             entry_ns=trade.entry_ns, exit_ns=trade.exit_ns, entry_price=trade.entry_price, exit_price=trade.exit_price,

@@ -32,7 +32,7 @@ from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
 from actors.jobs.evaluation.evidence import REGIME_RULE, summarise
-from actors.jobs.evaluation.ledger import LedgerError, append_trials, config_hash, current_commit, ledger_path, read_trials, utc_now
+from actors.jobs.evaluation.ledger import append_trials, config_hash, current_commit, ledger_path, read_trials_or_stop, utc_now
 from actors.jobs.evaluation.trials import ledger_trials, walk_forward_records
 from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
@@ -179,11 +179,7 @@ def mode_evaluate(args: argparse.Namespace) -> int:
 
 
 def _read_ledger(path: Path) -> list:
-    try:
-        return read_trials(path)
-    except LedgerError as error:
-        raise JobError(f"{error}\n(run.trials_path names the ledger; the deflated Sharpe needs every trial, so evaluate "
-                       "stops rather than count fewer)") from None
+    return read_trials_or_stop(path, "evaluate")
 
 
 def _json_ready(value):

@@ -7,7 +7,10 @@
 3. ``3-backtest``: the trained policy on the held-out test days at full speed (no thoughts arrive in
    time at that pace: the report says so through its query rate). Of phase 1's and phase 2's policies it is
    the one whose decisions net more on the validation days (``choose_policy``), and its evidence table adds
-   the decisions alone (no risk stage) against the best momentum rule, with an interval (issue 18).
+   the decisions alone (no risk stage) against the best momentum rule, with an interval (issue 18). Its test days go
+   into the trials ledger, and its deflated Sharpe counts every policy trial there on the market, as evaluate's does
+   (actors/jobs/main_ledger.py); it prints evaluate's success table (actors/jobs/main_evidence.py) and the market's
+   calibration beside real NQ.
 4. ``4-lockstep-backtest``: a slice of the test days in lockstep, where every decision has a thought.
 
 In phase 2 the LoRA trainer actor runs beside the loop (``--no-lora`` leaves it out): it stores each
@@ -32,11 +35,15 @@ from actors.jobs.common import JobResult, configure, format_table
 from actors.jobs.config import Config
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
-from actors.jobs.evaluation.backtest_evidence import backtest_evidence_rows, choose_on_validation
+from actors.jobs.evaluation.backtest_evidence import backtest_evidence_rows, choose_on_validation, play_floors
 from actors.env.factory import load_dataset
 from actors.jobs.evaluation.calibration import market_lines
 from actors.jobs.lockstep import lockstep_backtest
 from actors.jobs.train import MAIN_STAGES, policy_checkpoint, run_training, train_settings, training_summary
+from actors.jobs.evaluate import evidence_lines, success_lines
+from actors.jobs.main_evidence import phase3_success_rows, success_summary
+from actors.jobs.evaluation.ledger import current_commit, ledger_path, read_trials_or_stop
+from actors.jobs.main_ledger import record_phase3
 from actors.policy import checkpoint_steps, latest_checkpoint
 from bus.messages import LlmThought, LoraAdapter
 from runtime.supervisor import EXIT_OK
@@ -138,6 +145,8 @@ def mode_main(args: argparse.Namespace) -> int:
     data = data_settings(args)
     base = configure(args, data)
     root = main_root(args, base)
+    read_trials_or_stop(ledger_path(base.run), "main")  # a corrupt trials ledger stops the job now, not after its training
+    commit = current_commit()
 
     train_config = configure(args, {**data, **phase1_settings(args), **RL_ONLY}, [TRAIN])
     train = run_training(train_config, args, root / MAIN_STAGES["train"])
@@ -156,17 +165,25 @@ def mode_main(args: argparse.Namespace) -> int:
                              + (", the LoRA trainer beside it" if learn else "")))
 
     lora = published_adapter_settings(hybrid_config, hybrid.run_dir.path) if learn else {}
-    checkpoint, other_policy = choose_policy(args, data, {
-        PHASE1_POLICY: latest_checkpoint(train.run_dir.path), PHASE2_POLICY: policy_checkpoint(hybrid.run_dir.path)})
+    candidates = {PHASE1_POLICY: latest_checkpoint(train.run_dir.path), PHASE2_POLICY: policy_checkpoint(hybrid.run_dir.path)}
+    checkpoint, other_policy = choose_policy(args, data, candidates)
     fusion = trained_fusion_settings(hybrid.run_dir.path)
     backtest_config = configure(args, {**data, **backtest_settings(checkpoint, args.data), **fusion}, [BACKTEST])
     result, metrics = run_backtest(backtest_config, args, root / MAIN_STAGES["backtest"])
     print()
     print_backtest(result, metrics, backtest_config)
+    session_pnl = backtest_session_pnl(result, backtest_config)
+    chosen = next((name for name, path in candidates.items() if path == checkpoint), PHASE2_POLICY)
+    trials = record_phase3(backtest_config, train_config, session_pnl, checkpoint, chosen, commit)
+    floors = play_floors(backtest_config)
     print()
-    print(format_table(backtest_evidence_rows(backtest_config, metrics, backtest_session_pnl(result, backtest_config), other_policy,
-                                              policy_checkpoint=checkpoint),
+    print(format_table(backtest_evidence_rows(backtest_config, metrics, session_pnl, other_policy, policy_checkpoint=checkpoint,
+                                              deflation=trials, floors=floors),
                        "evidence: the same test bars played by the floors and the oracle (same env, costs, risk rules)"))
+    print()
+    print("\n".join(evidence_lines(trials)))
+    print("\nsuccess table (the seeds' targets, as bin/run evaluate reports them):\n")
+    print("\n".join(success_lines(success_summary(phase3_success_rows(metrics, floors[1].get("oracle"), trials)))))
     print()
     print("\n".join(market_lines(backtest_config, load_dataset(backtest_config))))
 

@@ -1,4 +1,5 @@
-"""Mode train: the policy learns inside the full decision loop; the job prints the training summary."""
+"""Mode train: the policy learns inside the full decision loop; the job prints the training summary, then scores the
+trained policy on the validation days and appends that trial to the trials ledger (actors/jobs/train_ledger.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from actors import ENV, POLICY
 from actors.common.figures import labelled
 from actors.jobs.common import JobError, JobResult, configure, format_table, run_job
 from actors.jobs.config import Config
+from actors.jobs.evaluation.ledger import current_commit, ledger_path, read_trials_or_stop
 from actors.jobs.presets import TRAIN
+from actors.jobs.train_ledger import record_training
 from actors.policy import CheckpointNotFound, find_checkpoint, latest_checkpoint
 from bus.messages import Message
 from runtime.rundir import CONFIG_FILE
@@ -109,6 +112,13 @@ def training_summary(result: JobResult) -> list[tuple[str, Any]]:
 
 def mode_train(args: argparse.Namespace) -> int:
     config = configure(args, train_settings(args), [TRAIN])
+    ledger = ledger_path(config.run)
+    read_trials_or_stop(ledger, "train")  # a corrupt ledger stops the run now, not after the training
+    commit = current_commit()  # the code that trains (a commit made meanwhile is not it)
     result = run_training(config, args, args.run_dir)
     print(format_table(training_summary(result), "training summary"))
+    record = record_training(config, result.run_dir.path, commit)
+    if record is not None:
+        print(f"\ntrials ledger {ledger}: {record.variant} on {record.market}, {record.params['days']} out-of-sample day(s) "
+              f"recorded (scored: {record.params['scored']})")
     return EXIT_OK

@@ -217,7 +217,8 @@ class ReasonerActor(Actor):
         self.publish(message)
         self.log.info("thought", env_id=message.env_id, step_seen=message.step_seen, query_id=message.query_id,
                       action=ACTION_NAMES[message.action], confidence=round(message.confidence, 3), reason=message.reason[:120],
-                      latency_ms=round(message.latency_ms), cached=message.cached, memo=message.memo, fallback=message.fallback)
+                      latency_ms=round(message.latency_ms), cpu_ms=0 if thought.cached else round(thought.cpu_secs * 1000.0),
+                      cached=message.cached, memo=message.memo, fallback=message.fallback)
         self.counters["thoughts_cached" if thought.cached else "thoughts_generated"] += 1
         if thought.fallback:
             self.counters["parse_fallbacks"] += 1
@@ -237,6 +238,7 @@ class ReasonerActor(Actor):
         # the close below does not wait behind a whole thought (and the supervisor's SIGTERM).
         core.abort()
         self._thinking.cancel()  # no new thought starts
+        self.log.info("reasoner_stats", final=True, **{k: round(v, 4) for k, v in core.gauges().items()})  # the run's whole figures
         # Through the worker: the model closes after the aborted call has returned, never under it.
         await self.in_worker(core.close)
 
@@ -268,6 +270,8 @@ def thought_message(finished: FinishedThought) -> LlmThought:
         cached=thought.cached,
         memo=thought.memo,
         fallback=thought.fallback,
+        news=list(thought.news),
+        news_ids=list(thought.news_ids),
     )
 
 

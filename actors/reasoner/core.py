@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from actors.common.events import MarketEvent
-from actors.common.llm.news import EventBook, context_minute, news_line
+from actors.common.llm.news import EventBook, context_minute, event_text, news_line
 from actors.reasoner.cache import ThoughtCache
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.engine import ChatEngine
@@ -118,6 +118,8 @@ class ReasonerCore:
         news = news_line(self.events, now, *self._news_shape)
         if news:
             context = {**context, "news": news}
+        window, _, max_items = self._news_shape
+        read = self.events.recent(now, window)[:max_items] if news else []  # the events news_line printed, newest first
         self._busy_envs.add(env_id)
         self.pending.put(
             ThoughtRequest(
@@ -127,6 +129,7 @@ class ReasonerCore:
                 obs=np.array(obs, dtype=np.float32, copy=True),
                 mask=tuple(bool(m) for m in mask),
                 context=dict(context),
+                news=tuple((event.event_id, event_text(event)) for _, event in read),
             )
         )
         return True
@@ -237,6 +240,9 @@ class ReasonerCore:
     # ---- internals
 
     def _finish(self, request: ThoughtRequest, thought: Thought) -> FinishedThought:
+        # The events this request's prompt read (a cached or memo thought was made from the same news line: its key holds it).
+        thought = dataclasses.replace(thought, news=tuple(text for _, text in request.news),
+                                      news_ids=tuple(event_id for event_id, _ in request.news))
         self.stats.published_thought(thought)
         self.thoughts_with_news += bool(request.context.get("news"))
         self._busy_envs.discard(request.env_id)

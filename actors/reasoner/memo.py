@@ -54,7 +54,7 @@ class ThoughtMemo:
             return None
         self.hits += 1
         self._entries.move_to_end(key)
-        return dataclasses.replace(thought, memo=True, latency_ms=0.0, prompt_tokens=0, reused_prompt_tokens=0,
+        return dataclasses.replace(thought, memo=True, latency_ms=0.0, cpu_secs=0.0, prompt_tokens=0, reused_prompt_tokens=0,
                                    generated_tokens=0, generation_secs=0.0)
 
     def put(self, key: MemoKey, thought: Thought) -> None:

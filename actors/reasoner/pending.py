@@ -26,6 +26,8 @@ class ThoughtRequest:
     """float32 [261] (a copy, not a view into the batch)."""
     mask: tuple[bool, ...]
     context: Mapping[str, Any]
+    news: tuple[tuple[str, str], ...] = ()
+    """(event id, text) of the events the prompt's {news} line shows, newest first: recorded on the thought."""
 
 
 class PendingObservations:

@@ -8,6 +8,7 @@ every step, which is the baseline the benchmark compares against.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -74,7 +75,7 @@ class Thinker:
         most = getattr(self.engine, "max_sequences", len(states))
         if len(states) > most:
             return [t for start in range(0, len(states), most) for t in self._think_many(states[start : start + most])]
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         # Swaps fall between thoughts (the same worker thread runs both): this is the version used throughout.
         adapter_version = self.engine.adapter_version
         fields = [prompt_fields(context, mask) for context, mask in states]
@@ -83,9 +84,10 @@ class Thinker:
             texts, completions = self._single_shot(fields, grammars)
         else:
             texts, completions = self._four_steps(fields, grammars)
-        elapsed_secs = time.perf_counter() - started
+        elapsed_secs, cpu_secs = time.perf_counter() - started, time.process_time() - cpu_started
         return [
-            self._thought(text, done, self.parser.parse(text["decide"], mask), elapsed_secs, adapter_version)
+            dataclasses.replace(self._thought(text, done, self.parser.parse(text["decide"], mask), elapsed_secs, adapter_version),
+                                cpu_secs=cpu_secs)
             for text, done, (_, mask) in zip(texts, completions, states)
         ]
 

@@ -31,3 +31,11 @@ class Thought:
     cached: bool = False
     memo: bool = False
     """True when this is the model's earlier answer to the exact same prompt (actors/reasoner/memo.py)."""
+    cpu_secs: float = 0.0
+    """CPU time of this process while it was made (with n_threads = 1 about its wall time on a core of its own: what
+    a thought costs a quiet machine when a loaded one stretches latency_ms)."""
+    news: tuple[str, ...] = ()
+    """The texts of the events its prompt's {news} line read, newest first (() without news): what a trade's row
+    shows as the headline behind its entry (actors/env/report/)."""
+    news_ids: tuple[str, ...] = ()
+    """Their event ids, in the same order ('' for an event sent without one)."""

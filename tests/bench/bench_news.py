@@ -10,9 +10,15 @@ Sections (``--sections``, default all):
   event-bar prompts of a news market's LoRA history (actors/lora/history.py: the bar's tape and its news line),
   against their hindsight label: match rate and hindsight $ a prompt beside the keyword rule on the same prompts,
   the trend word alone, always-HOLD and the label (the oracle of the barrier).
-- lockstep: the real processes in lockstep (env.thought_lag_steps = 1) on the news market, reasoner.think_on =
-  every_bar against news: loop steps/s, the share of decisions with a thought at most 1 step old (the latest
-  thought), staleness, the reasoner's thoughts made and carried.
+- lockstep: the real processes (env, policy, reasoner, fusion, risk) in lockstep (env.thought_lag_steps = 1) on the news
+  market from a session's open, reasoner.think_on = every_bar (``--every-bar-steps``: every bar waits for a thought, its
+  pace is steady) against news (``--loop-steps``, 390 = the whole session with its events; one run per
+  ``--think-every-bars`` value): loop steps/s, the share of decisions with a thought at most 1 step old (the latest
+  thought), the thought's age in bars (fusion's staleness plus a carried answer's age), model thoughts per bar and
+  seconds a thought, why the reasoner thought, and the loop's time split: waiting for the model against the rest (ms a
+  step), with the seconds a thought may take for 10 steps/s at that share of bars thought about, and the pace projected
+  to quiet cores: each thought at the reasoner's CPU time for it (one llama.cpp thread: its wall time on a core of its
+  own), the rest as measured.
 """
 
 from __future__ import annotations
@@ -113,22 +119,81 @@ def _fresh_text(news: str) -> str:
     return text if ago in ("0", "60") else ""
 
 
-def section_lockstep(args: argparse.Namespace) -> None:
-    from tests.bench.bench_lockstep import loop_settings, run_loop
+def lockstep_settings(think_on: str, steps: int, args: argparse.Namespace, every_bars: int = 10) -> dict:
+    """The lockstep loop (1 env, single shot, env.thought_lag_steps = 1) on the news market from a session's open (a
+    full session is 390 bars, with its releases and headlines), think_on and think_every_bars as given."""
+    from tests.bench.bench_lockstep import loop_settings
 
+    return {**loop_settings(1, "single_shot", 1, steps, args.threads), "data.scenario": "news", "env.episode_start": "session_open",
+            "env.episode_bars": 390, "reasoner.think_on": think_on, "reasoner.think_every_bars": every_bars,
+            "reasoner.max_decide_tokens": args.decide_tokens}
+
+
+def lockstep_figures(figures: dict, steps: int) -> dict[str, float]:
+    """The loop's figures (tests/bench/bench_lockstep.py run_loop) with the reasoner's log read: thoughts the model made
+    (per bar, seconds each), the carried answers' age, why it thought (think_on = news), and the loop's time split."""
+    import json
+
+    thought_secs, cpu_secs, stats = [], [], {}
+    for line in figures["reasoner_log"].read_text().splitlines():
+        record = json.loads(line)
+        if record.get("event") == "thought" and not record.get("cached"):
+            thought_secs.append(record["latency_ms"] / 1000.0)
+            cpu_secs.append(record.get("cpu_ms", 0) / 1000.0)
+        elif record.get("event") == "reasoner_stats":
+            stats = record  # the last one: logged once more as the reasoner stops
+    steps = max(steps - 1, 1)  # timed from the first decision (bench_lockstep.run_loop)
+    elapsed = steps / max(figures["steps_per_sec"], 1e-9)
+    waited = figures["wait_share"] * elapsed
+    carried, carried_age = stats.get("thoughts_carried", 0.0), stats.get("mean_carried_age_bars", 0.0)
+    thoughts_per_bar = len(thought_secs) / steps
+    rest_per_step = (elapsed - waited) / steps
+    return {
+        "steps_per_sec": figures["steps_per_sec"], "latest_share": figures.get("lag_query_rate", 0.0),
+        # bars between the market state the model read and the decision: fusion's staleness, plus a carried answer's age
+        "age_mean": figures["staleness_mean"] + carried * carried_age / steps,
+        "carried_age_max": stats.get("max_carried_age_bars", 0.0),
+        "thoughts_per_bar": thoughts_per_bar, "secs_per_thought": float(np.mean(thought_secs)) if thought_secs else 0.0,
+        "cpu_secs_per_thought": float(np.mean(cpu_secs)) if cpu_secs else 0.0,
+        "wait_share": figures["wait_share"], "rest_ms_per_step": 1000.0 * rest_per_step,
+        # the seconds a thought may take for the loop to make 10 steps/s at this share of bars thought about
+        "thought_secs_for_10": (0.1 - rest_per_step) / thoughts_per_bar if thoughts_per_bar else float("inf"),
+        # a quiet machine's pace: the loop's rest as measured (no better on idle cores) and each thought at its CPU time
+        "projected_steps_per_sec": 1.0 / (rest_per_step + thoughts_per_bar * float(np.mean(cpu_secs or [0.0]))),
+        "triggers": {reason: int(stats.get(f"think_on_{reason}", 0)) for reason in ("first", "event", "position", "interval")},
+    }
+
+
+def lockstep_rows(name: str, figures: dict[str, float]) -> list[tuple[str, str, str, str, str]]:
+    triggers = figures["triggers"]
+    return [
+        (f"{name}: loop steps/s", f"{figures['steps_per_sec']:.2f}", "", "", ">= 10"),
+        (f"{name}: decisions with the latest thought (<= 1 step old)", f"{figures['latest_share']:.1%}", "", "", ">= 99%"),
+        (f"{name}: thought age, bars since the model read the market (mean; max carried)",
+         f"{figures['age_mean']:.2f}; {figures['carried_age_max']:.0f}", "", "", ""),
+        (f"{name}: model thoughts per bar", f"{figures['thoughts_per_bar']:.3f}", "", "", ""),
+        (f"{name}: seconds a thought (wall / CPU of the reasoner)", f"{figures['secs_per_thought']:.2f} / {figures['cpu_secs_per_thought']:.2f}",
+         "", "", ""),
+        (f"{name}: time split, waiting for the model / the rest (ms a step)",
+         f"{figures['wait_share']:.1%} / {figures['rest_ms_per_step']:.1f} ms", "", "", ""),
+        (f"{name}: seconds a thought may take for 10 steps/s", f"{figures['thought_secs_for_10']:.2f}", "", "", ""),
+        (f"{name}: loop steps/s projected to quiet cores (each thought at its CPU time)", f"{figures['projected_steps_per_sec']:.2f}",
+         "", "", ">= 10"),
+        *([(f"{name}: thoughts asked for: first / event / position / interval",
+            " / ".join(str(triggers[k]) for k in ("first", "event", "position", "interval")), "", "", "")] if sum(triggers.values()) else []),
+    ]
+
+
+def section_lockstep(args: argparse.Namespace) -> None:
+    from tests.bench.bench_lockstep import run_loop
+
+    runs = [("every_bar", args.every_bar_steps, 10)] + [("news", args.loop_steps, int(n)) for n in args.think_every_bars.split(",")]
     table = []
-    for think_on in ("every_bar", "news"):
-        settings = {**loop_settings(1, "single_shot", 1, args.loop_steps, args.threads), "data.scenario": "news",
-                    "reasoner.think_on": think_on}
-        figures = run_loop(settings)
-        table += [
-            (f"think_on {think_on}: loop steps/s", f"{figures['steps_per_sec']:.2f}", "", "", ">= 10"),
-            (f"think_on {think_on}: decisions with the latest thought (<= 1 step old)", f"{figures.get('lag_query_rate', 0.0):.1%}",
-             "", "", ">= 99%"),
-            (f"think_on {think_on}: staleness mean (steps)", f"{figures['staleness_mean']:.2f}", "", "", ""),
-            (f"think_on {think_on}: reasoner thoughts/s of generation", f"{figures['reasoner_thoughts_per_sec']:.2f}", "", "", ""),
-        ]
-    print_table(f"lockstep on the news market: 1 env, single shot, {args.loop_steps} steps, think_on every_bar vs news", table)
+    for think_on, steps, every_bars in runs:
+        name = think_on if think_on == "every_bar" else f"news, think_every_bars {every_bars}"
+        table += lockstep_rows(name, lockstep_figures(run_loop(lockstep_settings(think_on, steps, args, every_bars)), steps))
+    print_table(f"lockstep on the news market from a session's open: 1 env, single shot, every_bar {args.every_bar_steps} steps, "
+                f"news {args.loop_steps} steps, n_threads {args.threads}, max_decide_tokens {args.decide_tokens}", table)
 
 
 SECTIONS: dict[str, Section] = {"floors": section_floors, "model": section_model, "lockstep": section_lockstep}
@@ -140,8 +205,12 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=120, help="floors and model: days of each market")
     parser.add_argument("--seed", type=int, default=0, help="model: the market's seed")
     parser.add_argument("--prompts", type=int, default=50, help="model: event-bar prompts")
-    parser.add_argument("--loop-steps", type=int, default=200, help="lockstep: loop steps per run")
-    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads")
+    parser.add_argument("--loop-steps", type=int, default=390, help="lockstep: loop steps of each think_on = news run (390: a session)")
+    parser.add_argument("--every-bar-steps", type=int, default=40,
+                        help="lockstep: loop steps of the think_on = every_bar run (every bar waits for a thought: its pace is steady)")
+    parser.add_argument("--think-every-bars", default="10,30", help="lockstep: comma list of reasoner.think_every_bars, a news run each")
+    parser.add_argument("--decide-tokens", type=int, default=32, help="lockstep: reasoner.max_decide_tokens")
+    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (reasoner.n_threads)")
     run_sections(parser, SECTIONS)
 
 

@@ -5,7 +5,7 @@ Two writers (writers.py):
   x axes (price with entry/exit markers, equity and drawdown, P&L per session; halted periods shaded),
   the evaluation accounts, where entries went, warnings, the market events of the window (the news market's
   releases and headlines: lines and markers on the price chart, a table), and a trades table where every row
-  shows the decision behind its entry and exit and the latest news before its entry. report.html carries the same with its images inline (base64 data
+  shows the decision behind its entry and exit and the headline its entry's thought read. report.html carries the same with its images inline (base64 data
   URIs): it opens from a file, with no network.
 - ``write_report(out_dir, equity_curve, trades, metrics, ...)``: the short form (metrics table, equity.png
   against bar numbers) for runs without per-bar times, e.g. the training episodes.
@@ -21,10 +21,10 @@ This module names the package's public surface; matplotlib loads only when a cha
 
 from __future__ import annotations
 
-from actors.env.report.events import window_events
+from actors.env.report.events import headline_fields, window_events
 from actors.env.report.labels import entries_sentence, et_text, format_metrics_table, participation_rows
 from actors.env.report.model import ReportInput, ReportTrade, ThoughtUsed, TradeDecision
 from actors.env.report.writers import write_backtest_report, write_report
 
 __all__ = ["ReportInput", "ReportTrade", "ThoughtUsed", "TradeDecision", "entries_sentence", "et_text", "format_metrics_table",
-           "participation_rows", "window_events", "write_backtest_report", "write_report"]
+           "headline_fields", "participation_rows", "window_events", "write_backtest_report", "write_report"]

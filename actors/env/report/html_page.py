@@ -12,7 +12,7 @@ import numpy as np
 
 from actors.env.report.labels import (EVALUATION_HEADER, STATISTICS_BASIS, DecisionStyle, entries_sentence, et_text, evaluation_rows,
                                       evaluation_summary, funnel_rows, halt_rows, metric_rows, participation_rows, render_decision)
-from actors.env.report.events import NEWS_WINDOW_MINUTES, event_rows, headline_before
+from actors.env.report.events import FROM_THOUGHT, NEWS_WINDOW_MINUTES, entry_headline, event_rows, headline_cell, shows_news
 from actors.env.report.model import ReportInput, ReportTrade, TradeDecision
 
 HTML_TRADES = 2000
@@ -67,27 +67,27 @@ def _html_decision(decision: TradeDecision | None) -> str:
 def _html_trades(trades: Sequence[ReportTrade], events: Sequence = ()) -> str:
     if not trades:
         return "<p>No closed trades.</p>"
-    rows = []
+    rows, news_column = [], shows_news(trades, events)
     for item in list(trades)[-HTML_TRADES:]:
         trade = item.trade
         outcome = "win" if trade.pnl_usd > 0 else "loss"
         rows.append([
             _e(trade.trade_id), _e(item.env_id), "long" if trade.side > 0 else "short", _e(et_text(trade.entry_ns)), f"{trade.entry_price:,.2f}",
             _e(et_text(trade.exit_ns)), f"{trade.exit_price:,.2f}", f"<span class=\"{outcome}\">{trade.pnl_usd:,.2f}</span>",
-            _e(trade.bars_held), _e(trade.exit_reason), _html_decision(item.entry), *_html_headline(events, trade.entry_ns), _html_decision(item.exit),
+            _e(trade.bars_held), _e(trade.exit_reason), _html_decision(item.entry), *([_html_headline(item, events)] if news_column else []), _html_decision(item.exit),
         ])
     header = ["trade", "env", "side", "entry (ET)", "entry", "exit (ET)", "exit", "P&L ($)", "bars", "exit reason", "entry decision",
-              *(["news before entry"] if events else []), "exit decision"]
+              *(["news its entry read"] if news_column else []), "exit decision"]
     note = f"<p class=\"muted\">the last {HTML_TRADES} of {len(trades)} trades</p>" if len(trades) > HTML_TRADES else ""
     return note + _html_table(header, rows, numeric=(0, 1, 4, 6, 7, 8))
 
 
-def _html_headline(events: Sequence, entry_ns: int) -> list[str]:
-    """The news cell (none without events): the latest event a prompt could hold at the entry."""
-    if not events:
-        return []
-    text = headline_before(events, entry_ns)
-    return [f"<span class=\"headline\">{_e(text)}</span>" if text else f"<span class=\"muted\">none in {NEWS_WINDOW_MINUTES} min</span>"]
+def _html_headline(item: ReportTrade, events: Sequence) -> str:
+    """The news cell: the headline the entry's thought read, else the news window's guess (marked)."""
+    headline, source = entry_headline(item.entry, events, item.trade.entry_ns)
+    if not headline:
+        return "<span class=\"muted\">none read</span>" if source == FROM_THOUGHT else f"<span class=\"muted\">none in {NEWS_WINDOW_MINUTES} min</span>"
+    return f"<span class=\"headline\">{_e(headline_cell(headline, source))}</span>"
 
 
 def _html_events(events: Sequence) -> str:
@@ -128,8 +128,9 @@ def html_document(out: Path, data: ReportInput, metrics: dict[str, float], warni
     parts.append("<h2>Halted bars</h2>" + (_html_table(["rule", "bars", "share of bars"], [[_e(r), f"{c:,}", _e(s)] for r, c, s in halts], numeric=(1, 2))
                                            if halts else "<p>No entry-veto rule halted trading.</p>"))
     parts.append(_html_events(data.events))
-    news_note = (f"<p class=\"muted\">news before entry: the latest event public at the entry and at most {NEWS_WINDOW_MINUTES} min old "
-                 "(the reasoner's default news window; a thought does not record which events its prompt held).</p>") if data.events else ""
+    news_note = ("<p class=\"muted\">news its entry read: the newest event the entry's thought read (its prompt's news line); where "
+                 f"that thought did not reach the env, the latest event public at the entry and at most {NEWS_WINDOW_MINUTES} min old, "
+                 "marked.</p>") if shows_news(data.trades, data.events) else ""
     parts.append(f"<h2>Trades ({len(data.trades)})</h2>" + news_note + _html_trades(data.trades, data.events))
     body = "\n".join(parts)
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{_e(data.title)}</title>"

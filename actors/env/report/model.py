@@ -24,6 +24,9 @@ class ThoughtUsed:
     staleness_steps: int
     reason: str
     query_id: str
+    news: tuple[str, ...] | None = None
+    """The texts of the events the thought's prompt read, newest first (() it read none); None when the thought
+    itself did not reach the env, so what it read is unknown."""
 
 
 @dataclass(frozen=True)

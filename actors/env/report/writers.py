@@ -16,7 +16,7 @@ from actors.env.report.charts import plot_bar_equity, plot_equity, plot_price, p
 from actors.env.report.html_page import html_document
 from actors.env.report.labels import (EVALUATION_HEADER, STATISTICS_BASIS, decision_text, entries_sentence, et_text, evaluation_rows,
                                       evaluation_summary, format_metrics_table, funnel_rows, halt_rows, participation_markdown)
-from actors.env.report.events import NEWS_WINDOW_MINUTES, event_rows, headline_before
+from actors.env.report.events import NEWS_WINDOW_MINUTES, entry_headline, event_rows, headline_cell, headline_fields, shows_news
 from actors.env.report.model import ReportInput, ReportTrade
 from actors.env.statistics import MIN_SESSIONS, MIN_TRADES, session_returns
 
@@ -40,7 +40,7 @@ def _trade_record(item: ReportTrade, events: Sequence = ()) -> dict[str, Any]:
         "entry_price": trade.entry_price, "exit_price": trade.exit_price, "pnl_usd": trade.pnl_usd, "bars_held": trade.bars_held,
         "exit_reason": trade.exit_reason,
         "entry_decision": asdict(item.entry) if item.entry else None, "exit_decision": asdict(item.exit) if item.exit else None,
-        "entry_headline": headline_before(events, trade.entry_ns),
+        **headline_fields(item.entry, events, trade.entry_ns),
     }
 
 
@@ -60,15 +60,17 @@ def _markdown_events(events: Sequence) -> list[str]:
 def _markdown_trades(trades: Sequence[ReportTrade], events: Sequence = ()) -> list[str]:
     if not trades:
         return ["No closed trades."]
-    news = " news before entry |" if events else ""
+    news_column = shows_news(trades, events)
+    news = " news its entry read |" if news_column else ""
     rows = [f"| trade | side | entry (ET) | entry | exit (ET) | exit | P&L ($) | bars | exit reason | entry decision |{news} exit decision |",
-            "| ---: | :---: | --- | ---: | --- | ---: | ---: | ---: | --- | --- |" + (" --- |" if events else "") + " --- |"]
+            "| ---: | :---: | --- | ---: | --- | ---: | ---: | ---: | --- | --- |" + (" --- |" if news_column else "") + " --- |"]
     for item in list(trades)[-MARKDOWN_TRADES:]:
         trade = item.trade
         side = "long" if trade.side > 0 else "short"
         cells = [str(trade.trade_id), side, et_text(trade.entry_ns), f"{trade.entry_price:,.2f}", et_text(trade.exit_ns),
                  f"{trade.exit_price:,.2f}", f"{trade.pnl_usd:,.2f}", str(trade.bars_held), trade.exit_reason,
-                 decision_text(item.entry), *([headline_before(events, trade.entry_ns) or "-"] if events else []), decision_text(item.exit)]
+                 decision_text(item.entry), *([headline_cell(*entry_headline(item.entry, events, trade.entry_ns))] if news_column else []),
+                 decision_text(item.exit)]
         rows.append("| " + " | ".join(cell.replace("|", "/").replace("\n", " ") for cell in cells) + " |")
     return rows
 
@@ -145,8 +147,8 @@ def _markdown(data: ReportInput, metrics: dict[str, float], warnings: list[str],
               if halts else ["No entry-veto rule halted trading."])
     lines += ["", *_markdown_events(data.events)]
     if data.events:
-        lines += [f"News before entry: the latest event public at the entry and at most {NEWS_WINDOW_MINUTES} min old (the reasoner's "
-                  "default news window; a thought does not record which events its prompt held).", ""]
+        lines += ["News its entry read: the newest event the entry's thought read (its prompt's news line); where that thought did not "
+                  f"reach the env, the latest event public at the entry and at most {NEWS_WINDOW_MINUTES} min old, marked.", ""]
     lines += [f"## Trades (last {min(len(data.trades), MARKDOWN_TRADES)} of {len(data.trades)})", "", *_markdown_trades(data.trades, data.events), ""]
     return "\n".join(lines)
 

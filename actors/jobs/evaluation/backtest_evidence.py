@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from actors.jobs.evaluation.evidence import DSR_TARGET, ORACLE_SHARE_TARGET, band_side, verdict_at_least, verdict_between
-from actors.jobs.evaluation.floors import MOMENTUM, REGIME_RULE, chosen_floors, fit_floors_on_split
+from actors.jobs.evaluation.evidence import DSR_TARGET, ORACLE_SHARE_TARGET, _dsr_verdict, band_side, verdict_at_least, verdict_between
+from actors.jobs.evaluation.floors import MOMENTUM, REGIME_RULE, FloorChoice, chosen_floors, fit_floors_on_split
 from actors.jobs.evaluation.significance import bootstrap_mean_interval, probabilistic_sharpe
 
 
@@ -42,12 +42,15 @@ def choose_on_validation(config, candidates: dict[str, Path]) -> tuple[str, list
 
 def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[float],
                            other_policy: tuple[str, Path] | None = None,
-                           policy_checkpoint: Path | None = None) -> list[tuple[str, str]]:
+                           policy_checkpoint: Path | None = None, deflation: dict | None = None,
+                           floors: PlayedFloors | None = None) -> list[tuple[str, str]]:
     """The full-speed backtest beside the floors and the oracle on the same bars, and its verdicts (the main job's evidence).
 
     ``metrics``: the backtest's figures (net_pnl_usd, win rate and Sharpe with their intervals); ``session_pnl``: its
-    P&L per session, in time order (the report's ``session_pnl``). One backtest is one variant, so its deflated Sharpe
-    is the probabilistic Sharpe against zero (one trial); the walk-forward of ``bin/run evaluate`` counts them all.
+    P&L per session, in time order (the report's ``session_pnl``). ``deflation``: the deflated Sharpe with the trials
+    ledger's N and V (``evidence.deflation``; the main job passes it); without it one backtest is one trial, and its
+    deflated Sharpe the probabilistic Sharpe against zero. ``floors``: ``play_floors(config)`` when the caller has
+    played them already (the main job's success table reads the oracle's net too), else they are played here.
     ``other_policy``: (label, checkpoint) of the candidate the validation days did not choose, played frozen on the
     same bars, so that what the choice was worth is one row away. ``policy_checkpoint``: the backtested policy, played
     again without the risk stage beside the momentum rule (``decisions_alone_rows``). The momentum lookback and the
@@ -56,10 +59,8 @@ def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[
     from actors.env.factory import load_dataset
     from actors.jobs.evaluation.chain import frozen_checkpoint_decide, play_window
 
-    dataset = load_dataset(config)
-    split = dataset.split(config.env.split)
-    choice = fit_floors_on_split(config, dataset.split("train"))  # chosen like the policy: on its training days
-    nets = {name: play_window(config, split, decide).net_pnl for name, decide in chosen_floors(choice, dataset.hidden_regime, 0).items()}
+    split = load_dataset(config).split(config.env.split)
+    choice, nets = floors or play_floors(config)
     best = MOMENTUM
     policy_net_pnl = float(metrics.get("net_pnl_usd", 0.0))
     rows = [("policy net P&L ($)", f"{policy_net_pnl:,.0f}")]
@@ -74,10 +75,7 @@ def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[
     rows.append(("beats the momentum rule", "yes" if policy_net_pnl > nets[best] else "no"))
     if REGIME_RULE in nets:
         rows.append(("beats the regime rule (a threshold on its market-regime feature)", "yes" if policy_net_pnl > nets[REGIME_RULE] else "no"))
-    days = np.asarray(session_pnl, dtype=np.float64)
-    psr = probabilistic_sharpe(days) if len(days) >= 3 else float("nan")
-    rows.append((f"deflated-Sharpe probability, 1 trial (target >= {DSR_TARGET})",
-                 f"{psr:.3f}: {'met' if psr >= DSR_TARGET else 'not met'}" if math.isfinite(psr) else "n/a (fewer than 3 sessions or no variation)"))
+    rows.append(_deflated_sharpe_row(session_pnl, deflation))
     win_rate = _figure(metrics, "win_rate")
     side = band_side(win_rate[1], win_rate[2], 0.58, 0.62)
     rows.append((f"win rate {_interval_text(metrics, 'win_rate')} (target 0.58-0.62)",
@@ -88,6 +86,33 @@ def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[
                                      f"momentum_{choice.momentum_lookback}")
     rows.append(("intervals over folds and seeds, PBO, SPA", "bin/run evaluate (walk-forward; one backtest is one sample)"))
     return rows
+
+
+PlayedFloors = tuple[FloorChoice, dict[str, float]]
+
+
+def play_floors(config) -> PlayedFloors:
+    """The floors and the oracle on ``config``'s split: their choice (made on the training split, as the policy's
+    was) and each one's net P&L on the split's bars."""
+    from actors.env.factory import load_dataset
+    from actors.jobs.evaluation.chain import play_window
+
+    dataset = load_dataset(config)
+    split = dataset.split(config.env.split)
+    choice = fit_floors_on_split(config, dataset.split("train"))  # chosen like the policy: on its training days
+    nets = {name: play_window(config, split, decide).net_pnl for name, decide in chosen_floors(choice, dataset.hidden_regime, 0).items()}
+    return choice, nets
+
+
+def _deflated_sharpe_row(session_pnl: list[float], deflation: dict | None) -> tuple[str, str]:
+    if deflation is not None:
+        dsr = deflation["dsr"]
+        return (f"deflated-Sharpe probability, {deflation['dsr_trials']} trials on this market in the ledger (target >= {DSR_TARGET})",
+                f"{dsr:.3f}: {_dsr_verdict(dsr, deflation.get('track_record', {}))}" if math.isfinite(dsr) else "n/a (fewer than 3 sessions or no variation)")
+    days = np.asarray(session_pnl, dtype=np.float64)
+    psr = probabilistic_sharpe(days) if len(days) >= 3 else float("nan")
+    return (f"deflated-Sharpe probability, 1 trial (target >= {DSR_TARGET})",
+            f"{psr:.3f}: {'met' if psr >= DSR_TARGET else 'not met'}" if math.isfinite(psr) else "n/a (fewer than 3 sessions or no variation)")
 
 
 def decisions_alone_rows(config, split, decide, rule: str) -> list[tuple[str, str]]:

@@ -20,7 +20,7 @@ from actors.jobs.evaluation.significance import (
     bootstrap_mean_interval, data_snooping_tests, deflated_sharpe, expected_max_sharpe, min_track_record_length, pbo_cscv,
     probabilistic_sharpe,
 )
-from actors.jobs.evaluation.trials import LedgerTrials, per_day_sharpe
+from actors.jobs.evaluation.trials import LedgerTrials, counted_trials, per_day_sharpe
 from actors.jobs.evaluation.walkforward import WalkForward, annualised_sharpe, ensemble_name
 
 FLOORS = (*FIXED_FLOORS, MOMENTUM, REGIME_RULE)
@@ -138,7 +138,7 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
     # with every one the ledger holds for this market, a trial of the deflated Sharpe.
     trial_names = [name for name in series if name.startswith(("policy@", "ensemble@"))]
     own = LedgerTrials([per_day_sharpe(series[name]) for name in trial_names], trial_names, 1)
-    trials = trials if trials is not None and trials.count >= own.count else own
+    trials = counted_trials(trials, own)
     returns = policy / capital
     floors = [name for name in FLOORS if name in series]
     comparisons = {}
@@ -165,8 +165,6 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
                                "sharpe": annualised_sharpe(pooled, capital), "sharpe_per_seed": per_seed,
                                "sharpe_interval": list(_bootstrap_days(pooled, lambda d: annualised_sharpe(d, capital)))})
     psr = probabilistic_sharpe(returns)
-    deflated_benchmark = expected_max_sharpe(trials.count, trials.variance)
-    dsr = deflated_sharpe(returns, trials.count, trials.variance)
     summary = {
         "market": result.market, "test_days": n_days, "folds": len(result.folds), "seeds": result.seeds,
         "budgets": result.budgets, "policy": variants[result.policy_names()[0]] | {
@@ -177,9 +175,7 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
             "median_trades_per_day": _median_day_trades([result.series[n] for n in result.policy_names()]),
             "win_rate": _pooled_win_rate(result)[0], "halted_share": float(np.mean([variants[n]["halted_share"] for n in result.policy_names()])),
         },
-        "psr": psr, "dsr": dsr, "dsr_trials": trials.count, "dsr_trials_this_run": own.count, "dsr_runs": trials.runs,
-        "dsr_sharpe_variance": trials.variance, "dsr_benchmark_sharpe": deflated_benchmark,
-        "track_record": track_record(returns, deflated_benchmark), "pbo": pbo,
+        "psr": psr, **deflation(returns, trials), "dsr_trials_this_run": own.count, "pbo": pbo,
         "oracle_share": oracle_share, "oracle_share_interval": list(_oracle_share_interval(policy, oracle)),
         "momentum_floor": MOMENTUM, "comparisons": comparisons, "snooping": snooping, "variants": variants,
         "floor_choices": [{"fold": k, **choice.params(), "train_days": list(choice.train_days),
@@ -193,6 +189,16 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
         summary["lockstep"] = lockstep.to_json()
     summary["verdict"] = headline(summary)
     return summary
+
+
+def deflation(returns: np.ndarray, trials: LedgerTrials) -> dict:
+    """The deflated Sharpe of ``returns`` (daily, over the start balance) with N and V of ``trials``, the daily Sharpe
+    the best of N trials reaches by luck alone, and the minimum track record against 0 and against that: what
+    evaluate's summary and the main job's phase 3 both print (``evidence_lines`` in actors/jobs/evaluate.py)."""
+    benchmark = expected_max_sharpe(trials.count, trials.variance)
+    return {"dsr": deflated_sharpe(returns, trials.count, trials.variance), "dsr_trials": trials.count, "dsr_runs": trials.runs,
+            "dsr_sharpe_variance": trials.variance, "dsr_benchmark_sharpe": benchmark,
+            "track_record": track_record(returns, benchmark)}
 
 
 def track_record(returns: np.ndarray, deflated_benchmark: float) -> dict:

@@ -3,9 +3,9 @@
 A backtest's best variant looks better the more variants were tried before it; the deflated Sharpe
 (Bailey & Lopez de Prado 2014) corrects for that only if it is told how many trials there were and
 how much their Sharpe ratios varied. One run's budgets x seeds undercount: the defaults were chosen
-on many earlier runs. So every train, evaluate and sweep run appends what it tried here
-(``run.trials_path``, default ``<run.runs_dir>/trials.jsonl``) and ``bin/run evaluate`` reads the
-whole history back.
+on many earlier runs. So every train, evaluate, sweep and main run appends what it tried here
+(``run.trials_path``, default ``<run.runs_dir>/trials.jsonl``; actors/jobs/train_ledger.py, main_ledger.py) and
+``bin/run evaluate`` and the main job's phase 3 read the whole history back.
 
 One line per (configuration, market, seed, fold, variant) with its out-of-sample daily returns (P&L
 over the account's start balance, so Sharpe ratios compare across accounts). Lines are only ever
@@ -129,6 +129,18 @@ def read_trials(path: Path | str) -> list[TrialRecord]:
         raise LedgerError(f"trials ledger {path}: {len(bad)} unreadable line(s) ({len(records)} good records kept; "
                           f"mend or delete the line(s) named):\n  {shown}", records)
     return records
+
+
+def read_trials_or_stop(path: Path | str, job: str) -> list[TrialRecord]:
+    """``read_trials``, or a job error naming its bad lines (bin/run prints it and exits 1): a job that counts trials
+    stops rather than count fewer. Jobs read it before their work, so a corrupt ledger costs no training."""
+    from actors.jobs.common import JobError
+
+    try:
+        return read_trials(path)
+    except LedgerError as error:
+        raise JobError(f"{error}\n(run.trials_path names the ledger; the deflated Sharpe needs every trial, so {job} "
+                       "stops rather than count fewer)") from None
 
 
 def config_hash(config: msgspec.Struct, *, exclude: Iterable[str] = ("run", "logging", "dashboard")) -> str:

@@ -9,8 +9,10 @@ Sharpe (Bailey & Lopez de Prado 2014) then count the defaults' whole history, no
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -73,11 +75,12 @@ class LedgerTrials:
 
 def ledger_trials(records: Iterable[TrialRecord], market: str) -> LedgerTrials:
     """Every policy trial recorded on ``market``: records grouped by (config hash, seed, variant), a fold recorded
-    twice (the same configuration run again) counting once, its latest line kept."""
+    twice (the same configuration run again) counting once, its latest line kept. A record with no days (a train run
+    with no validation days to score) has no Sharpe to give: it stays in the file, not in N or V."""
     folds: dict[tuple[str, int, str], dict[int, list[float]]] = {}
     runs = set()
     for record in records:
-        if record.market != market or record.role != "policy":
+        if record.market != market or record.role != "policy" or not record.daily_returns:
             continue
         folds.setdefault((record.config_hash, record.seed, record.variant), {})[record.fold] = record.daily_returns
         runs.add((record.config_hash, record.commit, record.date))
@@ -93,3 +96,17 @@ def per_day_sharpe(days: np.ndarray) -> float:
     """mean / std (ddof=1) of daily values; 0 with fewer than 2 days or no variance (a policy that never traded)."""
     days = np.asarray(days, dtype=np.float64)
     return float(days.mean() / days.std(ddof=1)) if len(days) > 1 and days.std(ddof=1) > 1e-12 else 0.0
+
+
+def counted_trials(ledger: LedgerTrials | None, own: LedgerTrials) -> LedgerTrials:
+    """The deflated Sharpe's trials: the ledger's, unless it holds fewer than this run's own (no ledger, or one this
+    run could not write to), so N never undercounts what the run itself tried."""
+    return ledger if ledger is not None and ledger.count >= own.count else own
+
+
+def ledger_market(config) -> str:
+    """The market a run's records are filed under: the synthetic scenario's name, or its bars files' absolute paths
+    joined by os.pathsep (as evaluate writes them), so a file named from two folders is one market."""
+    if config.data.source != "file":
+        return config.data.scenario
+    return os.pathsep.join(str(Path(part).resolve()) for part in config.data.path.split(os.pathsep))

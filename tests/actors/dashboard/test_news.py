@@ -10,6 +10,7 @@ import threading
 import time
 
 import pandas as pd
+import pytest
 
 from actors.dashboard.page import DashboardView
 from actors.dashboard.state import DashboardState
@@ -93,3 +94,37 @@ def test_the_page_streams_the_event_marks_onto_the_price_chart_with_their_text()
     assert list(view.news_source.data["step"]) == [4]
     assert list(view.news_source.data["text"]) == ["CPI m/m prints 0.4% against 0.2% expected"]
     assert "news" in view.event_kinds.options
+
+
+def test_a_logged_md_event_reads_back_into_the_events_table_once_even_when_the_bus_brought_it_too():
+    state = DashboardState()
+    record = {"event": Event.LOG_EVENT, "actor": "env", "level": "info", "timestamp": "2026-11-29T02:00:05Z", **cpi().log_fields()}
+    assert "actual" in record and "previous" not in record  # NaN (unknown) left out of the JSON line
+    state.on_message(cpi())  # a live run: on the bus, then read again from the log
+    state.on_log(record)
+    state.on_log(record)
+    state.on_log({**record, "text": "CPI m/m (consensus 0.2)", "actual": None})  # another line under the same id: not a repeat
+    news = [row["text"] for row in state.snapshot({})["events"] if row["kind"] == "news"]
+    assert len(news) == 1 and "CPI m/m prints 0.4%" in news[0]
+
+
+@pytest.mark.slow
+async def test_a_finished_backtests_log_gives_the_dashboard_the_events_the_env_published():
+    import structlog
+
+    from runtime.testing import actor_harness
+    from tests.actors.env.test_actor import answer_every_obs_until_done
+
+    overrides = {"data.scenario": "news", "data.synthetic_days": 12, "env.mode": "backtest", "env.split": "test", "env.n_envs": 1,
+                 "runtime.stats_interval_secs": 60.0}
+    with structlog.testing.capture_logs() as logged:  # the env's log lines (runtime/testing.py: the harness writes no file)
+        async with actor_harness("env", overrides) as h:
+            await answer_every_obs_until_done(h)
+            published = [record.msg for record in h.published if isinstance(record.msg, Event)]
+    state = DashboardState()
+    state.set_source("logs (finished run)")
+    for record in logged:
+        state.on_log({**record, "event": record.get("event"), "actor": "env"})
+    news = [row["text"] for row in state.snapshot({})["events"] if row["kind"] == "news"]
+    assert len(published) >= 3 and len(news) == len({(e.event_id, e.text) for e in published})
+    assert all(any((e.text or e.name) in line for line in news) for e in published)

@@ -19,11 +19,17 @@ def bin_run(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_train_then_backtest_writes_checkpoint_and_report(tmp_path):
-    train_dir = tmp_path / "train"
-    done = bin_run("train", "--timesteps", "512", "--run-dir", str(train_dir), *SMALL, "--set", 'runtime.actors=["env","policy","fusion","risk"]')
+    from actors.jobs.evaluation.ledger import read_trials
+
+    train_dir, ledger = tmp_path / "train", tmp_path / "trials.jsonl"
+    done = bin_run("train", "--timesteps", "512", "--run-dir", str(train_dir), *SMALL, "--set", 'runtime.actors=["env","policy","fusion","risk"]',
+                   "--set", f"run.trials_path={ledger}")
     assert done.returncode == 0, done.stderr[-2000:]
     assert "training summary" in done.stdout and label_of("approx_kl") in done.stdout
     assert list((train_dir / "checkpoints").glob("*.zip"))
+    [trial] = read_trials(ledger)  # the trained policy, scored on the validation days it never saw
+    assert trial.job == "train" and trial.market == "regimes" and len(trial.daily_returns) == trial.params["days"] > 0
+    assert f"trials ledger {ledger}: {trial.variant}" in done.stdout
     test_dir = tmp_path / "backtest"
     done = bin_run("backtest", "--model", str(train_dir), "--run-dir", str(test_dir), *SMALL, "--set", 'runtime.actors=["env","policy","fusion","risk"]')
     assert done.returncode == 0, done.stderr[-2000:]

@@ -107,6 +107,24 @@ def test_the_prompt_shows_recent_headlines_and_pending_releases_with_minutes_to_
     assert core.gauges()["thoughts_with_news"] == 1 and finished.request.context["news"]
 
 
+def test_a_thought_records_the_events_its_prompt_read_and_a_carried_answer_keeps_them():
+    core, _ = _core()
+    core.note_event(HEADLINE)
+    core.note_event(ISM)  # due, not yet published: the prompt names it, the thought did not read it
+    _observe(core, 0, "10:25")
+    made = think_next(core)
+    assert made.thought.news == ("Nvidia may cut its guidance, sources say",) and made.thought.news_ids == ("h",)
+    assert not _observe(core, 1, "10:26")
+    assert core.carry(0, 0, 1).thought.news == made.thought.news  # the quiet bar's answer read the same headline
+
+
+def test_a_thought_without_news_in_its_window_records_none():
+    core, _ = _core()
+    core.note_event(HEADLINE)
+    _observe(core, 0, "12:00")  # 99 minutes after the headline: outside news_window_minutes (90)
+    assert think_next(core).thought.news == ()
+
+
 def test_without_events_the_prompt_is_what_it_was():
     core, engine = _core()
     _observe(core, 0, "10:25")
@@ -140,4 +158,5 @@ def test_the_reasoner_actor_reads_md_event_and_thinks_on_it_not_on_a_quiet_bar()
                                and s.gauges.get("thoughts_with_news", 0) >= 1)
     assert quiet.step_seen == 1 and quiet.cached  # the quiet bar: the latest thought again, no model work
     assert thought.step_seen == 2 and not thought.cached  # the bar that made the headline public: thought about
+    assert thought.news == [HEADLINE.text] and thought.news_ids == ["h"] and quiet.news == []  # what each prompt read
     assert stats.gauges["think_on_event"] == 1 and stats.gauges["think_on_quiet"] == 1 and stats.gauges["thoughts_carried"] == 1

@@ -111,3 +111,36 @@ def test_a_thought_carries_the_adapter_version_it_was_made_under():
     thought = thinker.think(*CASES[0])
 
     assert thought.adapter_version == 7
+
+
+class _BusyEngine:
+    """Answers after burning CPU (a model's work) or after sleeping (waiting, as on a loaded machine)."""
+
+    adapter_version = 0
+
+    def __init__(self, burn: bool, secs: float = 0.15) -> None:
+        self.burn, self.secs = burn, secs
+
+    def chat(self, messages, *, max_tokens, grammar=None):
+        import time
+
+        if self.burn:
+            until = time.process_time() + self.secs
+            while time.process_time() < until:
+                pass
+        else:
+            time.sleep(self.secs)
+        return Completion("HOLD | 0.50 | wait", 100, 40, 8, 0.01, 0.05, self.secs)
+
+    def forget_context(self):
+        pass
+
+
+@pytest.mark.parametrize("burn", [True, False])
+def test_a_thought_records_the_cpu_time_it_cost_apart_from_its_wall_time(burn):
+    config = ReasonerConfig(mode="single_shot", temperature=0.0)
+    thinker = Thinker(_BusyEngine(burn), config)
+    thought = thinker.think(SAMPLE_CONTEXT, [True, True, True, False, False, False])
+    assert thought.latency_ms >= 150.0
+    assert (thought.cpu_secs >= 0.15) if burn else (thought.cpu_secs < 0.1)  # waiting is not work
+    assert thinker.think(SAMPLE_CONTEXT, [True, True, True, False, False, False]).cpu_secs == 0.0  # the memo's answer cost nothing
