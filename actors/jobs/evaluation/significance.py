@@ -188,7 +188,7 @@ def data_snooping_tests(candidates: dict[str, np.ndarray], benchmark: np.ndarray
     NaN p-values and no superior candidate when there are fewer than 10 days (too few for a block bootstrap). A
     candidate that differs from the benchmark by a constant is left out of the tests (it is in ``candidates``).
     """
-    from arch.bootstrap import SPA, RealityCheck, StepM
+    from arch.bootstrap import SPA, RealityCheck
 
     names = list(candidates)
     bench = np.asarray(benchmark, dtype=np.float64).reshape(-1)
@@ -213,12 +213,41 @@ def data_snooping_tests(candidates: dict[str, np.ndarray], benchmark: np.ndarray
     spa.compute()
     white = RealityCheck(-bench, losses, studentize=False, seed=seed, **options)
     white.compute()
-    stepm = StepM(-bench, losses, size=size, seed=seed, **options)
+    stepm = _step_m_class()(-bench, losses, size=size, seed=seed, **options)
     stepm.compute()
     superior = set(stepm.superior_models)
     return {"p_value_spa": float(spa.pvalues["consistent"]), "p_value_spa_lower": float(spa.pvalues["lower"]),
             "p_value_spa_upper": float(spa.pvalues["upper"]), "p_value_reality_check": float(white.pvalues["upper"]),
             "superior": [name for name in names if name in superior], "candidates": names, "days": len(bench)}
+
+
+def _step_m_class():
+    """arch's StepM with its step-down loop ending when every candidate is found superior.
+
+    arch 8.0's ``StepM.compute`` loops while the *last* round found some (fewer than all), not while some are left:
+    when two rounds between them find every candidate superior (a strong one, then the rest), it re-runs SPA on an
+    empty set and numpy raises "zero-size array to reduction operation maximum" (evaluate on realistic crashed
+    there after all its cells, 2026-11-29). The same algorithm (Romano & Wolf 2005, arch's code) with the loop's
+    condition on what is left.
+    """
+    from arch.bootstrap import StepM
+
+    class _StepM(StepM):
+        def compute(self) -> None:
+            self.spa.compute()
+            better = [int(i) for i in self.spa.better_models(self.size)]
+            found = better[:]
+            while better and len(found) < self.k:
+                selector = np.ones(self.k, dtype=np.bool_)
+                selector[np.array(found)] = False
+                self.spa.subset(selector)
+                self.spa.compute()
+                better = [int(i) for i in self.spa.better_models(self.size)]
+                found.extend(better)
+            self.spa.subset(np.ones(self.k, dtype=np.bool_))
+            self._superior_models = sorted(found)
+
+    return _StepM
 
 
 def bootstrap_mean_interval(values, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> tuple[float, float]:

@@ -184,6 +184,17 @@ def test_a_candidate_identical_to_the_benchmark_does_not_beat_it():
     assert beside["p_value_spa"] > 0.05 and beside["superior"] == []
 
 
+def test_stepm_that_finds_every_candidate_superior_over_two_rounds_names_them_all():
+    """A strong candidate found in StepM's first round, a weaker one only once the strong one is set aside: arch 8.0's
+    own loop then re-ran SPA on no candidate at all and raised (evaluate on realistic crashed there)."""
+    rng = np.random.default_rng(6)
+    benchmark = rng.normal(0.0, 100.0, 150)
+    candidates = {"strong": benchmark + rng.normal(120.0, 100.0, 150), "weak": benchmark + rng.normal(25.0, 100.0, 150)}
+    result = data_snooping_tests(candidates, benchmark, reps=300, seed=0)
+    assert result["superior"] == ["strong", "weak"]
+    assert result["p_value_spa"] < 0.05
+
+
 def test_snooping_tests_reject_candidates_of_other_lengths():
     with pytest.raises(ValueError, match="10 days"):
         data_snooping_tests({"a": np.zeros(9)}, np.zeros(10))
