@@ -36,7 +36,7 @@ import pandas as pd
 
 from actors.feed.bars import OHLCV, BarBuilder, timeframe_ns
 from actors.feed.config import FeedConfig, FeedSettings
-from actors.feed.event_sources import EventSchedule, RssSource, event_log_fields
+from actors.feed.event_sources import EventSchedule, RssSource
 from actors.feed.sources import CcxtSource, Record, Source, SourceBar, make_exchange, replay_source, synthetic_source
 from bus.messages import Bar, Event, RiskVerdict
 from runtime.actor import Actor
@@ -129,7 +129,7 @@ class FeedActor(Actor):
         self.publish(event)
         ahead = event.time_ns > clock_ns
         self.counters["events_ahead" if ahead else "events_published"] += 1
-        self.log.info("md_event", time=pd.Timestamp(event.time_ns, tz="UTC").isoformat(), ahead=ahead, **event_log_fields(event))
+        self.log.info("md_event", time=pd.Timestamp(event.time_ns, tz="UTC").isoformat(), ahead=ahead, **event.log_fields())
 
     async def _pump(self) -> None:
         feed = self.config.feed

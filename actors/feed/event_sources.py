@@ -27,7 +27,6 @@ import urllib.request
 from collections import Counter, OrderedDict
 from typing import Any, AsyncIterator, Callable, NamedTuple
 
-import msgspec
 
 from actors.common.events import MarketEvent
 from bus.messages import Event
@@ -204,8 +203,3 @@ def _remember(seen: OrderedDict[str, None], key: str) -> bool:
         seen.popitem(last=False)
     return True
 
-
-def event_log_fields(event: Event) -> dict[str, Any]:
-    """An event's fields for the ``md_event`` log line (NaN figures left out: JSON has no NaN)."""
-    fields = msgspec.structs.asdict(event)
-    return {k: v for k, v in fields.items() if not (isinstance(v, float) and math.isnan(v))}

@@ -22,9 +22,9 @@ from actors.common.llm.tape import tape_numbers
 
 Z_95 = 1.959963984540054
 CLASSES = 3
+"""HOLD, BUY, SELL: the hindsight label's actions (their ids are 0, 1, 2)."""
 TREND_COLUMNS = ("up", "down")
 """The trend words the classifier reads as 0/1 columns (sideways: both 0)."""
-"""HOLD, BUY, SELL: the hindsight label's actions (their ids are 0, 1, 2)."""
 
 
 @dataclass(frozen=True, slots=True)
