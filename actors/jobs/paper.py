@@ -96,6 +96,13 @@ def feed_done(msg) -> bool:
     return isinstance(msg, Done) and msg.actor.startswith("feed")
 
 
+def session_span(opens: list[str], max_listed: int = 4) -> str:
+    """The sessions' opens for a one-line message: all of a few, else the first and last two (200 would fill a screen)."""
+    if len(opens) <= max_listed:
+        return ", ".join(opens)
+    return f"{', '.join(opens[:2])}, ... {', '.join(opens[-2:])}"
+
+
 def mode_paper(args: argparse.Namespace) -> int:
     if getattr(args, "write_bars", None) is not None:
         days = args.days or 2
@@ -104,7 +111,7 @@ def mode_paper(args: argparse.Namespace) -> int:
         config = configure(args)
         opens = write_vendor_bars(args.write_bars, days=days, seed=config.run.seed, market=market_scenario(config.data))
         print(f"wrote {days * 390} bars ({days} sessions, NQ from {WRITE_BARS_START_PRICE:,.0f}) to {args.write_bars}; "
-              f"sessions open at {', '.join(opens)} (US/Eastern)")
+              f"sessions open at {session_span(opens)} (US/Eastern)")
         return EXIT_OK
     config = configure(args, paper_settings(args.model), paper_presets(getattr(args, "lockstep", False)))
     run_dir = args.run_dir

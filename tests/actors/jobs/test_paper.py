@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from actors.jobs.config import load_config
-from actors.jobs.paper import paper_presets, paper_settings, print_paper_summary, write_vendor_bars
+from actors.jobs.paper import paper_presets, paper_settings, print_paper_summary, session_span, write_vendor_bars
 from actors.jobs.presets import apply_presets
 
 
@@ -51,3 +51,9 @@ def test_write_bars_writes_a_vendor_csv_at_real_nq_prices_in_eastern_time(tmp_pa
     assert list(frame.columns) == ["timestamp", "open", "high", "low", "close", "volume"] and len(frame) == 780
     assert opens == ["2023-11-27 09:30", "2023-11-28 09:30"] and frame["timestamp"][0] == "2023-11-27 09:30:00"
     assert 14_000 < frame["close"].mean() < 18_000 and ((frame["close"] * 4) % 1 == 0).all()  # quarter ticks
+
+
+def test_a_long_file_names_its_first_and_last_sessions_not_all_of_them():
+    opens = [f"2024-01-{day:02d} 09:30" for day in range(2, 30)]
+    assert session_span(opens[:3]) == "2024-01-02 09:30, 2024-01-03 09:30, 2024-01-04 09:30"
+    assert session_span(opens) == "2024-01-02 09:30, 2024-01-03 09:30, ... 2024-01-28 09:30, 2024-01-29 09:30"
