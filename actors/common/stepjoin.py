@@ -17,6 +17,8 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from actors.common.seen import SeenKeys
+
 E = TypeVar("E")
 
 
@@ -25,7 +27,7 @@ class StepJoin(Generic[E]):
         self.max_pending_steps = max_pending_steps
         self._new_entry = new_entry
         self._pending: OrderedDict[int, E] = OrderedDict()
-        self._answered: OrderedDict[int, None] = OrderedDict()
+        self._answered = SeenKeys(max_pending_steps)
         self.latest_step = -1
         """The highest step seen by ``went_back`` since the last restart (-1 before any)."""
         self.counts: Counter[str] = counts if counts is not None else Counter()
@@ -52,9 +54,7 @@ class StepJoin(Generic[E]):
     def answer(self, step: int) -> E:
         """The step is answered: its entry leaves the book and later messages for it are late."""
         entry = self._pending.pop(step)
-        self._answered[step] = None
-        while len(self._answered) > self.max_pending_steps:
-            self._answered.popitem(last=False)
+        self._answered.first_time(step)
         return entry
 
     def is_answered(self, step: int) -> bool:
@@ -62,7 +62,7 @@ class StepJoin(Generic[E]):
 
     def reopen(self, step: int) -> None:
         """The same step arrived again as new (the env started over): it may be answered once more."""
-        self._answered.pop(step, None)
+        self._answered.forget(step)
 
     # ------------------------------------------------------------------ restarts
 

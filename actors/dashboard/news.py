@@ -14,11 +14,11 @@ publish under ``Event.LOG_EVENT``, which the state reads back as the message (it
 from __future__ import annotations
 
 import datetime as dt
-from collections import OrderedDict
 from typing import Any
 
 from actors.common.events import MarketEvent
 from actors.common.llm.news import ET, context_minute, event_minute
+from actors.common.seen import SeenKeys
 from actors.dashboard.model import Series
 
 STALE_MINUTES = 60
@@ -51,18 +51,12 @@ class NewsMarks(Series):
     def __init__(self, maxlen: int) -> None:
         super().__init__(("step", "price", "kind", "colour", "text"), maxlen)
         self.pending: dict[str, MarketEvent] = {}
-        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._seen = SeenKeys(MAX_SEEN)
 
     def first_time(self, event: MarketEvent) -> bool:
         """False for an event read already: a live run's md.event comes twice, on the bus and in its publisher's log
         (``Event.LOG_EVENT``). A release's published line (another text under the stub's id) is new."""
-        key = (news_key(event), event.text)
-        if key in self._seen:
-            return False
-        self._seen[key] = None
-        while len(self._seen) > MAX_SEEN:
-            self._seen.popitem(last=False)
-        return True
+        return self._seen.first_time((news_key(event), event.text))
 
     def arrived(self, event: MarketEvent) -> str:
         """Keep ``event`` until env 0's clock reaches it; its line for the events table."""

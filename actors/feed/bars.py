@@ -28,6 +28,7 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass
 
 from actors.common.bars import OHLCVBar, is_bad_bar
+from actors.common.seen import SeenKeys
 
 LATE_POLICIES = ("drop", "amend")
 MAX_REMEMBERED_TRADE_IDS = 100_000
@@ -92,7 +93,7 @@ class BarBuilder:
         self._last_closed_start: int | None = None
         self._closed: OrderedDict[int, OHLCV] = OrderedDict()  # recent closed bars, for amend and duplicates
         self._closed_input_starts: OrderedDict[int, None] = OrderedDict()
-        self._trade_ids: OrderedDict[object, None] = OrderedDict()
+        self._trade_ids = SeenKeys(MAX_REMEMBERED_TRADE_IDS)
         self._last_trade: tuple[int, float, float] | None = None
 
     def bucket(self, ts_ns: int) -> int:
@@ -151,12 +152,7 @@ class BarBuilder:
 
     def _is_duplicate_trade(self, ts_ns: int, price: float, size: float, trade_id: object) -> bool:
         if trade_id is not None:
-            if trade_id in self._trade_ids:
-                return True
-            self._trade_ids[trade_id] = None
-            if len(self._trade_ids) > MAX_REMEMBERED_TRADE_IDS:
-                self._trade_ids.popitem(last=False)
-            return False
+            return not self._trade_ids.first_time(trade_id)
         # Without ids only an exact repeat of the previous trade is taken for a resend.
         key = (ts_ns, price, size)
         if key == self._last_trade:

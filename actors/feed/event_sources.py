@@ -24,11 +24,12 @@ import math
 import time
 import urllib.error
 import urllib.request
-from collections import Counter, OrderedDict
+from collections import Counter
 from typing import Any, AsyncIterator, Callable, NamedTuple
 
 
 from actors.common.events import MarketEvent
+from actors.common.seen import SeenKeys
 from bus.messages import Event
 
 MAX_REMEMBERED_IDS = 100_000
@@ -139,8 +140,8 @@ class RssSource:
         self.counters: Counter[str] = Counter()
         self._fetch = fetch
         self._sleep = sleep
-        self._seen: OrderedDict[str, None] = OrderedDict()
-        self._malformed_seen: OrderedDict[str, None] = OrderedDict()
+        self._seen = SeenKeys(MAX_REMEMBERED_IDS)
+        self._malformed_seen = SeenKeys(MAX_REMEMBERED_IDS)
 
     def _warn(self, event: str, **fields) -> None:
         if self.log is not None:
@@ -176,11 +177,11 @@ class RssSource:
                 event = entry_event(entry, self.importance)
             except MalformedEntry as exc:
                 key = entry_key(entry, position)
-                if _remember(self._malformed_seen, key):
+                if self._malformed_seen.first_time(key):
                     self.counters["entries_malformed"] += 1
                     self._warn("rss_entry_malformed", entry=key[:200], problem=str(exc))
                 continue
-            if not _remember(self._seen, event.event_id):
+            if not self._seen.first_time(event.event_id):
                 self.counters["entries_duplicate"] += 1
                 continue
             self.counters["entries_new"] += 1
@@ -193,13 +194,4 @@ class RssSource:
                 yield event
             await self._sleep(self.poll_secs)
 
-
-def _remember(seen: OrderedDict[str, None], key: str) -> bool:
-    """Add ``key``; False when it was there already. Bounded: the oldest keys are forgotten."""
-    if key in seen:
-        return False
-    seen[key] = None
-    if len(seen) > MAX_REMEMBERED_IDS:
-        seen.popitem(last=False)
-    return True
 
