@@ -33,7 +33,7 @@ from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
 from actors.jobs.evaluation.evidence import REGIME_RULE, summarise
 from actors.jobs.evaluation.ledger import append_trials, config_hash, current_commit, ledger_path, read_trials_or_stop, utc_now
-from actors.jobs.evaluation.trials import ledger_trials, walk_forward_records
+from actors.jobs.evaluation.trials import ledger_market, ledger_trials, walk_forward_records
 from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
 from actors.jobs.evaluation.news_rows import NEWS_NOTE, news_floor_lines, news_floor_rows
@@ -149,11 +149,11 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say,
                                       fusion_warmup=fusion_warmup, purge_days=purge)
                 if lockstep_decisions else None)
-    ledger_market = config.data.path if config.data.source == "file" else market  # a file: its absolute path(s)
+    market_key = ledger_market(config)  # the name train and the main job file their trials under too
     append_trials(ledger, walk_forward_records(result, config.account.start_balance, config_hash=config_hash(config),
                                                commit=commit, date=utc_now(), base_seed=config.run.seed,
-                                               market=ledger_market))
-    trials = ledger_trials(_read_ledger(ledger), ledger_market)
+                                               market=market_key))
+    trials = ledger_trials(_read_ledger(ledger), market_key)
     say(f"trials ledger {ledger}: {trials.count} policy trials on this market from {trials.runs} run(s)")
     summary = summarise(result, config.account.start_balance, lockstep, trials)
     summary["ledger"] = str(ledger)
