@@ -27,7 +27,6 @@ import urllib.request
 from collections import Counter
 from typing import Any, AsyncIterator, Callable, NamedTuple
 
-
 from actors.common.events import MarketEvent
 from actors.common.seen import SeenKeys
 from bus.messages import Event
@@ -193,5 +192,3 @@ class RssSource:
             for event in await self.poll():
                 yield event
             await self._sleep(self.poll_secs)
-
-
