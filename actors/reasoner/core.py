@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from actors.common.events import MarketEvent
-from actors.common.llm.news import EventBook, context_minute, event_text, news_line
+from actors.common.llm.news import EventBook, context_minute, event_text, news_line, news_read
 from actors.reasoner.cache import ThoughtCache
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.engine import ChatEngine
@@ -119,7 +119,7 @@ class ReasonerCore:
         if news:
             context = {**context, "news": news}
         window, _, max_items = self._news_shape
-        read = self.events.recent(now, window)[:max_items] if news else []  # the events news_line printed, newest first
+        read = news_read(self.events, now, window, max_items)  # the events news_line printed, newest first
         self._busy_envs.add(env_id)
         self.pending.put(
             ThoughtRequest(

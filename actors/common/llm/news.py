@@ -114,13 +114,20 @@ def news_line(book: EventBook, now_minute: int | None, window_minutes: int, hori
     if now_minute is None or not len(book):
         return ""
     parts = []
-    recent = book.recent(now_minute, window_minutes)[:max_items]
+    recent = news_read(book, now_minute, window_minutes, max_items)
     if recent:
         parts.append("News: " + "; ".join(f"{ago} min ago: {event_text(event)}" for ago, event in recent))
     due = book.pending(now_minute, horizon_minutes)[:max_items]
     if due:
         parts.append("Due: " + "; ".join(f"{event.name or 'release'} in {ahead} min" for ahead, event in due))
     return "\n" + "\n".join(parts) if parts else ""
+
+
+def news_read(book: EventBook, now_minute: int | None, window_minutes: int, max_items: int) -> list:
+    """The recent events a news line shows, (minutes ago, event) newest first: what a prompt made at ``now_minute`` read."""
+    if now_minute is None or not len(book):
+        return []
+    return book.recent(now_minute, window_minutes)[:max_items]
 
 
 def event_text(event: MarketEvent) -> str:
