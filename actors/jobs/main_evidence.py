@@ -12,7 +12,7 @@ import math
 from dataclasses import asdict
 
 from actors.jobs.evaluation.evidence import (
-    DSR_TARGET, ORACLE_SHARE_TARGET, Row, _dsr_verdict, _too_few_note, band_side, verdict_at_least, verdict_between,
+    DSR_TARGET, ORACLE_SHARE_TARGET, Row, dsr_verdict, too_few_note, band_side, verdict_at_least, verdict_between,
 )
 
 WIN_RATE_BAND = (0.58, 0.62)
@@ -47,9 +47,9 @@ def phase3_success_rows(metrics: dict[str, float], oracle_net: float | None, def
             verdict_at_least(share, nan, nan, ORACLE_SHARE_TARGET),
             "one backtest: no interval (bin/run evaluate gives one over folds and seeds)" if math.isfinite(share)
             else "no oracle (real data), or the oracle has no edge here (null)"),
-        Row("deflated-Sharpe probability", dsr, dsr, dsr, f">= {DSR_TARGET}", _dsr_verdict(dsr, record),
+        Row("deflated-Sharpe probability", dsr, dsr, dsr, f">= {DSR_TARGET}", dsr_verdict(dsr, record),
             f"{deflation['dsr_trials']} trials on this market in the ledger ({deflation['dsr_trials_this_run']} this run)"
-            + _too_few_note(record)),
+            + too_few_note(record)),
         Row("fusion accuracy", nan, nan, nan, "0.85-0.90", "not evidence", NOT_HERE),
         Row("LLM accuracy before -> after", nan, nan, nan, "0.60 -> 0.75", "not evidence", NOT_HERE),
         Row("RL/LLM agreement", nan, nan, nan, "0.65-0.75", "not evidence", NOT_HERE),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from actors.jobs.evaluation.evidence import DSR_TARGET, ORACLE_SHARE_TARGET, _dsr_verdict, band_side, verdict_at_least, verdict_between
+from actors.jobs.evaluation.evidence import DSR_TARGET, ORACLE_SHARE_TARGET, dsr_verdict, band_side, verdict_at_least, verdict_between
 from actors.jobs.evaluation.floors import MOMENTUM, REGIME_RULE, FloorChoice, chosen_floors, fit_floors_on_split
 from actors.jobs.evaluation.significance import bootstrap_mean_interval, probabilistic_sharpe
 
@@ -108,7 +108,7 @@ def _deflated_sharpe_row(session_pnl: list[float], deflation: dict | None) -> tu
     if deflation is not None:
         dsr = deflation["dsr"]
         return (f"deflated-Sharpe probability, {deflation['dsr_trials']} trials on this market in the ledger (target >= {DSR_TARGET})",
-                f"{dsr:.3f}: {_dsr_verdict(dsr, deflation.get('track_record', {}))}" if math.isfinite(dsr) else "n/a (fewer than 3 sessions or no variation)")
+                f"{dsr:.3f}: {dsr_verdict(dsr, deflation.get('track_record', {}))}" if math.isfinite(dsr) else "n/a (fewer than 3 sessions or no variation)")
     days = np.asarray(session_pnl, dtype=np.float64)
     psr = probabilistic_sharpe(days) if len(days) >= 3 else float("nan")
     return (f"deflated-Sharpe probability, 1 trial (target >= {DSR_TARGET})",

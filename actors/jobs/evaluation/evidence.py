@@ -293,9 +293,9 @@ def success_rows(summary: dict, result: WalkForward, lockstep: FusionEvidence | 
         Row("oracle share (net P&L / oracle's)", summary["oracle_share"], share_low, share_high, f">= {ORACLE_SHARE_TARGET:.2f}",
             verdict_at_least(summary["oracle_share"], share_low, share_high, ORACLE_SHARE_TARGET),
             "" if math.isfinite(summary["oracle_share"]) else "no oracle (real data), or the oracle has no edge here (null)"),
-        Row("deflated-Sharpe probability", dsr, dsr, dsr, f">= {DSR_TARGET}", _dsr_verdict(dsr, summary.get("track_record", {})),
+        Row("deflated-Sharpe probability", dsr, dsr, dsr, f">= {DSR_TARGET}", dsr_verdict(dsr, summary.get("track_record", {})),
             f"{summary['dsr_trials']} trials on this market in the ledger ({summary.get('dsr_trials_this_run', '?')} this run)"
-            + _too_few_note(summary.get("track_record", {}))),
+            + too_few_note(summary.get("track_record", {}))),
         *_ensemble_rows(summary.get("ensemble")),
         *fusion_rows,
     ]
@@ -307,7 +307,7 @@ def _median_day_trades(series: list) -> float:
     return float(np.median(days)) if days else float("nan")
 
 
-def _dsr_verdict(dsr: float, record: dict) -> str:
+def dsr_verdict(dsr: float, record: dict) -> str:
     """met / not met, or "not evidence" when undefined or when the test days are fewer than the minimum track record
     (a low probability then says only that there were too few days, not that there is no edge)."""
     if not math.isfinite(dsr) or (record.get("too_few") and dsr < DSR_TARGET):
@@ -315,7 +315,7 @@ def _dsr_verdict(dsr: float, record: dict) -> str:
     return "met" if dsr >= DSR_TARGET else "not met"
 
 
-def _too_few_note(record: dict) -> str:
+def too_few_note(record: dict) -> str:
     if not record.get("too_few"):
         return ""
     return (f"; too few days for a verdict: {record['days']} test days, the observed Sharpe needs "
