@@ -23,10 +23,12 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +51,7 @@ LOOP_SETTINGS = {
     "reasoner.mode": "single_shot",
 }
 JOIN_STOP_TIMEOUT_SECS = 30.0
+UNTIL_POLL_SECS = 0.2
 
 
 def netns_unavailable_reason() -> str:
@@ -137,8 +140,11 @@ class LoopRun:
 
 
 def run_two_host_loop(hosts: TwoHosts, work: Path, actors_a: list[str], actors_b: list[str], duration_secs: float,
-                      settings: dict) -> LoopRun:
-    """Host B joins (if it has actors), host A runs the loop for ``duration_secs``; B stops on A's shutdown."""
+                      settings: dict, until: Callable[[Path], bool] | None = None) -> LoopRun:
+    """Host B joins (if it has actors), host A runs the loop for ``duration_secs``; B stops on A's shutdown.
+
+    ``until``: a condition on host A's run directory; once it holds, host A is stopped as by Ctrl-C (a clean stop,
+    its report written), so a test waits for what it checks rather than for the whole duration, its upper bound."""
     from bus.auth import create_keys
 
     keys = work / "keys"
@@ -158,7 +164,7 @@ def run_two_host_loop(hosts: TwoHosts, work: Path, actors_a: list[str], actors_b
         main_cmd = [*hosts.exec_prefix(hosts.a), *bin_run, "run", "--quiet", "--run-dir", str(main_dir),
                     "--duration-secs", str(duration_secs),
                     *_overrides({**settings, **curve_settings(keys), "runtime.actors": actors_a})]
-        main = subprocess.run(main_cmd, cwd=ROOT, capture_output=True, text=True, timeout=duration_secs + 120)
+        main = _run_host_a(main_cmd, main_dir, duration_secs, until)
         join_code, join_output = None, ""
         if joiner is not None:
             join_output, _ = joiner.communicate(timeout=JOIN_STOP_TIMEOUT_SECS)
@@ -174,6 +180,20 @@ def run_two_host_loop(hosts: TwoHosts, work: Path, actors_a: list[str], actors_b
     if main.returncode != 0 or not metrics_file.is_file():
         raise RuntimeError(f"host A's run failed (code {main.returncode}): {main.stderr[-2000:]}")
     return LoopRun(json.loads(metrics_file.read_text()), main.returncode, join_code, join_output, main_dir, join_dir)
+
+
+def _run_host_a(main_cmd: list[str], main_dir: Path, duration_secs: float,
+                until: Callable[[Path], bool] | None) -> subprocess.CompletedProcess:
+    if until is None:
+        return subprocess.run(main_cmd, cwd=ROOT, capture_output=True, text=True, timeout=duration_secs + 120)
+    with subprocess.Popen(main_cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as main:
+        deadline = time.monotonic() + duration_secs
+        while main.poll() is None and time.monotonic() < deadline and not until(main_dir):
+            time.sleep(UNTIL_POLL_SECS)
+        if main.poll() is None:
+            main.send_signal(signal.SIGINT)  # `ip netns exec` execs bin/run: the signal reaches the supervisor
+        stdout, stderr = main.communicate(timeout=120)
+        return subprocess.CompletedProcess(main_cmd, main.returncode, stdout, stderr)
 
 
 def measure(layouts: list[str], duration_secs: float, step_interval_ms: float, delay_us: int) -> list[tuple]:

@@ -10,10 +10,13 @@ from runtime.rundir import JoinTargetError, join_addresses
 from tests.bench.bench_multihost import LOOP_ACTORS, LOOP_SETTINGS, netns_unavailable_reason, run_two_host_loop, two_hosts
 
 LOCKSTEP = {"env.thought_lag_steps": 1, "env.thought_wait_deadline_ms": 20000.0, "env.step_interval_ms": 50.0,
-            "reasoner.process_nice": 0}
+            "reasoner.process_nice": 0, "runtime.stats_interval_secs": 0.5}
 """Each step waits for the remote reasoner's thought of the step before (the loop runs at its pace). Not niced:
-on a shared 2-core machine a nice-19 reasoner can starve, and in lockstep the loop waits for it anyway."""
+on a shared 2-core machine a nice-19 reasoner can starve, and in lockstep the loop waits for it anyway. Stats every
+half second: the test stops the loop once fusion's stats show the remote thoughts."""
 LOOP_SECS = 45.0
+"""The upper bound of host A's run: it stops as soon as fusion has taken THOUGHTS thoughts from host B."""
+THOUGHTS = 2
 
 
 # ---------------------------------------------------------------- where the broker is
@@ -68,9 +71,24 @@ def test_a_reasoner_on_another_host_feeds_the_decision_loop_and_stops_with_the_m
         pytest.skip(f"two hosts need network namespaces: {reason}")
 
     with two_hosts() as hosts:  # removes both namespaces in any case
-        run = run_two_host_loop(hosts, tmp_path, LOOP_ACTORS, ["reasoner"], LOOP_SECS, {**LOOP_SETTINGS, **LOCKSTEP})
+        run = run_two_host_loop(hosts, tmp_path, LOOP_ACTORS, ["reasoner"], LOOP_SECS, {**LOOP_SETTINGS, **LOCKSTEP},
+                                until=lambda main_dir: fusion_thoughts(main_dir) >= THOUGHTS)
 
     metrics = run.metrics
     assert metrics["loop_steps"] > 0
     assert metrics["query_rate"] > 0, f"no thought from host B reached fusion on host A: {metrics}"
     assert run.join_code == 0 and "remote_shutdown" in run.join_output, run.join_output
+
+
+def fusion_thoughts(main_dir) -> float:
+    """The thoughts host A's fusion has taken, from its latest stats line (0 before any)."""
+    log = main_dir / "logs" / "fusion.jsonl"
+    thoughts = 0.0
+    for line in log.read_text().splitlines() if log.is_file() else []:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # the line being written
+        if entry.get("event") == "stats":
+            thoughts = max(thoughts, float(entry.get("thoughts", 0.0)))
+    return thoughts

@@ -109,25 +109,25 @@ def test_lockstep_decisions_measure_the_fusion_and_llm_rows_through_the_actors_o
                      "--set", "risk.win_rate_halt_needs_net_loss=false"]
 
     code = main(["evaluate", "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "1",
-                 "--lockstep-decisions", "6", "--adapter", str(adapter), "--run-dir", str(run_dir), "--quiet", *always_halted,
+                 "--lockstep-decisions", "4", "--adapter", str(adapter), "--run-dir", str(run_dir), "--quiet", *always_halted,
                  "--set", f"run.trials_path={tmp_path / 'trials.jsonl'}"])
 
     assert code == 0
     out = run_dir / "evaluate"
     metrics = json.loads((out / "metrics.json").read_text())
     lockstep = metrics["lockstep"]
-    assert lockstep["decisions_requested"] == 6 and lockstep["fold"] == 1 and lockstep["rows_read"] == "adapter"
+    assert lockstep["decisions_requested"] == 4 and lockstep["fold"] == 1 and lockstep["rows_read"] == "adapter"
     assert list((out / "lockstep-policy").glob("policy_*.zip")) and (out / "lockstep-base").is_dir() and (out / "lockstep-adapter").is_dir()
     for run in ("base", "adapter"):
         scored = lockstep[run]["scores"]
-        assert scored["decisions"] == 5 and scored["llm"]["n"] == 5  # measured, with its n
-        assert sum(scored["label_mix"].values()) == 5
+        assert scored["decisions"] == 3 and scored["llm"]["n"] == 3  # measured, with its n
+        assert sum(scored["label_mix"].values()) == 3
         assert "llm_trust" in lockstep[run]["llm"] and "agreement_rate" in lockstep[run]["llm"]
     rows = {row["figure"]: row for row in metrics["success_table"]}
     assert len(rows) == 9  # the seeds' seven and fused minus RL-only, in accuracy and in hindsight dollars
     for figure in ("LLM accuracy before -> after", "RL/LLM agreement", "fused minus RL-only (accuracy, paired)",
                    "fused minus RL-only (hindsight $ a flat decision, paired)"):
-        assert rows[figure]["value"] is not None and f"scored of 6 decisions" in rows[figure]["note"]
+        assert rows[figure]["value"] is not None and f"scored of 4 decisions" in rows[figure]["note"]
     assert "-> adapter" in rows["LLM accuracy before -> after"]["note"]
     fusion = rows["fusion accuracy"]
     contested = lockstep["adapter"]["scores"]["chose_right_source"]["n"]
@@ -141,14 +141,15 @@ def test_lockstep_decisions_measure_the_fusion_and_llm_rows_through_the_actors_o
 def test_a_fusion_warmup_on_the_training_days_teaches_the_network_the_lockstep_run_fuses_with(tmp_path):
     run_dir = tmp_path / "run"
     # Held flat by the win-rate halt: every step stays flat, so each one whose proposals differ is a hindsight lesson;
-    # a 2-bar horizon lets the labels mature inside 12 decisions, and one lesson is enough for an update here.
+    # a 2-bar horizon lets the labels mature inside 5 decisions (4 lessons, measured), and one lesson is enough for an
+    # update here.
     settings = ["--set", "risk.min_win_rate=1.0", "--set", "risk.min_trades_for_win_rate=0",
                 "--set", "risk.win_rate_halt_needs_net_loss=false", "--set", "lora.hindsight_horizon_bars=2",
                 "--set", "fusion.min_experiences=1", "--set", "fusion.update_every_experiences=1",
                 "--set", "fusion.explore_rate=0.5"]
 
     code = main(["evaluate", "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "1",
-                 "--lockstep-decisions", "4", "--fusion-warmup", "12", "--run-dir", str(run_dir), "--quiet", *settings,
+                 "--lockstep-decisions", "3", "--fusion-warmup", "5", "--run-dir", str(run_dir), "--quiet", *settings,
                  "--set", f"run.trials_path={tmp_path / 'trials.jsonl'}"])
 
     assert code == 0
@@ -156,8 +157,8 @@ def test_a_fusion_warmup_on_the_training_days_teaches_the_network_the_lockstep_r
     lockstep = json.loads((out / "metrics.json").read_text())["lockstep"]
     warmup = lockstep["base"]["fusion_warmup"]
     # It ends a purge (1 + ceil(2 / 390) = 2 days) before the test window and takes one day of bars.
-    assert warmup["decisions"] == 12 and warmup["start_day"] == lockstep["test_start_day"] - 2 - 1
-    assert warmup["figures"]["decisions"] == 12
+    assert warmup["decisions"] == 5 and warmup["start_day"] == lockstep["test_start_day"] - 2 - 1
+    assert warmup["figures"]["decisions"] == 5
     test_config = (out / "lockstep-base" / "config.toml").read_text()
     assert 'method = "network"' in test_config
     report = (out / "report.md").read_text()

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from actors.common.figures import label_of
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 SMALL = ["--set", "env.n_envs=1", "--set", "policy.n_steps=128", "--set", "policy.batch_size=32", "--set", "policy.n_epochs=2",
@@ -42,17 +43,14 @@ def test_train_then_backtest_writes_checkpoint_and_report(tmp_path):
 @pytest.mark.slow
 def test_ctrl_c_during_a_job_is_a_clean_stop_with_exit_code_zero(tmp_path):
     import signal
-    import time
 
     run_dir = tmp_path / "train"
     proc = subprocess.Popen([str(ROOT / "bin" / "run"), "train", "--timesteps", "1000000", "--run-dir", str(run_dir), *SMALL,
-                             "--set", 'runtime.actors=["env","policy","fusion","risk"]'],
+                             "--set", 'runtime.actors=["env","policy","fusion","risk"]', "--set", "runtime.stats_interval_secs=0.5"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not list((run_dir / "logs").glob("policy*.jsonl")):
-            time.sleep(0.5)
-        time.sleep(8.0)  # let it train a little
+        wait_until(lambda: policy_updates(run_dir) >= 1, timeout_secs=120, what="the policy's first PPO update",
+                   poll_secs=0.2)  # mid-training
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=90)
     finally:
@@ -61,3 +59,17 @@ def test_ctrl_c_during_a_job_is_a_clean_stop_with_exit_code_zero(tmp_path):
     assert proc.returncode == 0, stderr[-2000:]
     assert "stopped by the user (sigint)" in stderr and str(run_dir.resolve()) in stderr
     assert "training stopped before the policy finished" not in stderr
+
+
+def policy_updates(run_dir: Path) -> float:
+    """The PPO updates of the policy's last stats line (0 before its first)."""
+    updates = 0.0
+    for log in (run_dir / "logs").glob("policy*.jsonl"):
+        for line in log.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a line still being written
+            if entry.get("event") == "stats":
+                updates = max(updates, float(entry.get("updates", 0.0)))
+    return updates

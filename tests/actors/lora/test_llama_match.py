@@ -32,12 +32,13 @@ def test_the_hot_swapped_gguf_adapter_matches_as_often_in_llama_cpp_as_in_peft(t
     prompts = [(e.messages, e.mask) for e in held_out]
     trainer = LoraTrainer(TASK, default_model_path())
     rng = np.random.default_rng(0)
-    peft_base = trainer.decisions(prompts)
-    peft, steps = peft_base, 0
-    while match_rate(peft, labels) < LEARNT and steps < MAX_STEPS:  # train until peft reads the trend word
+    steps = 0
+    while True:  # train until peft reads the trend word (the base reads it as chance: llama.cpp's base below shows it)
         trainer.train(lambda n: [train[i] for i in rng.choice(len(train), n, replace=False)], CHUNK_STEPS)
         steps += CHUNK_STEPS
         peft = trainer.decisions(prompts)
+        if match_rate(peft, labels) >= LEARNT or steps >= MAX_STEPS:
+            break
     assert match_rate(peft, labels) >= LEARNT, (steps, match_rate(peft, labels))
     adapter = trainer.export(tmp_path / "adapter.gguf")
 
@@ -51,7 +52,7 @@ def test_the_hot_swapped_gguf_adapter_matches_as_often_in_llama_cpp_as_in_peft(t
 
     peft_hits, llama_hits = [a == y for a, y in zip(peft, labels)], [a == y for a, y in zip(llama, labels)]
     gap, low, high = paired_gain(peft_hits, llama_hits, Z_95)
-    print(f"planted trend task after {steps} steps: peft {match_rate(peft_base, labels):.3f} -> {match_rate(peft, labels):.3f}, "
+    print(f"planted trend task after {steps} steps: peft {match_rate(peft, labels):.3f}, "
           f"llama.cpp {match_rate(llama_base, labels):.3f} -> {match_rate(llama, labels):.3f}, "
           f"llama.cpp - peft {gap:+.3f} [{low:+.3f}, {high:+.3f}]")
     assert low <= 0.0 <= high  # the same match rate within the paired interval on the same prompts
