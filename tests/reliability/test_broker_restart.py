@@ -10,11 +10,14 @@ from runtime.testing import running_actors
 LOOP = ["env", "policy", "fusion", "risk"]
 SMALL = {"env.n_envs": 1, "env.step_interval_ms": 50.0, "policy.learn": False, "env.mode": "train",
          "data.synthetic_days": 20, "env.verdict_deadline_ms": 1000.0}
+NEW_VERDICTS = 5
 
 
-def verdict_steps(rt, secs: float) -> list[int]:
-    steps, deadline = [], time.monotonic() + secs
-    while time.monotonic() < deadline:
+def verdict_steps_until(rt, enough, timeout_secs: float = 60.0) -> list[int]:
+    """The steps of the verdicts the test client receives until ``enough(steps)`` holds (the bound only stops a
+    broken test from hanging)."""
+    steps, deadline = [], time.monotonic() + timeout_secs
+    while not enough(steps) and time.monotonic() < deadline:
         try:
             steps.append(rt.client.recv(RiskVerdict, timeout_secs=0.5).step)
         except TimeoutError:
@@ -26,11 +29,13 @@ def verdict_steps(rt, secs: float) -> list[int]:
 def test_a_killed_broker_is_restarted_on_the_same_addresses_and_decisions_flow_again():
     with running_actors(LOOP, SMALL) as rt:
         rt.client.subscribe(RiskVerdict)
-        before = verdict_steps(rt, 2.0)
+        before = verdict_steps_until(rt, lambda steps: len(steps) >= 3)
         old_pid = rt.supervisor.broker.pid
 
         rt.supervisor.kill("broker")
-        after = verdict_steps(rt, 8.0)
+        # The client reads through the broker: at most a verdict or two were queued in its socket before the kill
+        # (one step is 50 ms), so NEW_VERDICTS later steps mean decisions reached it again through the new broker.
+        after = verdict_steps_until(rt, lambda steps: len([s for s in steps if s > max(before)]) >= NEW_VERDICTS)
 
         events = [(e.actor, e.kind) for e in rt.supervisor.events if e.actor == "broker"]
         new_pid = rt.supervisor.broker.pid

@@ -37,7 +37,7 @@ def staleness_by_env(decisions: list[FusionDecision]) -> dict[int, list[tuple[in
 def test_with_k_1_every_decision_after_the_first_uses_the_thought_about_the_previous_step_of_its_env(direct):
     # On direct lanes (bus.direct) the reasoner's thought may reach fusion after the env's next observation: fusion
     # waits for the thought the observation names (EnvObs.thought_steps), so the result is the broker's.
-    steps = 8
+    steps = 4  # 3 watched decisions an env: a lag or a stale thought shows on any of them
     settings = {**LOCKSTEP, "env.max_steps": steps, "env.thought_wait_deadline_ms": 60_000.0, "bus.direct": direct}
     with running_actors(LOOP, settings) as rt:
         rt.client.subscribe(FusionDecision, Done, settle_secs=0)
