@@ -17,6 +17,9 @@ SMALL_PAPER = [
     "env.paper_warmup_bars=30", "env.paper_window_bars=240", "env.feed_silence_warn_secs=1.5", "env.feed_silence_flatten_secs=3.0",
     "policy.deterministic_when_frozen=false",  # an untrained policy that samples enters trades, so trades appear
     "reasoner.mode=\"single_shot\"",
+    # Full speed on a busy test machine (as the other real-model tests): at nice 19 its model took 15 s to load and,
+    # starved mid-thought at Ctrl-C, it outlived the grace period and the SIGTERM (10 s more) before its SIGKILL.
+    "reasoner.process_nice=0",
 ]
 
 WAIT_FOR_LOOP = [arg for actor in ("env", "policy", "reasoner", "fusion", "risk") for arg in ("--wait-for", actor)]
