@@ -56,6 +56,11 @@ BASE_DIR = "lockstep-base"
 ADAPTER_DIR = "lockstep-adapter"
 LLM_BEFORE_TARGET = 0.60
 """The seeds' LLM accuracy before fine-tuning; the target after is LLM_ACCURACY_TARGET (0.75)."""
+EVENT_THINKING = {"reasoner.think_on": "news"}
+"""On a market with events the lockstep runs think when something new arrives (an event, an entry or exit, every
+reasoner.think_every_bars bars) and answer quiet bars with the env's latest thought: a few thousand decisions then take
+minutes on 2 cores instead of hours, and the decisions right after an event still wait for the thought that read it.
+The user's --set reasoner.think_on=every_bar has the last word (actors/jobs/common.py configure)."""
 SPA_FLOORS = ("rl", "flat", "trend")
 """The floors fused is tested against, per flat decision in hindsight $: the policy alone, staying flat, the trend word."""
 SPA_LEVEL = 0.05
@@ -303,7 +308,8 @@ def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any
     steps, checkpoint = result.last_policy
     path = write_checkpoint(out / POLICY_DIR, steps, checkpoint)
     fold = result.folds[-1]
-    policy = {**data_settings, **backtest_settings(path, None)}
+    thinking = EVENT_THINKING if getattr(dataset, "events", ()) else {}
+    policy = {**data_settings, **backtest_settings(path, None), **thinking}
     start_day = news_window_start_day(dataset, fold.test_start_day, decisions)
     settings = {**policy, **window_settings(dataset, start_day)}
     window = f"fold {fold.index + 1}'s test window (day {start_day} on)"

@@ -133,6 +133,7 @@ def test_lockstep_decisions_measure_the_fusion_and_llm_rows_through_the_actors_o
     after_event = lockstep["adapter"]["events"]
     assert after_event["read"] >= 1 and after_event["decisions"] >= 1 and after_event["unknown_events"] == 0
     assert rows["LLM advice = hindsight label, right after an event"]["note"].startswith("base ")
+    assert 'think_on = "news"' in (out / "lockstep-base" / "config.toml").read_text()  # thinks when something new arrives
     for figure in ("LLM accuracy before -> after", "RL/LLM agreement", "fused minus RL-only (accuracy, paired)",
                    "fused minus RL-only (hindsight $ a flat decision, paired)"):
         assert rows[figure]["value"] is not None and f"scored of 6 decisions" in rows[figure]["note"]
