@@ -214,7 +214,8 @@ def _spa_rows(evidence: LockstepEvidence, run: str) -> list[Row]:
         verdict = "met" if worst < SPA_LEVEL else "not met"
     return [Row("fused against its floors (SPA p, the largest)", worst, float("nan"), float("nan"), f"< {SPA_LEVEL:.2f} each",
                 verdict, f"{run}: Hansen's SPA on {n} flat decisions' hindsight $, fused against "
-                + ", ".join(f"{floor} p {value:.3f}" for floor, value in p.items()))]
+                + ", ".join(f"{floor} p " + (f"{value:.3f}" if math.isfinite(value) else "n/a (under 10 decisions)")
+                           for floor, value in p.items()))]
 
 
 def _event_rows(evidence: LockstepEvidence) -> list[Row]:
