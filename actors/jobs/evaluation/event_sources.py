@@ -57,32 +57,45 @@ def event_signs_by_id(events: Sequence, event_truth: Mapping[str, np.ndarray] | 
 
 
 class EventReads:
-    """Which decisions used a thought that had just read an event: collected from llm.thought and fusion.decision."""
+    """Which decisions used a thought that had just read an event: collected from llm.thought and fusion.decision.
+
+    Resolved when asked, not as messages come: a thought and the decision that used it travel from different actors
+    (and a thought may take a direct lane to fusion), so the job may hear the decision first."""
 
     WATCH: tuple[type[Message], ...] = (LlmThought, FusionDecision)
 
     def __init__(self) -> None:
-        self._seen: dict[int, set[str]] = {}
-        """Per env, the event ids its thoughts have read."""
-        self._fresh: dict[str, str] = {}
-        """Query id of a thought that read an event first -> that event's id (the newest it read first); popped by the
-        first decision that uses the thought."""
-        self.decision_event: dict[tuple[int, int], str] = {}
-        """(env, step) of the first decision using such a thought -> the event id."""
+        self._thoughts: dict[str, tuple[int, int, tuple[str, ...]]] = {}
+        """Query id -> (env, step seen, the event ids its prompt read)."""
+        self._used: dict[tuple[int, int], str] = {}
+        """(env, step) of a decision -> the query id of the thought it used."""
 
     def add(self, msg: Message) -> None:
         match msg:
             case LlmThought():
-                seen = self._seen.setdefault(msg.env_id, set())
-                new = [event_id for event_id in msg.news_ids if event_id not in seen]
-                seen.update(msg.news_ids)
-                if new:
-                    self._fresh[msg.query_id] = new[0]
+                self._thoughts[msg.query_id] = (msg.env_id, msg.step_seen, tuple(msg.news_ids))
             case FusionDecision():
                 for row, env_id in enumerate(msg.env_ids):
-                    event_id = self._fresh.pop(msg.llm_query_ids[row], None)
-                    if event_id is not None:
-                        self.decision_event[(env_id, msg.step)] = event_id
+                    if msg.llm_query_ids[row]:
+                        self._used[(env_id, msg.step)] = msg.llm_query_ids[row]
+
+    @property
+    def decision_event(self) -> dict[tuple[int, int], str]:
+        """(env, step) of the first decision using a thought that read an event its env's thoughts had not read before
+        -> that event's id (the newest it read first). A carried answer repeats its thought's ids: never new."""
+        fresh: dict[str, str] = {}
+        seen: dict[int, set[str]] = {}
+        for query_id, (env_id, _, news_ids) in sorted(self._thoughts.items(), key=lambda item: item[1][:2]):
+            known = seen.setdefault(env_id, set())
+            new = [event_id for event_id in news_ids if event_id not in known]
+            known.update(news_ids)
+            if new:
+                fresh[query_id] = new[0]
+        found: dict[tuple[int, int], str] = {}
+        for key, query_id in sorted(self._used.items()):
+            if query_id in fresh:
+                found[key] = fresh.pop(query_id)
+        return found
 
 
 @dataclass(frozen=True)
@@ -125,14 +138,14 @@ def _finite(value: float) -> float | None:
 
 def event_scores(reads: EventReads, book: SourceBook, signs: Mapping[str, EventSigns]) -> EventScores:
     """Score the decisions ``reads`` found, with the labels, flat flags and hindsight $ ``book`` collected."""
-    keys = sorted(reads.decision_event)
-    unknown = sum(reads.decision_event[key] not in signs for key in keys)
-    scored = [key for key in keys if reads.decision_event[key] in signs and key in book.labels
-              and key in book.decisions and book.flat.get(key, False)]
+    read = reads.decision_event
+    keys = sorted(read)
+    unknown = sum(read[key] not in signs for key in keys)
+    scored = [key for key in keys if read[key] in signs and key in book.labels and key in book.decisions and book.flat.get(key, False)]
     answers: dict[str, list[int]] = {name: [] for name in ("llm", "keyword", "words", "buy", "rl", "fused")}
     labels, surprises = [], []
     for key in scored:
-        event = signs[reads.decision_event[key]]
+        event = signs[read[key]]
         decision = book.decisions[key]
         for name, action in (("llm", decision.llm), ("keyword", SIDE[event.keyword]), ("words", SIDE[event.words]),
                              ("buy", BUY), ("rl", decision.rl), ("fused", decision.fused)):

@@ -58,6 +58,12 @@ def test_only_the_first_decision_using_a_thought_that_read_a_new_event_counts():
     assert reads.decision_event == {(0, 2): "e1", (0, 5): "e2", (1, 5): "e2"}
 
 
+def test_a_decision_heard_before_the_thought_it_used_still_counts():
+    # The thought reaches fusion on a direct lane and the job through the broker: the job may hear the decision first.
+    reads, _ = play([decision(2, "q1", BUY), thought(0, 1, "q1", ["e1"]), decision(3, "q1", BUY)])
+    assert reads.decision_event == {(0, 2): "e1"}
+
+
 def test_the_scores_set_the_llm_beside_the_keyword_rule_the_words_ceiling_and_one_side():
     signs = {"up": EventSigns(surprise=1, words=1, keyword=1), "down": EventSigns(surprise=-1, words=-1, keyword=0),
              "misled": EventSigns(surprise=1, words=-1, keyword=-1)}
