@@ -298,6 +298,7 @@ def lockstep_lines(summary: dict) -> list[str]:
         lines.append(f"| {name} ({run['dir']}) | {scores['decisions']} | {shares} | {_share_cell(paired, '+.2f')} | "
                      f"{_share_cell(dollars, '+,.1f') if dollars.get('n') else 'n/a'} | "
                      f"{_num(llm.get('llm_trust'))} | {_num(llm.get('query_rate'))} |")
+    lines += event_lines(lockstep)
     warmups = [(name, lockstep[name]["fusion_warmup"]) for name in ("base", "adapter")
                if name in lockstep and "fusion_warmup" in lockstep[name]]
     for name, warmup in warmups:
@@ -314,6 +315,28 @@ def lockstep_lines(summary: dict) -> list[str]:
                       f"{warmup['start_day']} ({warmup['run_dir']}), the network learning: {learned}; the test run "
                       + (f"fused with it, frozen ({warmup['network']})." if warmup["network"] else "fused by the rules (no update).")
                       + seen]
+    return lines
+
+
+def event_lines(lockstep: dict) -> list[str]:
+    """On a market with events: each run's decisions right after a thought read a new event, beside the floors there
+    (actors/jobs/evaluation/event_sources.py), and fused against its floors (SPA)."""
+    lines = []
+    runs = [(name, lockstep[name]["events"]) for name in ("base", "adapter") if name in lockstep and "events" in lockstep[name]]
+    if runs:
+        lines += ["", "Right after a thought read a new event (flat decisions with a label): the hindsight label matched by",
+                  "", "| run | decisions | LLM | keyword rule | always BUY | the words' sign (ceiling of reading) | LLM = surprise's side | "
+                  "$ a decision: LLM | keyword rule | words' sign | RL | fused |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for name, events in runs:
+            shares = " | ".join(_share_cell(events[key]) for key in ("llm_label", "keyword_label", "buy_label", "words_label", "llm_surprise"))
+            usd = " | ".join(_share_cell(events["usd"][source], "+,.1f") if events["usd"][source]["n"] else "n/a"
+                             for source in ("llm", "keyword", "words", "rl", "fused"))
+            lines.append(f"| {name} | {events['decisions']} | {shares} | {usd} |")
+    spa = lockstep.get("fused_against_floors") or {}
+    if spa:
+        lines += ["", "Fused against its floors, Hansen's SPA p on the flat decisions' hindsight $ (the run the rows read): "
+                  + ", ".join(f"{floor} {_num(test['p_value_spa'], '.3f')}" for floor, test in spa.items())
+                  + f" ({next(iter(spa.values()))['decisions']} decisions)."]
     return lines
 
 

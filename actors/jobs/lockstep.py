@@ -19,6 +19,7 @@ from typing import Any
 from actors.common.actions import Action
 from actors.jobs.backtest import run_backtest
 from actors.jobs.common import configure, format_table
+from actors.jobs.evaluation.event_sources import EventReads
 from actors.jobs.evaluation.sources import SourceBook, SourceScores
 from actors.jobs.presets import BACKTEST, LOCKSTEP
 from bus.messages import LlmThought
@@ -45,6 +46,10 @@ class LockstepRun:
     """The backtest's sys.done summary (query rate, RL/LLM agreement, fusion LLM trust, P&L, ...)."""
     run_dir: Path
     report_dir: Path
+    book: SourceBook | None = None
+    """What the scores were made from (the data-snooping test reads its per-decision $)."""
+    reads: EventReads | None = None
+    """The decisions whose thought had just read an event (actors/jobs/evaluation/event_sources.py)."""
 
     def llm_figures(self) -> dict[str, float]:
         """The LLM_FIGURES keys this run reported."""
@@ -61,9 +66,15 @@ def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_di
     LOCKSTEP: a checkpoint in policy.model_path, and any fusion or reasoner settings); ``window`` names the bars in the
     printed title, ``extra`` adds rows to the LLM's table."""
     config = configure(args, {**settings, "env.max_steps": steps, "env.publish_hindsight": True}, [BACKTEST, LOCKSTEP])
-    sources = SourceBook()
-    live, live_metrics = run_backtest(config, args, run_dir, label="lockstep backtest", watch=(LlmThought, *SourceBook.WATCH),
-                                      observe=sources.add)
+    sources, reads = SourceBook(), EventReads()
+
+    def observe(msg) -> None:
+        sources.add(msg)
+        reads.add(msg)
+
+    live, live_metrics = run_backtest(config, args, run_dir, label="lockstep backtest",
+                                      watch=tuple(dict.fromkeys((LlmThought, *SourceBook.WATCH, *EventReads.WATCH))),
+                                      observe=observe)
     report = live.run_dir.path / config.env.report_dir
     report.mkdir(parents=True, exist_ok=True)
     print()
@@ -76,7 +87,7 @@ def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_di
     thought = live.last.get(LlmThought)
     if thought is not None:
         print("\n" + format_thought(thought))
-    return LockstepRun(scores, dict(live_metrics), live.run_dir.path, report)
+    return LockstepRun(scores, dict(live_metrics), live.run_dir.path, report, sources, reads)
 
 
 def format_thought(thought: LlmThought) -> str:

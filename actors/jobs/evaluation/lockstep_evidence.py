@@ -39,6 +39,7 @@ import numpy as np
 
 from actors.env.dataset import Dataset
 from actors.jobs.config import Config
+from actors.jobs.evaluation.event_sources import EventScores, event_scores, event_signs_by_id
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
 from actors.jobs.evaluation.sources import AGREEMENT_TARGET, FUSION_ACCURACY_TARGET, LLM_ACCURACY_TARGET, Share, SourceScores
 from actors.jobs.evaluation.walkforward import WalkForward
@@ -55,6 +56,15 @@ BASE_DIR = "lockstep-base"
 ADAPTER_DIR = "lockstep-adapter"
 LLM_BEFORE_TARGET = 0.60
 """The seeds' LLM accuracy before fine-tuning; the target after is LLM_ACCURACY_TARGET (0.75)."""
+EVENT_THINKING = {"reasoner.think_on": "news"}
+"""On a market with events the lockstep runs think when something new arrives (an event, an entry or exit, every
+reasoner.think_every_bars bars) and answer quiet bars with the env's latest thought: a few thousand decisions then take
+minutes on 2 cores instead of hours, and the decisions right after an event still wait for the thought that read it.
+The user's --set reasoner.think_on=every_bar has the last word (actors/jobs/common.py configure)."""
+SPA_FLOORS = ("rl", "flat", "trend")
+"""The floors fused is tested against, per flat decision in hindsight $: the policy alone, staying flat, the trend word."""
+SPA_LEVEL = 0.05
+SPA_REPS = 1000
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,10 @@ class LockstepEvidence:
     adapter_path: str = ""
     warmups: dict[str, FusionWarmup] = field(default_factory=dict)
     """Per run (base, adapter), its fusion warm-up (--fusion-warmup); empty without one."""
+    events: dict[str, EventScores] = field(default_factory=dict)
+    """Per run (base, adapter), the decisions right after an event read (a market with events only)."""
+    spa: dict[str, dict] = field(default_factory=dict)
+    """The run the rows read: per floor (SPA_FLOORS), the data-snooping test of fused against it (significance.py)."""
 
     @property
     def after(self) -> SourceScores:
@@ -117,7 +131,9 @@ class LockstepEvidence:
                                "llm": dict(self.adapter_figures)}
         for name, warmup in self.warmups.items():
             runs[name]["fusion_warmup"] = warmup.to_json()
-        return {"decisions_requested": self.decisions, "fold": self.fold, "test_start_day": self.test_start_day,
+        for name, scores in self.events.items():
+            runs[name]["events"] = scores.to_json()
+        return {"fused_against_floors": {floor: _spa_json(test) for floor, test in self.spa.items()}, "decisions_requested": self.decisions, "fold": self.fold, "test_start_day": self.test_start_day,
                 "policy_checkpoint": self.checkpoint, "rows_read": self.after_name, **runs}
 
 
@@ -165,7 +181,62 @@ def lockstep_rows(evidence: LockstepEvidence) -> list[Row]:
                     f"{run}: a decision's action valued at what a long (BUY) or a short (SELL) from there made, one "
                     f"contract, costs paid; fused {after.mean_usd('fused'):+,.1f}, RL {after.mean_usd('rl'):+,.1f}, "
                     f"LLM {after.mean_usd('llm'):+,.1f}, the trend word alone {after.mean_usd('trend'):+,.1f} a decision")
-    return [fusion, accuracy, agreement, fused, fused_usd]
+    return [fusion, accuracy, agreement, fused, fused_usd, *_spa_rows(evidence, run), *_event_rows(evidence)]
+
+
+def fused_against_floors(series: dict[str, np.ndarray], reps: int = SPA_REPS) -> dict[str, dict]:
+    """Per floor (SPA_FLOORS; flat is zero), Hansen's SPA test of "fused does not beat it" on the per-decision
+    hindsight $ (a stationary bootstrap: neighbouring decisions share their future)."""
+    from actors.jobs.evaluation.significance import data_snooping_tests
+
+    fused = series["fused"]
+    floors = {"rl": series["rl"], "flat": np.zeros_like(fused), "trend": series["trend"]}
+    return {floor: data_snooping_tests({"fused": fused}, floors[floor], reps=reps) for floor in SPA_FLOORS}
+
+
+def _spa_json(test: dict) -> dict:
+    return {"p_value_spa": _finite_or_none(test["p_value_spa"]), "decisions": test["days"]}
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _spa_rows(evidence: LockstepEvidence, run: str) -> list[Row]:
+    if not evidence.spa:
+        return []
+    p = {floor: float(test["p_value_spa"]) for floor, test in evidence.spa.items()}
+    worst = max(p.values())
+    n = next(iter(evidence.spa.values()))["days"]
+    if not math.isfinite(worst):
+        verdict = "not evidence"
+    else:
+        verdict = "met" if worst < SPA_LEVEL else "not met"
+    return [Row("fused against its floors (SPA p, the largest)", worst, float("nan"), float("nan"), f"< {SPA_LEVEL:.2f} each",
+                verdict, f"{run}: Hansen's SPA on {n} flat decisions' hindsight $, fused against "
+                + ", ".join(f"{floor} p " + (f"{value:.3f}" if math.isfinite(value) else "n/a (under 10 decisions)")
+                           for floor, value in p.items()))]
+
+
+def _event_rows(evidence: LockstepEvidence) -> list[Row]:
+    """On a market with events: the LLM on the decisions right after an event read, beside the floors there."""
+    name = "adapter" if evidence.adapter is not None else "base"
+    scores = evidence.events.get(name)
+    if scores is None:
+        return []
+    llm = scores.llm_label
+    before = (f"base {_share_text(evidence.events['base'].llm_label)} -> adapter {_share_text(llm)}; "
+              if name == "adapter" and "base" in evidence.events else "")
+    note = (f"{before}{evidence.after_name}, {scores.decisions} flat decisions right after a thought read a new event "
+            f"({scores.read} read): keyword rule {_share_text(scores.keyword_label)}, always BUY {_share_text(scores.buy_label)}, "
+            f"the words' own sign (the ceiling of reading) {_share_text(scores.words_label)}; LLM = the surprise's side "
+            f"{_share_text(scores.llm_surprise)}; hindsight $ a decision: {scores.usd_text()}")
+    gain = scores.llm_vs_keyword_usd
+    gain_low, gain_high = gain.interval
+    return [_row("LLM advice = hindsight label, right after an event", llm, f">= {LLM_ACCURACY_TARGET:.2f}",
+                 verdict_at_least(llm.value, *llm.interval, LLM_ACCURACY_TARGET), note),
+            Row("LLM minus the keyword rule, hindsight $ right after an event (paired)", gain.value, gain_low, gain_high, "> 0",
+                verdict_above(gain.value, gain_low, gain_high, 0.0), f"{evidence.after_name}, {gain.n} priced decisions")]
 
 
 def verdict_above(value: float, low: float, high: float, target: float) -> str:
@@ -238,7 +309,8 @@ def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any
     steps, checkpoint = result.last_policy
     path = write_checkpoint(out / POLICY_DIR, steps, checkpoint)
     fold = result.folds[-1]
-    policy = {**data_settings, **backtest_settings(path, None)}
+    thinking = EVENT_THINKING if getattr(dataset, "events", ()) else {}
+    policy = {**data_settings, **backtest_settings(path, None), **thinking}
     start_day = news_window_start_day(dataset, fold.test_start_day, decisions)
     settings = {**policy, **window_settings(dataset, start_day)}
     window = f"fold {fold.index + 1}'s test window (day {start_day} on)"
@@ -261,9 +333,15 @@ def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any
     if adapter_settings:
         say(f"lockstep: the same decisions with the adapter {adapter_settings['reasoner.lora_path']}")
         tuned = play("adapter", ADAPTER_DIR, adapter_settings, "adapter")
+    signs = event_signs_by_id(tuple(getattr(dataset, "events", ())), getattr(dataset, "event_truth", None))
+    runs = {"base": base, **({"adapter": tuned} if tuned else {})}
+    events = {name: event_scores(run.reads, run.book, signs) for name, run in runs.items()
+              if signs and run.reads is not None and run.book is not None}
+    after = tuned or base
+    spa = fused_against_floors(after.book.usd_series()) if after.book is not None else {}
     return LockstepEvidence(decisions, base.scores, tuned.scores if tuned else None, base.llm_figures(),
                             tuned.llm_figures() if tuned else {}, fold.index, start_day, str(path),
-                            adapter_settings.get("reasoner.lora_path", ""), warmups)
+                            adapter_settings.get("reasoner.lora_path", ""), warmups, events, spa)
 
 
 def _warm_up_fusion(args: argparse.Namespace, settings: dict[str, Any], dataset: Dataset, test_start_day: int,

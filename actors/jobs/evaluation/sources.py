@@ -273,6 +273,21 @@ class SourceBook:
     def scores(self) -> SourceScores:
         return score_sources(self.decisions, self.labels, self.flat, self.side_usd, self.trends)
 
+    def usd_series(self) -> dict[str, np.ndarray]:
+        """Per source (USD_SOURCES), the hindsight $ of each scored, priced decision in step order: the series the
+        data-snooping test of fused against its floors reads (flat is zero everywhere)."""
+        keys = [key for key, d in sorted(self.decisions.items())
+                if key in self.labels and d.llm != NO_ACTION and self.flat.get(key, False) and key in self.side_usd]
+
+        return {source: np.array([action_pnl_usd(source_action(self.decisions, self.trends, key, source), *self.side_usd[key])
+                                  for key in keys], dtype=np.float64) for source in USD_SOURCES}
+
+
+def source_action(decisions: dict[tuple[int, int], _Decision], trends: dict[tuple[int, int], int], key: tuple[int, int],
+                  source: str) -> int:
+    """The action a source (fused, rl, llm, or trend: the trend word's advice, HOLD where unknown) took at ``key``."""
+    return trends.get(key, HOLD) if source == "trend" else getattr(decisions[key], source)
+
 
 def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tuple[int, int], int],
                   flat: dict[tuple[int, int], bool], side_usd: dict[tuple[int, int], tuple[float, float]] | None = None,
@@ -285,8 +300,7 @@ def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tupl
     priced = [(key, side_usd[key]) for key in scored_keys if key in side_usd] if side_usd else []
 
     def usd(key: tuple[int, int], source: str, sides: tuple[float, float]) -> float:
-        action = (trends or {}).get(key, HOLD) if source == "trend" else getattr(decisions[key], source)
-        return action_pnl_usd(action, *sides)
+        return action_pnl_usd(source_action(decisions, trends or {}, key, source), *sides)
 
     contested = [(d, label) for d, label in scored if d.rl != d.llm and label in (d.rl, d.llm)]
     mix = np.bincount([label for _, label in scored], minlength=3) if scored else np.zeros(3, dtype=int)

@@ -108,26 +108,35 @@ def test_lockstep_decisions_measure_the_fusion_and_llm_rows_through_the_actors_o
     always_halted = ["--set", "risk.min_win_rate=1.0", "--set", "risk.min_trades_for_win_rate=0",
                      "--set", "risk.win_rate_halt_needs_net_loss=false"]
 
-    code = main(["evaluate", "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "1",
-                 "--lockstep-decisions", "4", "--adapter", str(adapter), "--run-dir", str(run_dir), "--quiet", *always_halted,
+    # The news market: its lockstep window starts on a test day whose first decisions make an event public, so the
+    # rows of the decisions right after an event read are measured too.
+    code = main(["evaluate", "--market", "news", "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "1",
+                 "--lockstep-decisions", "6", "--adapter", str(adapter), "--run-dir", str(run_dir), "--quiet", *always_halted,
                  "--set", f"run.trials_path={tmp_path / 'trials.jsonl'}"])
 
     assert code == 0
     out = run_dir / "evaluate"
     metrics = json.loads((out / "metrics.json").read_text())
     lockstep = metrics["lockstep"]
-    assert lockstep["decisions_requested"] == 4 and lockstep["fold"] == 1 and lockstep["rows_read"] == "adapter"
+    assert lockstep["decisions_requested"] == 6 and lockstep["fold"] == 1 and lockstep["rows_read"] == "adapter"
     assert list((out / "lockstep-policy").glob("policy_*.zip")) and (out / "lockstep-base").is_dir() and (out / "lockstep-adapter").is_dir()
     for run in ("base", "adapter"):
         scored = lockstep[run]["scores"]
-        assert scored["decisions"] == 3 and scored["llm"]["n"] == 3  # measured, with its n
-        assert sum(scored["label_mix"].values()) == 3
+        assert scored["decisions"] == 5 and scored["llm"]["n"] == 5  # measured, with its n
+        assert sum(scored["label_mix"].values()) == 5
         assert "llm_trust" in lockstep[run]["llm"] and "agreement_rate" in lockstep[run]["llm"]
     rows = {row["figure"]: row for row in metrics["success_table"]}
-    assert len(rows) == 9  # the seeds' seven and fused minus RL-only, in accuracy and in hindsight dollars
+    # the seeds' seven, fused minus RL-only in accuracy and in hindsight dollars, fused against its floors (SPA), and
+    # right after an event: the LLM against the label and against the keyword rule
+    assert len(rows) == 12
+    assert rows["fused against its floors (SPA p, the largest)"]["verdict"] == "not evidence"  # 5 decisions: too few to test
+    after_event = lockstep["adapter"]["events"]
+    assert after_event["read"] >= 1 and after_event["decisions"] >= 1 and after_event["unknown_events"] == 0
+    assert rows["LLM advice = hindsight label, right after an event"]["note"].startswith("base ")
+    assert 'think_on = "news"' in (out / "lockstep-base" / "config.toml").read_text()  # thinks when something new arrives
     for figure in ("LLM accuracy before -> after", "RL/LLM agreement", "fused minus RL-only (accuracy, paired)",
                    "fused minus RL-only (hindsight $ a flat decision, paired)"):
-        assert rows[figure]["value"] is not None and f"scored of 4 decisions" in rows[figure]["note"]
+        assert rows[figure]["value"] is not None and f"scored of 6 decisions" in rows[figure]["note"]
     assert "-> adapter" in rows["LLM accuracy before -> after"]["note"]
     fusion = rows["fusion accuracy"]
     contested = lockstep["adapter"]["scores"]["chose_right_source"]["n"]
