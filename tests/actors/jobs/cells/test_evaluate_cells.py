@@ -11,7 +11,7 @@ from actors.jobs.cli import main
 
 pytestmark = pytest.mark.slow
 
-TINY = ["evaluate", "--market", "regimes", "--quick", "--days", "54", "--train-days", "10", "--folds", "2", "--seeds", "2", "--budgets", "256,512",
+TINY = ["evaluate", "--market", "regimes", "--quick", "--days", "30", "--train-days", "10", "--folds", "2", "--seeds", "2", "--budgets", "256,512",
         "--set", "policy.n_steps=128", "--set", "policy.batch_size=64", "--quiet"]
 """Two folds x two seeds, an update every 128 steps per env: 2 regime, 2 reference, 4 policy and 4 ensemble cells."""
 
