@@ -14,7 +14,9 @@ never counts twice). Those decisions, flat and labelled, are scored here against
 - hindsight $ a decision (one contract from the next open, the label's barrier, costs paid) for the LLM, the keyword
   rule, the words' sign, RL and the fused action.
 
-The truth of each event (the dataset's ``event_truth``) is joined by event id after the run: the bus never carries it.
+A decision counts when the thought it used (or the cached answer carrying that thought) read an event none of its
+env's earlier decisions had used. The truth of each event (the dataset's ``event_truth``) is joined by event id after
+the run: the bus never carries it.
 Plain Python over bus messages: no process, no socket.
 """
 
@@ -81,20 +83,21 @@ class EventReads:
 
     @property
     def decision_event(self) -> dict[tuple[int, int], str]:
-        """(env, step) of the first decision using a thought that read an event its env's thoughts had not read before
-        -> that event's id (the newest it read first). A carried answer repeats its thought's ids: never new."""
-        fresh: dict[str, str] = {}
-        seen: dict[int, set[str]] = {}
-        for query_id, (env_id, _, news_ids) in sorted(self._thoughts.items(), key=lambda item: item[1][:2]):
-            known = seen.setdefault(env_id, set())
-            new = [event_id for event_id in news_ids if event_id not in known]
-            known.update(news_ids)
-            if new:
-                fresh[query_id] = new[0]
+        """(env, step) of the first decision of its env whose thought had read an event that env's decisions had not
+        used before -> that event's id (the newest it read first). With reasoner.think_on = news the thought that read
+        the event is often carried to the next quiet bar as a cached answer with its own query id and the same event
+        ids: the first decision using either counts, once."""
+        used: dict[int, set[str]] = {}
         found: dict[tuple[int, int], str] = {}
         for key, query_id in sorted(self._used.items()):
-            if query_id in fresh:
-                found[key] = fresh.pop(query_id)
+            thought = self._thoughts.get(query_id)
+            if thought is None:
+                continue
+            known = used.setdefault(key[0], set())
+            new = [event_id for event_id in thought[2] if event_id not in known]
+            known.update(thought[2])
+            if new:
+                found[key] = new[0]
         return found
 
 

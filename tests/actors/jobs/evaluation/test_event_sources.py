@@ -58,6 +58,14 @@ def test_only_the_first_decision_using_a_thought_that_read_a_new_event_counts():
     assert reads.decision_event == {(0, 2): "e1", (0, 5): "e2", (1, 5): "e2"}
 
 
+def test_a_cached_answer_carrying_the_thought_that_read_the_event_counts_when_the_decision_uses_it():
+    # think_on = news: the model's thought about the event bar (q1) is still running when fusion decides that step with
+    # the previous answer; the next quiet bar's cached answer (q2) carries it, and that is what the next decision uses.
+    reads, _ = play([thought(0, 0, "q0", []), decision(1, "q0", HOLD), thought(0, 1, "q1", ["e1"]), decision(2, "q0", HOLD),
+                     thought(0, 2, "q2", ["e1"], cached=True), decision(3, "q2", BUY), decision(4, "q2", BUY)])
+    assert reads.decision_event == {(0, 3): "e1"}
+
+
 def test_a_decision_heard_before_the_thought_it_used_still_counts():
     # The thought reaches fusion on a direct lane and the job through the broker: the job may hear the decision first.
     reads, _ = play([decision(2, "q1", BUY), thought(0, 1, "q1", ["e1"]), decision(3, "q1", BUY)])
