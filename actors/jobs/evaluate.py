@@ -36,6 +36,7 @@ from actors.jobs.evaluation.ledger import append_trials, config_hash, current_co
 from actors.jobs.evaluation.trials import ledger_market, ledger_trials, walk_forward_records
 from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
+from actors.jobs.evaluation.lockstep_report import interval, lockstep_lines, num
 from actors.jobs.evaluation.news_rows import NEWS_NOTE, news_floor_lines, news_floor_rows
 from actors.env.hindsight import barrier_spec
 from actors.jobs.cells.pool import cost_markdown
@@ -194,19 +195,10 @@ def _json_ready(value):
     return value
 
 
-def _num(value: float, fmt: str = ",.2f") -> str:
-    return "n/a" if value is None or not math.isfinite(value) else format(value, fmt)
-
-
-def _interval(pair, fmt: str = ",.2f") -> str:
-    low, high = pair
-    return "n/a" if not (math.isfinite(low) and math.isfinite(high)) else f"[{format(low, fmt)}, {format(high, fmt)}]"
-
-
 def success_lines(summary: dict) -> list[str]:
     lines = ["| figure | value | 95% interval | target | verdict | note |", "| --- | --- | --- | --- | --- | --- |"]
     for row in summary["success_table"]:
-        lines.append(f"| {row['figure']} | {_num(row['value'], '.3f')} | {_interval((row['low'], row['high']), '.3f')} | "
+        lines.append(f"| {row['figure']} | {num(row['value'], '.3f')} | {interval((row['low'], row['high']), '.3f')} | "
                      f"{row['target']} | {row['verdict']} | {row['note']} |")
     return lines
 
@@ -215,8 +207,8 @@ def variant_lines(summary: dict) -> list[str]:
     lines = ["| variant | $ per day | 95% interval | daily Sharpe | trades | median trades a day | win rate | halted bars | breaches |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, v in summary["variants"].items():
-        lines.append(f"| {name} | {_num(v['pnl_per_day'], ',.0f')} | {_interval(v['pnl_per_day_interval'], ',.0f')} | "
-                     f"{_num(v['sharpe'])} | {v['trades']} | {_num(v.get('median_trades_per_day'), 'g')} | {_num(v['win_rate'])} | {_num(v['halted_share'])} | {v['breaches']} |")
+        lines.append(f"| {name} | {num(v['pnl_per_day'], ',.0f')} | {interval(v['pnl_per_day_interval'], ',.0f')} | "
+                     f"{num(v['sharpe'])} | {v['trades']} | {num(v.get('median_trades_per_day'), 'g')} | {num(v['win_rate'])} | {num(v['halted_share'])} | {v['breaches']} |")
     return lines
 
 
@@ -230,11 +222,11 @@ def report_markdown(summary: dict) -> str:
         "and tests frozen; every figure below is out of sample, after costs, through the same env and risk rules.", "",
         "## Success table (the seeds' targets)", "", *success_lines(summary), "",
         "## The policy against floors and the ceiling", "",
-        f"Policy (last budget, averaged over seeds): ${_num(policy['pnl_per_day'], ',.0f')} a day "
-        f"{_interval(policy['pnl_per_day_interval'], ',.0f')}, daily Sharpe {_num(policy['sharpe'])} {_interval(policy['sharpe_interval'])}, "
-        f"oracle share {_num(summary['oracle_share'], '.3f')} {_interval(summary['oracle_share_interval'], '.3f')}, "
-        f"PSR {_num(summary['psr'], '.3f')}, DSR {_num(summary['dsr'], '.3f')} ({summary['dsr_trials']} trials), "
-        f"PBO {_num(summary['pbo'].get('pbo', float('nan')), '.2f')}.", "",
+        f"Policy (last budget, averaged over seeds): ${num(policy['pnl_per_day'], ',.0f')} a day "
+        f"{interval(policy['pnl_per_day_interval'], ',.0f')}, daily Sharpe {num(policy['sharpe'])} {interval(policy['sharpe_interval'])}, "
+        f"oracle share {num(summary['oracle_share'], '.3f')} {interval(summary['oracle_share_interval'], '.3f')}, "
+        f"PSR {num(summary['psr'], '.3f')}, DSR {num(summary['dsr'], '.3f')} ({summary['dsr_trials']} trials), "
+        f"PBO {num(summary['pbo'].get('pbo', float('nan')), '.2f')}.", "",
         f"**The market.** {summary.get('market_shows', '')}", "",
         *summary.get("calibration", []), "",
         "## Trials counted, and how many days a verdict needs", "", *(f"- {line}" for line in evidence_lines(summary)), "",
@@ -245,8 +237,8 @@ def report_markdown(summary: dict) -> str:
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, c in summary["comparisons"].items():
-        lines.append(f"| {name} | {_num(c['pnl_per_day_difference'], ',.0f')} | {_interval(c['interval'], ',.0f')} | "
-                     f"{_num(c['p_value_reality_check'], '.3f')} | {_num(c['p_value_spa'], '.3f')} | "
+        lines.append(f"| {name} | {num(c['pnl_per_day_difference'], ',.0f')} | {interval(c['interval'], ',.0f')} | "
+                     f"{num(c['p_value_reality_check'], '.3f')} | {num(c['p_value_spa'], '.3f')} | "
                      f"{', '.join(c.get('variants_beating_it', [])) or 'none'} | {'yes' if c['beats'] else 'no'} |")
     if summary.get("news_floors"):
         lines += ["", "## News floors on the test days", "", NEWS_NOTE, "", *news_floor_lines(summary["news_floors"])]
@@ -255,9 +247,9 @@ def report_markdown(summary: dict) -> str:
     lines += ["", "## Every variant", "", *variant_lines(summary), "", "## Learning curve", "", "![learning curve](learning_curve.png)", "",
               "| env steps | $ per day | 95% interval | daily Sharpe | Sharpe per seed |", "| --- | --- | --- | --- | --- |"]
     for point in summary["learning_curve"]:
-        per_seed = ", ".join(_num(s) for s in point["sharpe_per_seed"])
-        lines.append(f"| {point['timesteps']:,} | {_num(point['pnl_per_day'], ',.0f')} | {_interval(point['pnl_per_day_interval'], ',.0f')} | "
-                     f"{_num(point['sharpe'])} | {per_seed} |")
+        per_seed = ", ".join(num(s) for s in point["sharpe_per_seed"])
+        lines.append(f"| {point['timesteps']:,} | {num(point['pnl_per_day'], ',.0f')} | {interval(point['pnl_per_day_interval'], ',.0f')} | "
+                     f"{num(point['sharpe'])} | {per_seed} |")
     return "\n".join(lines) + "\n"
 
 
@@ -267,108 +259,32 @@ def ensemble_lines(summary: dict) -> list[str]:
     if not e:
         return []
     momentum, seeds = e["vs_momentum"], e["vs_seeds_mean"]
-    return ["", f"Ensemble of the {e['seeds']} seeds ({e['name']}): ${_num(e['pnl_per_day'], ',.0f')} a day "
-                f"{_interval(e['pnl_per_day_interval'], ',.0f')}, daily Sharpe {_num(e['sharpe'])}, oracle share {_num(e['oracle_share'], '.3f')}; "
-                f"minus the momentum floor: ${_num(momentum['pnl_per_day_difference'], ',.0f')} {_interval(momentum['interval'], ',.0f')} "
+    return ["", f"Ensemble of the {e['seeds']} seeds ({e['name']}): ${num(e['pnl_per_day'], ',.0f')} a day "
+                f"{interval(e['pnl_per_day_interval'], ',.0f')}, daily Sharpe {num(e['sharpe'])}, oracle share {num(e['oracle_share'], '.3f')}; "
+                f"minus the momentum floor: ${num(momentum['pnl_per_day_difference'], ',.0f')} {interval(momentum['interval'], ',.0f')} "
                 f"({'beats it' if momentum['beats'] else 'does not beat it'}); minus the seeds' mean: "
-                f"${_num(seeds['pnl_per_day_difference'], ',.0f')} {_interval(seeds['interval'], ',.0f')}."]
-
-
-def lockstep_lines(summary: dict) -> list[str]:
-    """--lockstep-decisions: where the fusion and LLM rows of the success table come from; none without it."""
-    lockstep = summary.get("lockstep")
-    if not lockstep:
-        return []
-    lines = ["", "## Fusion and the LLM in lockstep", "",
-             f"The last fold's policy (fold {lockstep['fold'] + 1}, its first seed at the last budget; {lockstep['policy_checkpoint']}) "
-             f"played the first {lockstep['decisions_requested']} decisions of its test window (day {lockstep['test_start_day']} on) "
-             "through the actors, each decision with the previous step's thought; every flat decision with a thought and a "
-             f"hindsight label is scored. The success table's fusion rows read the {lockstep['rows_read']} run.", "",
-             "| run | decisions scored | RL = label | LLM = label | fused = label | fusion chose the right source | RL/LLM agreement | "
-             "fused minus RL (paired) | fused minus RL, hindsight $ a decision | fusion LLM trust (mean) | LLM query rate |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for name in ("base", "adapter"):
-        run = lockstep.get(name)
-        if run is None:
-            continue
-        scores, llm = run["scores"], run["llm"]
-        shares = " | ".join(_share_cell(scores[key]) for key in ("rl", "llm", "fused", "chose_right_source", "agreement"))
-        paired = scores["fused_vs_rl"]
-        dollars = scores.get("fused_vs_rl_usd", {})
-        lines.append(f"| {name} ({run['dir']}) | {scores['decisions']} | {shares} | {_share_cell(paired, '+.2f')} | "
-                     f"{_share_cell(dollars, '+,.1f') if dollars.get('n') else 'n/a'} | "
-                     f"{_num(llm.get('llm_trust'))} | {_num(llm.get('query_rate'))} |")
-    lines += event_lines(lockstep)
-    warmups = [(name, lockstep[name]["fusion_warmup"]) for name in ("base", "adapter")
-               if name in lockstep and "fusion_warmup" in lockstep[name]]
-    for name, warmup in warmups:
-        figures = warmup["figures"]
-        learned = (f"{int(figures.get('hindsight_experiences', 0))} hindsight lessons, {int(figures.get('experiences', 0))} "
-                   f"from closed trades, {int(figures.get('network_updates', 0))} updates")
-        scores = warmup.get("scores") or {}
-        seen = (f" On its {scores['decisions']} scored flat decisions the LLM's advice matched the label "
-                f"{_share_cell(scores['llm'])}, and each source's action was worth, in hindsight $ a decision: fused "
-                f"{_num(scores['mean_usd']['fused'], '+,.1f')}, RL {_num(scores['mean_usd']['rl'], '+,.1f')}, LLM "
-                f"{_num(scores['mean_usd']['llm'], '+,.1f')}, the trend word alone {_num(scores['mean_usd'].get('trend'), '+,.1f')}."
-                if scores.get("decisions") and "mean_usd" in scores else "")
-        lines += ["", f"Fusion warm-up ({name}): {warmup['decisions']} lockstep decisions of the training days from day "
-                      f"{warmup['start_day']} ({warmup['run_dir']}), the network learning: {learned}; the test run "
-                      + (f"fused with it, frozen ({warmup['network']})." if warmup["network"] else "fused by the rules (no update).")
-                      + seen]
-    return lines
-
-
-def event_lines(lockstep: dict) -> list[str]:
-    """On a market with events: each run's decisions right after a thought read a new event, beside the floors there
-    (actors/jobs/evaluation/event_sources.py), and fused against its floors (SPA)."""
-    lines = []
-    runs = [(name, lockstep[name]["events"]) for name in ("base", "adapter") if name in lockstep and "events" in lockstep[name]]
-    if runs:
-        lines += ["", "Right after a thought read a new event (flat decisions with a label): the hindsight label matched by",
-                  "", "| run | decisions | LLM | keyword rule | always BUY | the words' sign (ceiling of reading) | LLM = surprise's side | "
-                  "$ a decision: LLM | keyword rule | words' sign | RL | fused |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-        for name, events in runs:
-            shares = " | ".join(_share_cell(events[key]) for key in ("llm_label", "keyword_label", "buy_label", "words_label", "llm_surprise"))
-            usd = " | ".join(_share_cell(events["usd"][source], "+,.1f") if events["usd"][source]["n"] else "n/a"
-                             for source in ("llm", "keyword", "words", "rl", "fused"))
-            lines.append(f"| {name} | {events['decisions']} | {shares} | {usd} |")
-    spa = lockstep.get("fused_against_floors") or {}
-    if spa:
-        lines += ["", "Fused against its floors, Hansen's SPA p on the flat decisions' hindsight $ (the run the rows read): "
-                  + ", ".join(f"{floor} {_num(test['p_value_spa'], '.3f')}" for floor, test in spa.items())
-                  + f" ({next(iter(spa.values()))['decisions']} decisions)."]
-    return lines
-
-
-def _share_cell(share: dict, fmt: str = ".2f") -> str:
-    if not share["n"]:
-        return "n/a (0)"
-    return f"{_num(share['value'], fmt)} {_interval((_finite(share['low']), _finite(share['high'])), fmt)} of {share['n']}"
-
-
-def _finite(value) -> float:
-    return float("nan") if value is None else float(value)
+                f"${num(seeds['pnl_per_day_difference'], ',.0f')} {interval(seeds['interval'], ',.0f')}."]
 
 
 def console_summary(summary: dict) -> str:
     policy = summary["policy"]
     rows = [
         f"walk-forward on {summary['market']}: {summary['test_days']} test days in {summary['folds']} folds, {summary['elapsed_secs']:.0f} s",
-        f"  policy        ${_num(policy['pnl_per_day'], ',.0f')} a day {_interval(policy['pnl_per_day_interval'], ',.0f')}, "
-        f"Sharpe {_num(policy['sharpe'])}, median trades a day {_num(policy.get('median_trades_per_day'), 'g')}, "
-        f"halted bars {_num(policy['halted_share'])}",
+        f"  policy        ${num(policy['pnl_per_day'], ',.0f')} a day {interval(policy['pnl_per_day_interval'], ',.0f')}, "
+        f"Sharpe {num(policy['sharpe'])}, median trades a day {num(policy.get('median_trades_per_day'), 'g')}, "
+        f"halted bars {num(policy['halted_share'])}",
     ]
     if summary.get("ensemble"):
         e = summary["ensemble"]
-        rows.append(f"  ensemble      ${_num(e['pnl_per_day'], ',.0f')} a day {_interval(e['pnl_per_day_interval'], ',.0f')} "
+        rows.append(f"  ensemble      ${num(e['pnl_per_day'], ',.0f')} a day {interval(e['pnl_per_day_interval'], ',.0f')} "
                     f"({e['seeds']} seeds' mean distribution), minus the momentum floor "
-                    f"${_num(e['vs_momentum']['pnl_per_day_difference'], ',.0f')} {_interval(e['vs_momentum']['interval'], ',.0f')}")
+                    f"${num(e['vs_momentum']['pnl_per_day_difference'], ',.0f')} {interval(e['vs_momentum']['interval'], ',.0f')}")
     for name in ("oracle", REGIME_RULE, summary["momentum_floor"], "buy_and_hold", "random", "flat"):
         if name in summary["variants"]:
             v = summary["variants"][name]
-            rows.append(f"  {name:<13} ${_num(v['pnl_per_day'], ',.0f')} a day, Sharpe {_num(v['sharpe'])}, halted bars {_num(v['halted_share'])}")
-    rows.append(f"  oracle share {_num(summary['oracle_share'], '.3f')}, deflated-Sharpe probability {_num(summary['dsr'], '.3f')}, "
-                f"PBO {_num(summary['pbo'].get('pbo', float('nan')), '.2f')}")
+            rows.append(f"  {name:<13} ${num(v['pnl_per_day'], ',.0f')} a day, Sharpe {num(v['sharpe'])}, halted bars {num(v['halted_share'])}")
+    rows.append(f"  oracle share {num(summary['oracle_share'], '.3f')}, deflated-Sharpe probability {num(summary['dsr'], '.3f')}, "
+                f"PBO {num(summary['pbo'].get('pbo', float('nan')), '.2f')}")
     rows += [f"  {line}" for line in evidence_lines(summary)]
     rows.append("  floors chosen on each fold's training days:")
     rows += [f"    {line[2:]}" for line in floor_choice_lines(summary)]
@@ -385,10 +301,10 @@ def console_summary(summary: dict) -> str:
 def evidence_lines(summary: dict) -> list[str]:
     """The deflated Sharpe's trials, the minimum track record, and SPA / StepM over every candidate, in sentences."""
     record, snooping = summary.get("track_record", {}), summary.get("snooping", {})
-    lines = [f"deflated Sharpe {_num(summary['dsr'], '.3f')}: {summary['dsr_trials']} policy trials on this market in the "
+    lines = [f"deflated Sharpe {num(summary['dsr'], '.3f')}: {summary['dsr_trials']} policy trials on this market in the "
              f"trials ledger ({summary.get('dsr_trials_this_run', '?')} this run, {summary.get('dsr_runs', '?')} run(s) in all; "
-             f"{summary.get('ledger', 'no ledger')}), variance of their daily Sharpe {_num(summary.get('dsr_sharpe_variance'), '.2e')}, "
-             f"so the best of them by luck alone has a daily Sharpe of {_num(summary.get('dsr_benchmark_sharpe'), '.3f')}"]
+             f"{summary.get('ledger', 'no ledger')}), variance of their daily Sharpe {num(summary.get('dsr_sharpe_variance'), '.2e')}, "
+             f"so the best of them by luck alone has a daily Sharpe of {num(summary.get('dsr_benchmark_sharpe'), '.3f')}"]
     if record:
         need_zero, need_trials = record["min_days_vs_zero"], record["min_days_vs_trials"]
         if record["enough"]:
@@ -402,8 +318,8 @@ def evidence_lines(summary: dict) -> list[str]:
     if snooping:
         superior = ", ".join(snooping.get("superior", [])) or "none"
         lines.append(f"every candidate ({len(snooping.get('candidates', []))}: the policy variants and the floors) against "
-                     f"flat, arch.bootstrap: SPA p {_num(snooping.get('p_value_spa'), '.3f')}, reality check p "
-                     f"{_num(snooping.get('p_value_reality_check'), '.3f')}; StepM (5 %) finds these beat flat: {superior}")
+                     f"flat, arch.bootstrap: SPA p {num(snooping.get('p_value_spa'), '.3f')}, reality check p "
+                     f"{num(snooping.get('p_value_reality_check'), '.3f')}; StepM (5 %) finds these beat flat: {superior}")
     return lines
 
 
