@@ -123,20 +123,13 @@ class EventScores:
     """Per decision, the LLM's hindsight $ minus the keyword rule's: does reading beat matching words?"""
 
     def to_json(self) -> dict:
-        def share(s: Share) -> dict:
-            low, high = s.interval
-            return {"value": _finite(s.value), "low": _finite(low), "high": _finite(high), "hits": s.hits, "n": s.n}
-
         return {"decisions": self.decisions, "read": self.read, "unknown_events": self.unknown_events,
-                **{name: share(getattr(self, name)) for name in ("llm_label", "keyword_label", "words_label", "buy_label", "llm_surprise")},
+                **{name: getattr(self, name).to_json() for name in ("llm_label", "keyword_label", "words_label", "buy_label", "llm_surprise")},
                 "usd": {name: m.to_json() for name, m in self.usd.items()}, "llm_vs_keyword_usd": self.llm_vs_keyword_usd.to_json()}
 
     def usd_text(self) -> str:
         return ", ".join(f"{name} {m.value:+,.1f}" for name, m in self.usd.items()) if self.decisions else "n/a"
 
-
-def _finite(value: float) -> float | None:
-    return value if np.isfinite(value) else None
 
 
 def event_scores(reads: EventReads, book: SourceBook, signs: Mapping[str, EventSigns]) -> EventScores:

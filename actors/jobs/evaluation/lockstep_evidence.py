@@ -41,7 +41,8 @@ from actors.env.dataset import Dataset
 from actors.jobs.config import Config
 from actors.jobs.evaluation.event_sources import EventScores, event_scores, event_signs_by_id
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
-from actors.jobs.evaluation.sources import AGREEMENT_TARGET, FUSION_ACCURACY_TARGET, LLM_ACCURACY_TARGET, Share, SourceScores
+from actors.jobs.evaluation.sources import (AGREEMENT_TARGET, FUSION_ACCURACY_TARGET, LLM_ACCURACY_TARGET, Share, SourceScores,
+                                           finite_or_none)
 from actors.jobs.evaluation.walkforward import WalkForward
 
 POLICY_DIR = "lockstep-policy"
@@ -133,8 +134,9 @@ class LockstepEvidence:
             runs[name]["fusion_warmup"] = warmup.to_json()
         for name, scores in self.events.items():
             runs[name]["events"] = scores.to_json()
-        return {"fused_against_floors": {floor: _spa_json(test) for floor, test in self.spa.items()}, "decisions_requested": self.decisions, "fold": self.fold, "test_start_day": self.test_start_day,
-                "policy_checkpoint": self.checkpoint, "rows_read": self.after_name, **runs}
+        return {"decisions_requested": self.decisions, "fold": self.fold, "test_start_day": self.test_start_day,
+                "policy_checkpoint": self.checkpoint, "rows_read": self.after_name,
+                "fused_against_floors": {floor: _spa_json(test) for floor, test in self.spa.items()}, **runs}
 
 
 def _share_text(share: Share) -> str:
@@ -195,11 +197,7 @@ def fused_against_floors(series: dict[str, np.ndarray], reps: int = SPA_REPS) ->
 
 
 def _spa_json(test: dict) -> dict:
-    return {"p_value_spa": _finite_or_none(test["p_value_spa"]), "decisions": test["days"]}
-
-
-def _finite_or_none(value: float) -> float | None:
-    return value if math.isfinite(value) else None
+    return {"p_value_spa": finite_or_none(test["p_value_spa"]), "decisions": test["days"]}
 
 
 def _spa_rows(evidence: LockstepEvidence, run: str) -> list[Row]:

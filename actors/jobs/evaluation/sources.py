@@ -90,6 +90,11 @@ class Share(Estimate):
     def interval(self) -> tuple[float, float]:
         return wilson_interval(self.hits, self.n)
 
+    def to_json(self) -> dict:
+        low, high = self.interval
+        return {"value": finite_or_none(self.value), "low": finite_or_none(low), "high": finite_or_none(high),
+                "hits": self.hits, "n": self.n}
+
 
 @dataclass(frozen=True)
 class PairedDifference(Estimate):
@@ -157,7 +162,7 @@ class MeanDifference(Estimate):
 
     def to_json(self) -> dict:
         low, high = self.interval
-        return {"value": _finite(self.value), "low": _finite(low), "high": _finite(high), "n": self.n}
+        return {"value": finite_or_none(self.value), "low": finite_or_none(low), "high": finite_or_none(high), "n": self.n}
 
 
 @dataclass(frozen=True)
@@ -216,22 +221,19 @@ class SourceScores:
         ]
 
     def to_json(self) -> dict:
-        def share(s: Share) -> dict:
-            low, high = s.interval
-            return {"value": _finite(s.value), "low": _finite(low), "high": _finite(high), "hits": s.hits, "n": s.n}
-
         paired = self.fused_vs_rl
         low, high = paired.interval
         return {"decisions": self.decisions, "in_position": self.in_position, "label_mix": dict(self.label_mix),
                 "better_single_source": self.better_single_source,
-                **{name: share(getattr(self, name)) for name in ("rl", "llm", "fused", "chose_right_source", "agreement")},
-                "fused_vs_rl": {"value": _finite(paired.value), "low": _finite(low), "high": _finite(high),
+                **{name: getattr(self, name).to_json() for name in ("rl", "llm", "fused", "chose_right_source", "agreement")},
+                "fused_vs_rl": {"value": finite_or_none(paired.value), "low": finite_or_none(low), "high": finite_or_none(high),
                                 "gained": paired.gained, "lost": paired.lost, "n": paired.n},
                 "fused_vs_rl_usd": self.fused_vs_rl_usd.to_json(),
-                "mean_usd": {source: _finite(self.mean_usd(source)) for source in USD_SOURCES}}
+                "mean_usd": {source: finite_or_none(self.mean_usd(source)) for source in USD_SOURCES}}
 
 
-def _finite(value: float) -> float | None:
+def finite_or_none(value: float) -> float | None:
+    """A figure for JSON: None where it is NaN or infinite (JSON has neither)."""
     return value if math.isfinite(value) else None
 
 
@@ -276,11 +278,17 @@ class SourceBook:
     def usd_series(self) -> dict[str, np.ndarray]:
         """Per source (USD_SOURCES), the hindsight $ of each scored, priced decision in step order: the series the
         data-snooping test of fused against its floors reads (flat is zero everywhere)."""
-        keys = [key for key, d in sorted(self.decisions.items())
-                if key in self.labels and d.llm != NO_ACTION and self.flat.get(key, False) and key in self.side_usd]
-
+        _, scored = _scored_keys(self.decisions, self.labels, self.flat)
+        keys = [key for key in scored if key in self.side_usd]
         return {source: np.array([action_pnl_usd(source_action(self.decisions, self.trends, key, source), *self.side_usd[key])
                                   for key in keys], dtype=np.float64) for source in USD_SOURCES}
+
+
+def _scored_keys(decisions: dict[tuple[int, int], _Decision], labels: dict[tuple[int, int], int],
+                 flat: dict[tuple[int, int], bool]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(decisions with a thought and a label, those of them taken flat: the scored ones), in step order."""
+    thought_and_label = [key for key, d in sorted(decisions.items()) if key in labels and d.llm != NO_ACTION]
+    return thought_and_label, [key for key in thought_and_label if flat.get(key, False)]
 
 
 def source_action(decisions: dict[tuple[int, int], _Decision], trends: dict[tuple[int, int], int], key: tuple[int, int],
@@ -294,8 +302,7 @@ def score_sources(decisions: dict[tuple[int, int], _Decision], labels: dict[tupl
                   trends: dict[tuple[int, int], int] | None = None) -> SourceScores:
     """``side_usd``: per key, the hindsight dollars of a long and a short (none: the dollar rows stay empty);
     ``trends``: per key, the trend word's advice (none: HOLD, which makes nothing)."""
-    thought_and_label = [key for key, d in sorted(decisions.items()) if key in labels and d.llm != NO_ACTION]
-    scored_keys = [key for key in thought_and_label if flat.get(key, False)]
+    thought_and_label, scored_keys = _scored_keys(decisions, labels, flat)
     scored = [(decisions[key], labels[key]) for key in scored_keys]
     priced = [(key, side_usd[key]) for key in scored_keys if key in side_usd] if side_usd else []
 
