@@ -117,13 +117,14 @@ def append_trial(path: Path | str, record: TrialRecord, run_id: str | None = Non
     append_trials(path, [record], run_id)
 
 
-def append_trials(path: Path | str, records: Iterable[TrialRecord], run_id: str | None = None) -> None:
+def append_trials(path: Path | str, records: Iterable[TrialRecord], run_id: str | None = None) -> list[TrialRecord]:
     """Append several records under one lock (one run's variants land together), each stamped with the code
     fingerprint and ``run_id`` (default: a fresh one for this call, so one call is one run; a job that appends in
-    several calls, as a sweep does trial by trial, passes its own ``new_run_id()`` to each)."""
-    lines = b"".join(_ENCODER.encode(record) + b"\n" for record in stamped(records, run_id or new_run_id()))
+    several calls, as a sweep does trial by trial, passes its own ``new_run_id()`` to each). Returns them as written."""
+    written = stamped(records, run_id or new_run_id())
+    lines = b"".join(_ENCODER.encode(record) + b"\n" for record in written)
     if not lines:
-        return
+        return written
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as handle:
@@ -138,6 +139,7 @@ def append_trials(path: Path | str, records: Iterable[TrialRecord], run_id: str 
             handle.flush()
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+    return written
 
 
 def read_trials(path: Path | str) -> list[TrialRecord]:

@@ -137,3 +137,29 @@ def test_a_backtest_of_test_days_is_a_trial_and_one_of_training_days_is_not(tmp_
     start = load_config(None).account.start_balance
     assert recorded[0].daily_returns == [50.0 / start, -20.0 / start]
     assert recorded[0].run_id != recorded[1].run_id and recorded[0].job == "backtest"
+
+
+def test_every_ablation_backtest_is_a_trial_of_one_run_named_by_variant_and_seed(tmp_path):
+    import json
+    from types import SimpleNamespace
+
+    from actors.jobs.backtest_ledger import record_ablation
+
+    ledger = tmp_path / "trials.jsonl"
+    config = load_config(None, {"env.split": "test", "run.trials_path": str(ledger)})
+    cells = {}
+    for seed in (0, 1):
+        for index in (0, 1):
+            run_dir = tmp_path / f"seed{seed}-{index}"
+            (run_dir / config.env.report_dir).mkdir(parents=True)
+            (run_dir / config.env.report_dir / "metrics.json").write_text(json.dumps(
+                {"session_pnl": [{"pnl_usd": 10.0 * (seed + 1)}, {"pnl_usd": -5.0 * (index + 1)}]}))
+            cells[(seed, index)] = SimpleNamespace(config=config, run_dir=str(run_dir))
+
+    assert record_ablation(cells, ["RL only", "RL + rule fusion"], "abc") == ledger
+    recorded = read_trials(ledger)
+    assert [r.variant for r in recorded] == ["ablation:RL only#0", "ablation:RL + rule fusion#0", "ablation:RL only#1",
+                                             "ablation:RL + rule fusion#1"]
+    start = config.account.start_balance
+    assert recorded[3].daily_returns == [20.0 / start, -10.0 / start] and len({r.run_id for r in recorded}) == 1
+    assert all(r.job == "ablation" and r.role == "policy" for r in recorded)
