@@ -15,6 +15,8 @@ import numpy as np
 from actors import ENV, FUSION, POLICY, RISK
 from actors.common.figures import brief_of
 from actors.jobs.backtest import backtest_settings, run_backtest, trained_fusion_settings
+from actors.jobs.backtest_ledger import record_ablation
+from actors.jobs.evaluation.ledger import current_commit
 from actors.jobs.common import JobError, configure, format_table
 from actors.jobs.config import Config
 from actors.jobs.cells.ablation import ablation_on_cells
@@ -279,7 +281,9 @@ def mode_ablation(args: argparse.Namespace) -> int:
     run_dirs: dict[str, list[str]] = {variant.name: [] for variant in variants}
     sources: dict[str, list[SourceScores]] = {variant.name: [] for variant in variants}
     config = base
+    commit = current_commit()
     cells, cost = ablation_on_cells(args, base, root, seeds, variants, seed_inputs, variant_backtest)
+    ledger = record_ablation(cells, [variant.name for variant in variants], commit)  # test days played: trials, at once
     for seed in seeds:
         for index, variant in enumerate(variants):
             cell = cells[(seed, index)]
@@ -314,4 +318,6 @@ def mode_ablation(args: argparse.Namespace) -> int:
                                                    indent=2, default=str))
     print("\n" + markdown)
     print(f"ablation table: {root}/ablation.md and ablation.json")
+    if ledger is not None:
+        print(f"trials ledger {ledger}: {len(cells)} backtests on test days recorded (one trial each; bin/run trials lists them)")
     return EXIT_OK

@@ -1,4 +1,5 @@
-"""Mode backtest: the loop with a frozen policy on held-out data (or a file); the job prints the report."""
+"""Mode backtest: the loop with a frozen policy on held-out data (or a file); the job prints the report. A backtest of
+test days is appended to the trials ledger as one trial (actors/jobs/backtest_ledger.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from actors import ENV, FUSION
 from actors.env.report import entries_sentence, format_metrics_table
 from actors.env.statistics import MIN_TRADES
 from actors.fusion import trained_model_path
+from actors.jobs.backtest_ledger import backtest_record, backtest_session_pnl, record_backtests
 from actors.jobs.common import JobError, JobResult, configure, run_job
+from actors.jobs.evaluation.ledger import current_commit
 from actors.jobs.config import Config
 from actors.jobs.presets import BACKTEST
 from actors.jobs.train import policy_checkpoint
+from actors.jobs.train_ledger import policy_variant
 from bus.messages import Done, Message
 from runtime.supervisor import EXIT_OK
 
@@ -69,7 +73,14 @@ def print_backtest(result: JobResult, metrics: dict[str, float], config: Config)
 def mode_backtest(args: argparse.Namespace) -> int:
     if args.model is None:
         raise JobError("backtest needs --model CHECKPOINT (a checkpoint file or a training run directory)")
-    config = configure(args, backtest_settings(policy_checkpoint(args.model), args.data), [BACKTEST])
+    checkpoint = policy_checkpoint(args.model)
+    config = configure(args, backtest_settings(checkpoint, args.data), [BACKTEST])
+    commit = current_commit()  # the code that plays (a commit made meanwhile is not it)
     result, metrics = run_backtest(config, args, args.run_dir)
+    # Test days were played: a trial of the deflated Sharpe (actors/jobs/backtest_ledger.py), recorded before printing.
+    pnl = backtest_session_pnl(result.run_dir.path, config)
+    ledger = record_backtests(config, [backtest_record(config, pnl, commit, job="backtest", variant=policy_variant(checkpoint, config.run.seed))])
     print_backtest(result, metrics, config)
+    if ledger is not None:
+        print(f"trials ledger {ledger}: this backtest's {len(pnl)} test day(s) recorded as one trial (bin/run trials lists them)")
     return EXIT_OK

@@ -36,6 +36,8 @@ MODES = {
     "dashboard": "a live dashboard of a run in the browser (--run RUN_DIR live or finished, or --bus BUS_JSON; --port, --host); "
                  "main/train/backtest/paper/evaluate/ablation/sweep --dashboard start one beside the job",
     "sweep": "an Optuna search over SPACE.toml's settings (bin/run sweep SPACE.toml): each trial a walk-forward on the validation folds, pruned fold by fold, on Ray workers; the best trial tested once on the held-out test folds; every trial in the ledger",
+    "trials": "list and summarise the trials ledger (--ledger PATH, --market NAME): N per market, the runs, the best trial "
+              "and its deflated Sharpe given N (how lucky it looks)",
     "lora": "fine-tune the LLM's LoRA once from --experiences FILE (--rounds N; prints match rate before -> after and the adapter), or --rollback VERSION --run-dir RUN to republish an earlier adapter",
 }
 MODE_HANDLERS = {
@@ -54,6 +56,7 @@ MODE_HANDLERS = {
     "evaluate": "actors.jobs.evaluate:mode_evaluate",
     "dashboard": "actors.jobs.dashboard:mode_dashboard",
     "sweep": "actors.jobs.sweep:mode_sweep",
+    "trials": "actors.jobs.trials_mode:mode_trials",
 }
 """mode -> "module:function", imported only when the mode runs (``bin/run --help`` loads no actor)."""
 DEFAULT_MODE = "main"
@@ -213,6 +216,12 @@ def sweep_options(parser: argparse.ArgumentParser) -> None:
     _dashboard(parser)
 
 
+def trials_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ledger", type=Path, help="the trials ledger to read (default: run.trials_path, else <runs_dir>/trials.jsonl)")
+    parser.add_argument("--market", dest="trials_market", metavar="NAME",
+                        help="only this market (a scenario name as the ledger files it, or a bars file)")
+
+
 def lora_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--experiences", type=Path, help="a JSON-lines experience file to fine-tune from (offline)")
     parser.add_argument("--rounds", type=int, default=1, help="training rounds over --experiences (default 1)")
@@ -226,7 +235,7 @@ MODE_OPTIONS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "main": main_options, "run": run_options, "train": train_options, "backtest": backtest_options, "ablation": ablation_options,
     "fuzz": fuzz_options, "chaos": chaos_options, "soak": soak_options, "join": join_options, "keys": keys_options,
     "paper": paper_options, "evaluate": evaluate_options, "dashboard": dashboard_options, "lora": lora_options,
-    "sweep": sweep_options,
+    "sweep": sweep_options, "trials": trials_options,
 }
 """mode -> the function that adds its own options."""
 

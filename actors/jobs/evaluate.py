@@ -9,7 +9,9 @@ lockstep backtest of the last fold's policy through the actors (actors/jobs/eval
 fusion, LLM accuracy and RL/LLM agreement rows, metrics.json key ``lockstep``).
 
 Every variant's test days are appended to the trials ledger (``run.trials_path``, default ``<runs_dir>/trials.jsonl``;
-actors/jobs/evaluation/ledger.py), and the deflated Sharpe counts every policy trial the ledger holds for the market.
+actors/jobs/evaluation/ledger.py) as soon as they exist (before the lockstep half), and the deflated Sharpe counts every
+policy trial the ledger holds for the market, reruns included; it deflates the policy row, itself one of the trials
+(``deflated_variant``: the one seed's, or the seeds' mean recorded as a trial).
 The momentum and regime floors are chosen on each fold's training days (actors/jobs/evaluation/floors.py); SPA, the
 reality check and StepM (arch) test every candidate; the minimum track record says how many test days a verdict needs.
 """
@@ -147,15 +149,16 @@ def mode_evaluate(args: argparse.Namespace) -> int:
                                    purge_days=purge, min_train_days=train_days)
     result, cells_cost = evaluate_on_cells(args, cells_plan, market, rd.path, say)  # actors/jobs/cells: local Ray, a cluster or this process
     walk_forward_secs = time.monotonic() - started
-    lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say,
-                                      fusion_warmup=fusion_warmup, purge_days=purge)
-                if lockstep_decisions else None)
     market_key = ledger_market(config)  # the name train and the main job file their trials under too
+    # The test returns exist now: into the ledger before the lockstep half, so a run stopped there is still counted.
     append_trials(ledger, walk_forward_records(result, config.account.start_balance, config_hash=config_hash(config),
                                                commit=commit, date=utc_now(), base_seed=config.run.seed,
                                                market=market_key))
     trials = ledger_trials(_read_ledger(ledger), market_key)
     say(f"trials ledger {ledger}: {trials.count} policy trials on this market from {trials.runs} run(s)")
+    lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say,
+                                      fusion_warmup=fusion_warmup, purge_days=purge)
+                if lockstep_decisions else None)
     summary = summarise(result, config.account.start_balance, lockstep, trials)
     summary["ledger"] = str(ledger)
     summary["market_shows"] = what_the_market_shows(market)
@@ -301,7 +304,8 @@ def console_summary(summary: dict) -> str:
 def evidence_lines(summary: dict) -> list[str]:
     """The deflated Sharpe's trials, the minimum track record, and SPA / StepM over every candidate, in sentences."""
     record, snooping = summary.get("track_record", {}), summary.get("snooping", {})
-    lines = [f"deflated Sharpe {num(summary['dsr'], '.3f')}: {summary['dsr_trials']} policy trials on this market in the "
+    lines = [f"deflated Sharpe of {summary.get('dsr_of', 'the policy')} {num(summary['dsr'], '.3f')} (one of the N trials): "
+             f"{summary['dsr_trials']} policy trials on this market in the "
              f"trials ledger ({summary.get('dsr_trials_this_run', '?')} this run, {summary.get('dsr_runs', '?')} run(s) in all; "
              f"{summary.get('ledger', 'no ledger')}), variance of their daily Sharpe {num(summary.get('dsr_sharpe_variance'), '.2e')}, "
              f"so the best of them by luck alone has a daily Sharpe of {num(summary.get('dsr_benchmark_sharpe'), '.3f')}"]

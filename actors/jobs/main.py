@@ -24,14 +24,13 @@ Each stage prints what it measured; ``--run-dir DIR`` holds the four stage direc
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 from actors import ENV, FUSION, POLICY, RISK
 from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest, trained_fusion_settings
-from actors.jobs.common import JobResult, configure, format_table
+from actors.jobs.common import configure, format_table
 from actors.jobs.config import Config
 from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
@@ -43,6 +42,7 @@ from actors.jobs.train import MAIN_STAGES, policy_checkpoint, run_training, trai
 from actors.jobs.evaluate import evidence_lines, success_lines
 from actors.jobs.main_evidence import phase3_success_rows, success_summary
 from actors.jobs.evaluation.ledger import current_commit, ledger_path, read_trials_or_stop
+from actors.jobs.backtest_ledger import backtest_session_pnl
 from actors.jobs.main_ledger import record_phase3
 from actors.policy import checkpoint_steps, latest_checkpoint
 from bus.messages import LlmThought, LoraAdapter
@@ -172,7 +172,7 @@ def mode_main(args: argparse.Namespace) -> int:
     result, metrics = run_backtest(backtest_config, args, root / MAIN_STAGES["backtest"])
     print()
     print_backtest(result, metrics, backtest_config)
-    session_pnl = backtest_session_pnl(result, backtest_config)
+    session_pnl = backtest_session_pnl(result.run_dir.path, backtest_config)
     chosen = next((name for name, path in candidates.items() if path == checkpoint), PHASE2_POLICY)
     trials = record_phase3(backtest_config, train_config, session_pnl, checkpoint, chosen, commit)
     floors = play_floors(backtest_config)
@@ -191,12 +191,3 @@ def mode_main(args: argparse.Namespace) -> int:
                       LOCKSTEP_BACKTEST_STEPS, extra=[("full-speed backtest query rate, for comparison", metrics.get("query_rate", 0.0))])
     print(f"\nall stages: {root.resolve()}")
     return EXIT_OK
-
-
-def backtest_session_pnl(result: JobResult, config: Config) -> list[float]:
-    """The backtest's P&L per session, from its report (empty when the report has none)."""
-    path = result.run_dir.path / config.env.report_dir / "metrics.json"
-    try:
-        return [float(row["pnl_usd"]) for row in json.loads(path.read_text()).get("session_pnl", [])]
-    except (OSError, ValueError, KeyError, TypeError):
-        return []

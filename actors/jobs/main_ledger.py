@@ -45,4 +45,5 @@ def record_phase3(backtest_config: Config, policy_config: Config, session_pnl: l
     returns = np.asarray(record.daily_returns, dtype=np.float64)
     own = LedgerTrials([per_day_sharpe(returns)], [f"{record.config_hash} {record.variant}"], 1)
     trials = counted_trials(ledger_trials(read_trials_or_stop(ledger, "main"), record.market), own)
-    return {**deflation(returns, trials), "dsr_trials_this_run": own.count, "ledger": str(ledger), "market": record.market}
+    return {**deflation(returns, trials), "dsr_of": record.variant, "dsr_trials_this_run": own.count, "ledger": str(ledger),
+            "market": record.market}

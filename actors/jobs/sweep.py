@@ -38,7 +38,7 @@ def mode_sweep(args: argparse.Namespace) -> int:
         space = load_space(args.space)
     except SpaceError as error:
         raise JobError(f"sweep: {error}") from None
-    from actors.jobs.evaluation.ledger import append_trials, ledger_path
+    from actors.jobs.evaluation.ledger import append_trials, ledger_path, new_run_id
 
     wf = space.walk_forward
     data = market_settings(wf.market, wf.days)
@@ -67,7 +67,8 @@ def mode_sweep(args: argparse.Namespace) -> int:
         f"cells on {address}; ledger {ledger}")
     with CellPool(address, cache=cache, progress=CellProgress("sweep cells", enabled=not args.quiet,
                                                                   file=rd.path / PROGRESS_FILE)) as pool:
-        search = Search(space, pool, make_config, dataset, folds, lambda records: append_trials(ledger, records), say, name)
+        run_id = new_run_id()  # one sweep is one run: each trial's records, appended as it ends, carry the same id
+        search = Search(space, pool, make_config, dataset, folds, lambda records: append_trials(ledger, records, run_id), say, name)
         try:
             with pool.interruptible():
                 outcome = search.run()

@@ -55,6 +55,7 @@ def train_trial(config: Config, run_dir: Path, commit: str) -> TrialRecord | Non
 def record_training(config: Config, run_dir: Path, commit: str) -> TrialRecord | None:
     """Append the training run's record to the ledger; returns it (None when there was no checkpoint)."""
     record = train_trial(config, run_dir, commit)
-    if record is not None:
-        append_trials(ledger_path(config.run), [record])
-    return record
+    if record is None:
+        return None
+    [written] = append_trials(ledger_path(config.run), [record])  # as written: with its code and run id
+    return written

@@ -25,6 +25,8 @@ from actors.jobs.cells.pool import LOCAL, OFF, CellPool
 from actors.jobs.cells.walkforward import run_walk_forward_cells
 from actors.jobs.evaluate import market_settings
 from actors.jobs.evaluation.folds import purge_days_for
+from actors.jobs.evaluation.ledger import current_commit
+from actors.jobs.evaluation.trials import record_walk_forward
 from actors.jobs.evaluation.walkforward import plan_walk_forward
 from actors.jobs.config import load_config
 from tests.bench.common import print_table
@@ -90,6 +92,9 @@ def main(argv: list[str] | None = None) -> int:
     plan = build_plan(args)
     print(f"grid: {args.days} days, {args.folds} folds, seeds {args.seeds}, budgets {args.budgets}; {os.cpu_count()} CPUs", flush=True)
     seq_result, seq_run, seq_wall, _, _ = timed_grid(OFF, plan)
+    # Policies scored on test days: trials of the deflated Sharpe (once: the Ray grid replays the same cells).
+    ledger = record_walk_forward(plan.config, seq_result, commit=current_commit(), job="bench cells")
+    print(f"trials ledger {ledger}: the grid's {len(seq_result.series)} variants recorded (bin/run trials lists them)", flush=True)
     ray_result, ray_run, ray_wall, start_secs, stop_secs = timed_grid(LOCAL, plan)
     same = all(np.array_equal(seq_result.series[n].daily_pnl, ray_result.series[n].daily_pnl) for n in seq_result.series)
     inline, on_ray = overhead_per_cell(args.noop_cells)

@@ -20,7 +20,7 @@ from actors.jobs.evaluation.significance import (
     bootstrap_mean_interval, data_snooping_tests, deflated_sharpe, expected_max_sharpe, min_track_record_length, pbo_cscv,
     probabilistic_sharpe,
 )
-from actors.jobs.evaluation.trials import LedgerTrials, counted_trials, per_day_sharpe
+from actors.jobs.evaluation.trials import LedgerTrials, counted_trials, deflated_variant, per_day_sharpe
 from actors.jobs.evaluation.walkforward import WalkForward, annualised_sharpe, ensemble_name
 
 FLOORS = (*FIXED_FLOORS, MOMENTUM, REGIME_RULE)
@@ -137,7 +137,8 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
     # Every policy variant tried (budgets x seeds, and each budget's ensemble) is a candidate of SPA / StepM and,
     # with every one the ledger holds for this market, a trial of the deflated Sharpe.
     trial_names = [name for name in series if name.startswith(("policy@", "ensemble@"))]
-    own = LedgerTrials([per_day_sharpe(series[name]) for name in trial_names], trial_names, 1)
+    own_names = trial_names + ([deflated_variant(result)] if len(result.seeds) > 1 else [])  # the seeds' mean is a trial
+    own = LedgerTrials([per_day_sharpe(series.get(name, policy)) for name in own_names], own_names, 1)
     trials = counted_trials(trials, own)
     returns = policy / capital
     floors = [name for name in FLOORS if name in series]
@@ -175,7 +176,7 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
             "median_trades_per_day": _median_day_trades([result.series[n] for n in result.policy_names()]),
             "win_rate": _pooled_win_rate(result)[0], "halted_share": float(np.mean([variants[n]["halted_share"] for n in result.policy_names()])),
         },
-        "psr": psr, **deflation(returns, trials), "dsr_trials_this_run": own.count, "pbo": pbo,
+        "psr": psr, **deflation(returns, trials), "dsr_of": deflated_variant(result), "dsr_trials_this_run": own.count, "pbo": pbo,
         "oracle_share": oracle_share, "oracle_share_interval": list(_oracle_share_interval(policy, oracle)),
         "momentum_floor": MOMENTUM, "comparisons": comparisons, "snooping": snooping, "variants": variants,
         "floor_choices": [{"fold": k, **choice.params(), "train_days": list(choice.train_days),
@@ -294,7 +295,8 @@ def success_rows(summary: dict, result: WalkForward, lockstep: FusionEvidence | 
             verdict_at_least(summary["oracle_share"], share_low, share_high, ORACLE_SHARE_TARGET),
             "" if math.isfinite(summary["oracle_share"]) else "no oracle (real data), or the oracle has no edge here (null)"),
         Row("deflated-Sharpe probability", dsr, dsr, dsr, f">= {DSR_TARGET}", dsr_verdict(dsr, summary.get("track_record", {})),
-            f"{summary['dsr_trials']} trials on this market in the ledger ({summary.get('dsr_trials_this_run', '?')} this run)"
+            f"of {summary.get('dsr_of', 'the policy')}, one of {summary['dsr_trials']} trials on this market in the ledger "
+            f"({summary.get('dsr_trials_this_run', '?')} this run)"
             + too_few_note(summary.get("track_record", {}))),
         *_ensemble_rows(summary.get("ensemble")),
         *fusion_rows,

@@ -1,14 +1,21 @@
-"""The trials ledger: one JSON line per configuration tried, so the deflated Sharpe counts every trial.
+"""The trials ledger: one JSON line per trial and fold, so the deflated Sharpe counts every trial, reruns included.
 
 A backtest's best variant looks better the more variants were tried before it; the deflated Sharpe
 (Bailey & Lopez de Prado 2014) corrects for that only if it is told how many trials there were and
 how much their Sharpe ratios varied. One run's budgets x seeds undercount: the defaults were chosen
-on many earlier runs. So every train, evaluate, sweep and main run appends what it tried here
-(``run.trials_path``, default ``<run.runs_dir>/trials.jsonl``; actors/jobs/train_ledger.py, main_ledger.py) and
-``bin/run evaluate`` and the main job's phase 3 read the whole history back.
+on many earlier runs. So every run that scores a policy on days it did not train on (train, evaluate, backtest, ablation,
+sweep, the main job, the bench jobs that score a policy) appends what it tried here (``run.trials_path``, default
+``<run.runs_dir>/trials.jsonl``, the project's ``runs/trials.jsonl`` when bin/run starts at the repository root;
+``ledger_path`` gives it as an absolute path, which every run prints), and ``bin/run evaluate``, the main job's
+phase 3 and ``bin/run trials`` read the whole history back.
 
-One line per (configuration, market, seed, fold, variant) with its out-of-sample daily returns (P&L
-over the account's start balance, so Sharpe ratios compare across accounts). Lines are only ever
+One line per (configuration, code, run, market, seed, fold, variant) with its out-of-sample daily returns (P&L
+over the account's start balance, so Sharpe ratios compare across accounts). A trial is identified by its
+configuration hash, the code fingerprint (``code``: the cells cache's ``code_fingerprint``, so a code change is another
+trial), the run that made it (``run_id``: a fresh id for every run) and its seed and variant: running the same
+configuration again ADDS trials and N rises, it never replaces the earlier ones (rerunning until a lucky seed shows
+up is exactly what the deflated Sharpe must count). Lines written before ``code`` and ``run_id`` existed are read
+with both empty (actors/jobs/evaluation/trials.py tells their reruns apart by a fold recorded twice). Lines are only ever
 appended, under an exclusive lock (Ray workers and parallel sweeps share one file), so a torn or
 corrupt line never takes another record with it: ``read_trials`` names the file and line of every bad
 one and carries the good records on its error.
@@ -18,12 +25,15 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import secrets
 import subprocess
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
 import msgspec
+
+from actors.jobs.cells.cell import code_fingerprint
 
 ROLES = ("policy", "floor", "oracle")
 """``policy``: a configuration of the learner (a trial of the deflated Sharpe); ``floor``: a reference rule
@@ -54,6 +64,12 @@ class TrialRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """One of ``ROLES``."""
     params: dict[str, str | int | float | bool] = {}
     """The settings a sweep changed for this variant, or what a floor chose on its training days."""
+    code: str = ""
+    """The code that ran: the first 16 hex digits of ``code_fingerprint`` (actors/jobs/cells/cell.py, the cells cache's
+    own); filled in by ``append_trials``. Empty on lines written before it was recorded."""
+    run_id: str = ""
+    """The run that made the record ('<UTC time>-<8 hex>'), one per run and never reused, so a rerun is new trials;
+    filled in by ``append_trials``. Empty on lines written before it was recorded."""
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -79,17 +95,36 @@ _ENCODER = msgspec.json.Encoder(enc_hook=_numpy_scalar)
 _DECODER = msgspec.json.Decoder(TrialRecord)
 
 
-def append_trial(path: Path | str, record: TrialRecord) -> None:
+def code_of_trials() -> str:
+    """A record's ``code``: the cells cache's code fingerprint, shortened (one hash of the sources, not a second)."""
+    return code_fingerprint()[:16]
+
+
+def new_run_id() -> str:
+    """A fresh run id: the UTC time and 8 random hex digits (two runs in one second still differ)."""
+    return f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{secrets.token_hex(4)}"
+
+
+def stamped(records: Iterable[TrialRecord], run_id: str) -> list[TrialRecord]:
+    """``records`` with the code fingerprint and ``run_id`` filled in where they are empty."""
+    code = code_of_trials()
+    return [msgspec.structs.replace(r, code=r.code or code, run_id=r.run_id or run_id) for r in records]
+
+
+def append_trial(path: Path | str, record: TrialRecord, run_id: str | None = None) -> None:
     """Append ``record`` as one line; creates the file (and its folder). A file whose last line was torn (no
     newline) gets one first, so the new record stays whole and readable."""
-    append_trials(path, [record])
+    append_trials(path, [record], run_id)
 
 
-def append_trials(path: Path | str, records: Iterable[TrialRecord]) -> None:
-    """Append several records under one lock (one run's variants land together)."""
-    lines = b"".join(_ENCODER.encode(record) + b"\n" for record in records)
+def append_trials(path: Path | str, records: Iterable[TrialRecord], run_id: str | None = None) -> list[TrialRecord]:
+    """Append several records under one lock (one run's variants land together), each stamped with the code
+    fingerprint and ``run_id`` (default: a fresh one for this call, so one call is one run; a job that appends in
+    several calls, as a sweep does trial by trial, passes its own ``new_run_id()`` to each). Returns them as written."""
+    written = stamped(records, run_id or new_run_id())
+    lines = b"".join(_ENCODER.encode(record) + b"\n" for record in written)
     if not lines:
-        return
+        return written
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+b") as handle:
@@ -104,6 +139,7 @@ def append_trials(path: Path | str, records: Iterable[TrialRecord]) -> None:
             handle.flush()
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+    return written
 
 
 def read_trials(path: Path | str) -> list[TrialRecord]:
@@ -167,5 +203,6 @@ def utc_now() -> str:
 
 
 def ledger_path(run_settings) -> Path:
-    """``run.trials_path``, or ``<run.runs_dir>/trials.jsonl`` when it is empty."""
-    return Path(run_settings.trials_path) if run_settings.trials_path else Path(run_settings.runs_dir) / "trials.jsonl"
+    """``run.trials_path``, or ``<run.runs_dir>/trials.jsonl`` when it is empty, as an absolute path (what runs print)."""
+    path = Path(run_settings.trials_path) if run_settings.trials_path else Path(run_settings.runs_dir) / "trials.jsonl"
+    return path.resolve()

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import numpy as np
 
-from actors.jobs.evaluation.ledger import TrialRecord
+from actors.jobs.evaluation.ledger import TrialRecord, append_trials, config_hash, ledger_path, utc_now
 
-POLICY_PREFIXES = ("policy@", "ensemble@")
+SEEDS_MEAN = "seeds-mean@"
+"""The prefix of the seeds' mean trial: 'seeds-mean@<budget>', the mean daily P&L of the budget's seeds."""
+POLICY_PREFIXES = ("policy@", "ensemble@", SEEDS_MEAN)
 
 
 def role_of(variant: str) -> str:
@@ -50,7 +53,43 @@ def walk_forward_records(result, capital: float, *, config_hash: str, commit: st
                 config_hash=config_hash, market=market or result.market, seed=seed_of(name, base_seed), fold=fold, variant=name,
                 daily_returns=[float(pnl) / capital for pnl in days], date=date, commit=commit, job=job, role=role,
                 params=choice if role == "floor" else {}))
+    if len(result.seeds) > 1:
+        mean = deflated_variant(result)
+        records += [msgspec.structs.replace(r, variant=mean, seed=base_seed, daily_returns=days, params={"seeds": len(result.seeds)})
+                    for r, days in zip(_first_seed_records(records, result), _seeds_mean_returns(records, result))]
     return records
+
+
+def record_walk_forward(config, result, *, commit: str, job: str) -> Path:
+    """Append a walk-forward's records under ``config`` (its hash, market, start balance and seed; one run) to the
+    ledger; returns the ledger's path. For the jobs that score a walk-forward besides evaluate (the cells bench)."""
+    ledger = ledger_path(config.run)
+    append_trials(ledger, walk_forward_records(result, config.account.start_balance, config_hash=config_hash(config),
+                                               commit=commit, date=utc_now(), job=job, base_seed=config.run.seed,
+                                               market=ledger_market(config)))
+    return ledger
+
+
+def deflated_variant(result) -> str:
+    """The trial evaluate's policy row is and its deflated Sharpe deflates: the one seed's variant at the last budget,
+    or with several seeds their mean there ('seeds-mean@<budget>', recorded as a trial of its own)."""
+    names = result.policy_names()
+    return names[0] if len(names) == 1 else f"{SEEDS_MEAN}{result.budgets[-1]}"
+
+
+def _first_seed_records(records: list[TrialRecord], result) -> list[TrialRecord]:
+    first = result.policy_names()[0]
+    return sorted((r for r in records if r.variant == first), key=lambda r: r.fold)
+
+
+def _seeds_mean_returns(records: list[TrialRecord], result) -> list[list[float]]:
+    """Per fold, the mean over the last budget's seeds of each day's return (the seeds share the fold's days)."""
+    names = set(result.policy_names())
+    by_fold: dict[int, list[list[float]]] = {}
+    for r in records:
+        if r.variant in names:
+            by_fold.setdefault(r.fold, []).append(r.daily_returns)
+    return [np.mean(by_fold[fold], axis=0).tolist() for fold in sorted(by_fold)]
 
 
 @dataclass(frozen=True)
@@ -60,9 +99,12 @@ class LedgerTrials:
     sharpes: list[float]
     """Per-day Sharpe ratio of each trial (its folds joined in fold order)."""
     names: list[str]
-    """'<config hash> <variant>' of each trial."""
+    """'<config hash> <variant>' of each trial (with ' run <run id>' for a trial read from the ledger)."""
     runs: int
-    """Distinct (configuration, commit, date) the trials came from: how many runs the history holds."""
+    """Distinct runs the trials came from (run ids; before they were recorded, distinct (configuration, commit, date))."""
+    returns: list[np.ndarray] = field(default_factory=list)
+    """Each trial's daily returns, its folds joined (``bin/run trials`` deflates the best of them); empty when not read
+    from a ledger."""
 
     @property
     def count(self) -> int:
@@ -73,23 +115,36 @@ class LedgerTrials:
         return float(np.var(self.sharpes, ddof=1)) if len(self.sharpes) > 1 else 0.0
 
 
+TrialKey = tuple[str, str, str, int, str]
+"""(config hash, code, run id, seed, variant): one trial."""
+
+
 def ledger_trials(records: Iterable[TrialRecord], market: str) -> LedgerTrials:
-    """Every policy trial recorded on ``market``: records grouped by (config hash, seed, variant), a fold recorded
-    twice (the same configuration run again) counting once, its latest line kept. A record with no days (a train run
+    """Every policy trial recorded on ``market``: records grouped by (config hash, code, run id, seed, variant), so the
+    same configuration run again is more trials, never the earlier ones replaced. A record with no days (a train run
     with no validation days to score) has no Sharpe to give: it stays in the file, not in N or V."""
-    folds: dict[tuple[str, int, str], dict[int, list[float]]] = {}
+    folds: dict[TrialKey, dict[int, list[float]]] = {}
+    legacy_seen: dict[tuple[str, int, str, int], int] = {}
     runs = set()
     for record in records:
         if record.market != market or record.role != "policy" or not record.daily_returns:
             continue
-        folds.setdefault((record.config_hash, record.seed, record.variant), {})[record.fold] = record.daily_returns
-        runs.add((record.config_hash, record.commit, record.date))
-    sharpes, names = [], []
-    for (config, _seed, variant), by_fold in folds.items():
+        run_id = record.run_id
+        if not run_id:  # an old line: the k-th time this fold appears is the k-th run of the trial
+            seen = (record.config_hash, record.seed, record.variant, record.fold)
+            legacy_seen[seen] = legacy_seen.get(seen, 0) + 1
+            run_id = f"legacy-{legacy_seen[seen]}"
+            runs.add((record.config_hash, record.commit, record.date))
+        else:
+            runs.add(run_id)
+        folds.setdefault((record.config_hash, record.code, run_id, record.seed, record.variant), {})[record.fold] = record.daily_returns
+    sharpes, names, returns = [], [], []
+    for (config, _code, run_id, _seed, variant), by_fold in folds.items():
         days = np.concatenate([np.asarray(by_fold[k], dtype=np.float64) for k in sorted(by_fold)])
         sharpes.append(per_day_sharpe(days))
-        names.append(f"{config} {variant}")
-    return LedgerTrials(sharpes, names, len(runs))
+        names.append(f"{config} {variant} run {run_id}")
+        returns.append(days)
+    return LedgerTrials(sharpes, names, len(runs), returns)
 
 
 def per_day_sharpe(days: np.ndarray) -> float:

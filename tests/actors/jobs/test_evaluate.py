@@ -48,11 +48,13 @@ def test_a_tiny_walk_forward_writes_the_success_table_and_a_verdict(tmp_path, ma
     assert metrics["test_days"] == sum(f["test_days"][1] - f["test_days"][0] + 1 for f in metrics["folds_days"])
     assert (run_dir / "evaluate" / "learning_curve.png").stat().st_size > 1000
     assert "ensemble@2048" in metrics["variants"] and metrics["ensemble"]["seeds"] == 2  # two seeds: their ensemble plays too
-    # The deflated Sharpe counts this run's two seeds and their ensemble and the 4 earlier trials on this market.
-    assert (metrics["dsr_trials"], metrics["dsr_trials_this_run"], metrics["dsr_runs"]) == (3 + 4, 3, 2)
+    # The deflated Sharpe counts this run's two seeds, their ensemble and their mean (the policy row it deflates) and
+    # the 4 earlier trials on this market.
+    assert (metrics["dsr_trials"], metrics["dsr_trials_this_run"], metrics["dsr_runs"]) == (4 + 4, 4, 2)
+    assert metrics["dsr_of"] == "seeds-mean@2048"
     records = read_trials(ledger)
     mine = [r for r in records if r.config_hash != "earlier"]
-    assert len(mine) == 2 * len(metrics["variants"])  # every variant, once a fold
+    assert len(mine) == 2 * (len(metrics["variants"]) + 1)  # every variant and the seeds' mean, once a fold
     assert {r.role for r in mine if r.variant.startswith(("policy@", "ensemble@"))} == {"policy"}
     choices = metrics["floor_choices"]
     assert [c["fold"] for c in choices] == [0, 1] and all(c["momentum_lookback"] in (30, 60, 120) for c in choices)

@@ -91,7 +91,8 @@ def test_the_main_jobs_backtest_is_a_trial_and_its_deflated_sharpe_counts_the_ea
     assert (counted["dsr_trials"], counted["dsr_trials_this_run"], counted["dsr_runs"]) == (5, 1, 2)
     assert counted["dsr_benchmark_sharpe"] > first["dsr_benchmark_sharpe"] and counted["dsr"] < first["dsr"]
     sentence = evidence_lines(counted)[0]
-    assert sentence.startswith(f"deflated Sharpe {counted['dsr']:.3f}: 5 policy trials on this market in the trials ledger "
+    assert sentence.startswith(f"deflated Sharpe of policy@4120#0 {counted['dsr']:.3f} (one of the N trials): 5 policy "
+                               "trials on this market in the trials ledger "
                                f"(1 this run, 2 run(s) in all; {crowded})")
     rows = dict(backtest_evidence_rows(backtest, {"net_pnl_usd": 900.0}, session_pnl, deflation=counted))
     assert rows["deflated-Sharpe probability, 5 trials on this market in the ledger (target >= 0.95)"].startswith(f"{counted['dsr']:.3f}: ")

@@ -32,8 +32,12 @@ def test_train_then_backtest_writes_checkpoint_and_report(tmp_path):
     assert trial.job == "train" and trial.market == "regimes" and len(trial.daily_returns) == trial.params["days"] > 0
     assert f"trials ledger {ledger}: {trial.variant}" in done.stdout
     test_dir = tmp_path / "backtest"
-    done = bin_run("backtest", "--model", str(train_dir), "--run-dir", str(test_dir), *SMALL, "--set", 'runtime.actors=["env","policy","fusion","risk"]')
+    done = bin_run("backtest", "--model", str(train_dir), "--run-dir", str(test_dir), *SMALL, "--set", 'runtime.actors=["env","policy","fusion","risk"]',
+                   "--set", f"run.trials_path={ledger}")
     assert done.returncode == 0, done.stderr[-2000:]
+    _, backtest = read_trials(ledger)  # the test days it played: one more trial, in a run of its own
+    assert backtest.job == "backtest" and backtest.params["split"] == "test" and backtest.run_id != trial.run_id
+    assert len(backtest.daily_returns) == backtest.params["days"] > 0 and f"trials ledger {ledger}: " in done.stdout
     metrics = json.loads((test_dir / "backtest" / "metrics.json").read_text())
     assert metrics["loop_steps"] > 100 and "win_rate" in metrics and "sharpe" in metrics
     assert (test_dir / "backtest" / "equity.png").stat().st_size > 10_000

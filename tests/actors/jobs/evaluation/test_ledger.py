@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from actors.jobs.config import load_config
@@ -12,8 +14,32 @@ from actors.jobs.evaluation.ledger import (
 
 def record(variant: str = "policy@50000#0", seed: int = 0, fold: int = 0, **changes) -> TrialRecord:
     fields = {"config_hash": "abc123", "market": "regimes", "seed": seed, "fold": fold, "variant": variant,
-              "daily_returns": [0.001, -0.002, 0.0005], "date": "2026-11-28T23:00:00Z", "commit": "deadbeef"}
+              "daily_returns": [0.001, -0.002, 0.0005], "date": "2026-11-28T23:00:00Z", "commit": "deadbeef",
+              "code": "c0de", "run_id": "run-1"}
     return TrialRecord(**(fields | changes))
+
+
+def test_each_append_stamps_the_cells_code_fingerprint_and_a_fresh_run_id_unless_given_one(tmp_path):
+    from actors.jobs.cells.cell import code_fingerprint
+
+    path = tmp_path / "trials.jsonl"
+    bare = record(code="", run_id="")
+    append_trials(path, [bare, record("policy@50000#1", seed=1, code="", run_id="")])  # one call: one run
+    append_trial(path, bare)  # the same configuration again: another run
+    append_trials(path, [bare], run_id="sweep-7")  # a job appending in several calls names its run
+
+    first, second, again, named = read_trials(path)
+    assert {r.code for r in (first, second, again, named)} == {code_fingerprint()[:16]}
+    assert first.run_id == second.run_id and again.run_id != first.run_id and named.run_id == "sweep-7"
+    assert first.run_id and again.run_id
+
+
+def test_a_line_written_before_code_and_run_ids_were_recorded_still_reads(tmp_path):
+    path = tmp_path / "trials.jsonl"
+    path.write_text('{"config_hash":"abc123","market":"regimes","seed":0,"fold":0,"variant":"policy@50000#0",'
+                    '"daily_returns":[0.001],"date":"2026-11-28T23:00:00Z","commit":"deadbeef","job":"evaluate","role":"policy","params":{}}\n')
+    [old] = read_trials(path)
+    assert (old.code, old.run_id, old.daily_returns) == ("", "", [0.001])
 
 
 def test_appended_records_read_back_equal_and_in_order(tmp_path):
@@ -89,5 +115,7 @@ def test_the_config_hash_ignores_the_seed_and_the_run_folder_but_not_the_setting
 
 def test_the_ledger_lives_in_the_runs_folder_unless_the_config_names_a_file(tmp_path):
     assert ledger_path(load_config(None, {"run.runs_dir": str(tmp_path)}).run) == tmp_path / "trials.jsonl"
+    relative = ledger_path(load_config(None, {"run.runs_dir": "runs"}).run)  # what runs print: an absolute path
+    assert relative.is_absolute() and relative == Path.cwd() / "runs" / "trials.jsonl"
     named = tmp_path / "mine.jsonl"
     assert ledger_path(load_config(None, {"run.trials_path": str(named)}).run) == named
