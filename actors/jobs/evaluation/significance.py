@@ -194,6 +194,11 @@ def data_snooping_tests(candidates: dict[str, np.ndarray], benchmark: np.ndarray
     NaN p-values and no superior candidate when there are fewer than 10 days (too few for a block bootstrap). A
     candidate that differs from the benchmark by a constant is left out of the tests (it is in ``candidates``).
     """
+    if label_horizon < 1:
+        raise ValueError(f"data_snooping_tests: label_horizon must be >= 1 period, got {label_horizon}")
+    if block_size is not None and block_size < label_horizon:
+        raise ValueError(f"data_snooping_tests: a mean block of {block_size} is shorter than the labels' horizon of "
+                         f"{label_horizon} periods: neighbouring values share their future; use a block >= {label_horizon}")
     from arch.bootstrap import SPA, RealityCheck
 
     names = list(candidates)
@@ -202,11 +207,6 @@ def data_snooping_tests(candidates: dict[str, np.ndarray], benchmark: np.ndarray
     if table is None or table.shape[0] != len(bench):
         raise ValueError(f"data_snooping_tests needs candidates of {len(bench)} days each, got "
                          f"{[len(np.asarray(candidates[n]).reshape(-1)) for n in names]}")
-    if label_horizon < 1:
-        raise ValueError(f"data_snooping_tests: label_horizon must be >= 1 period, got {label_horizon}")
-    if block_size is not None and block_size < label_horizon:
-        raise ValueError(f"data_snooping_tests: a mean block of {block_size} is shorter than the labels' horizon of "
-                         f"{label_horizon} periods: neighbouring values share their future; use a block >= {label_horizon}")
     block_size = block_size if block_size is not None else max(int(np.sqrt(len(bench))), label_horizon)
     nan = float("nan")
     if len(bench) < 10:
