@@ -244,9 +244,13 @@ class PolicyProposal(Message, frozen=True, kw_only=True):
 
 
 class LlmThought(ThoughtHeader, Message, frozen=True, kw_only=True):
-    """A thought about one env's step (env_id, episode_id, step_seen, query_id, action, confidence) and its text."""
+    """A thought about one env's step (env_id, episode_id, step_seen, query_id, action, confidence, step_built) and its
+    text. With reasoner.think_on = news a quiet bar is answered by the env's latest thought again (``cached``): its
+    ``step_seen`` is that bar, its ``step_built`` the earlier step its prompt read, so fusion ages it from there."""
 
     TOPIC: ClassVar[str] = "llm.thought"
+    SCHEMA_VERSION: ClassVar[int] = 2
+    """2: ``step_built`` (a v1 reader would take a carried answer's age for 0)."""
     mode: str
     """``four_step`` | ``single_shot``."""
     analysis: str = ""

@@ -36,7 +36,7 @@ class FusedBatch(msgspec.Struct, frozen=True, kw_only=True):
     """int64 [n], NO_ACTION (-1) where no usable thought."""
     llm_confidences: np.ndarray
     llm_staleness: np.ndarray
-    """int64 [n]: steps between the thought's step_seen and this step; -1 where none."""
+    """int64 [n]: the thought's age, steps from the step its prompt read (ThoughtHeader.step_built) to this step; -1 where none."""
     llm_query_ids: list[str]
     """Per env, the query id of the thought used ('' where none)."""
     rl_trust: np.ndarray

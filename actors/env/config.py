@@ -58,6 +58,10 @@ class DataConfig(ConfigSection, kw_only=True):
     """Share of the bars (cut at session boundaries) for training; the oldest bars."""
     validation_fraction: Annotated[float, msgspec.Meta(ge=0, lt=1)] = 0.15
     """Share after the training bars for validation; the newest rest is the test split."""
+    regime_model_path: str = ""
+    """A saved regime HMM (regime_model.json, actors/env/regime_model.py) to read market_regime and the trend word with,
+    instead of fitting one on this data's training split: the belief a policy was trained on (evaluate's lockstep run
+    reads its fold's, whose training days end before its own split). '' = fit on the training split."""
 
     def __post_init__(self) -> None:
         _require(self.source in DATA_SOURCES, "data.source", f"must be one of {DATA_SOURCES}, got {self.source!r}")

@@ -15,6 +15,7 @@ from actors.common.bar_join import load_bar_files
 from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset
 from actors.env.env import FuturesTradingEnv
+from actors.env.regime_model import read_regime_model
 from actors.common.instruments import resolve_instrument
 from actors.common.news_market import NEWS_SCENARIOS, generate_news_market
 from actors.common.realistic import RealisticScenario, generate_scenario, realistic_scenario
@@ -36,11 +37,13 @@ def build_dataset(
 ) -> Dataset:
     """A fresh (uncached) dataset from the [data] section, or from ``path`` when given."""
     flat_minute = account.flat_minute_of_day
+    regime = read_regime_model(data.regime_model_path) if data.regime_model_path else None  # None: fit on the training split
     if path or data.source == "file":
         source = path or data.path
         frame, report = load_bar_files(bar_paths(source), timezone=data.timezone, dayfirst=data.dayfirst)
         fit = check_fit(frame, source=source, symbol=symbol, tick_size=tick_size, flat_minute_of_day=flat_minute)
-        dataset = Dataset.from_frame(frame, flat_minute, data.train_fraction, data.validation_fraction, source=source, repair=report)
+        dataset = Dataset.from_frame(frame, flat_minute, data.train_fraction, data.validation_fraction, source=source, repair=report,
+                                     regime_model=regime)
         dataset.warnings = fit.warnings
         return dataset
     if data.scenario in NEWS_SCENARIOS:  # a base market with releases and headlines on top
@@ -50,7 +53,8 @@ def build_dataset(
         market = generate_scenario(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price,
                                    start_date=data.synthetic_start_date, tick_size=tick_size, market=market_scenario(data))
     source = f"synthetic({data.scenario}, seed={seed}, days={data.synthetic_days})"
-    dataset = Dataset.from_frame(market.bars, flat_minute, data.train_fraction, data.validation_fraction, source=source)
+    dataset = Dataset.from_frame(market.bars, flat_minute, data.train_fraction, data.validation_fraction, source=source,
+                                 regime_model=regime)
     dataset.hidden_regime = market.regime
     dataset.events = getattr(market, "events", ())
     if dataset.events:

@@ -125,10 +125,16 @@ def load_regime_model_beside(checkpoint: Path | str) -> RegimeModel | None:
     """The regime model saved beside a policy checkpoint file (or in a checkpoints folder); None when there is none."""
     location = Path(checkpoint)
     path = (location if location.is_dir() else location.parent) / MODEL_FILE_NAME
-    if not path.is_file():
-        return None
+    return read_regime_model(path) if path.is_file() else None
+
+
+def read_regime_model(path: Path | str) -> RegimeModel:
+    """A saved regime model (``save_regime_model``'s JSON); a missing or broken file raises ValueError naming it."""
+    path = Path(path)
     try:
         return RegimeModel.from_dict(json.loads(path.read_text()))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such regime model file") from None
     except (ValueError, KeyError, TypeError) as error:
         raise ValueError(f"{path}: not a regime model ({error})") from error
 

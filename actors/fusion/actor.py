@@ -253,6 +253,9 @@ class FusionActor(Actor):
             return
         kept = self.fuser.add_thought(msg)
         self.counters["thoughts" if kept else "thoughts_out_of_order"] += 1
+        if msg.carried:  # an earlier thought answering a quiet bar (think_on = news): aged from the step it read
+            self.counters["carried_thoughts"] += 1
+            self.counters["carried_thoughts_too_stale"] += msg.age_at(msg.step_seen) > self.config.fusion.max_staleness_steps
 
     def _on_outcome(self, outcome: EnvOutcome) -> None:
         if self.fuser.learner is None or not self.fuser.learns:
@@ -330,6 +333,9 @@ class FusionActor(Actor):
             "mean_staleness_steps": summary["llm_staleness_steps"],
             "mean_rl_trust": summary["rl_trust"],
             "mean_llm_trust": summary["llm_trust"],
+            # decisions whose env's thought was older than max_staleness_steps (a carried answer counted at its real age)
+            "stale_thought_decisions": float(self.fuser.thoughts.too_stale),
+            "stale_carried_thought_decisions": float(self.fuser.thoughts.too_stale_carried),
         }
         learner = self.fuser.learner
         if learner is not None:

@@ -1,8 +1,10 @@
 """The freshest finished LLM thought per environment, and how much it is still worth.
 
 Fusion never waits for the LLM to think: at step N it looks up the newest thought it holds
-for an environment. A thought about another episode, or seen more than K steps ago, counts
-as no thought; a usable thought's confidence decays with its age in steps.
+for an environment. A thought about another episode, or built on a market state more than K steps
+old, counts as no thought; a usable thought's confidence decays with its age in steps. The age is
+counted from the step its prompt was built on (``step_built``): an answer the reasoner carried to a
+quiet bar (reasoner.think_on = news) is as old as the thought it repeats, never 0 (issue 51).
 
 It only waits for a thought already sent: one the env had received before it published the
 step's observation (EnvObs.thought_steps) but still on its way to fusion on another lane
@@ -42,6 +44,10 @@ class ThoughtBook:
         self.max_staleness_steps = max_staleness_steps
         self.confidence_decay_per_step = confidence_decay_per_step
         self._latest: dict[int, Thought] = {}
+        self.too_stale = 0
+        """Decisions (per env) whose env held a thought of its episode older than max_staleness_steps: no thought."""
+        self.too_stale_carried = 0
+        """Of those, the ones whose thought was an answer carried to a later bar (``ThoughtHeader.carried``)."""
 
     def add(self, thought: Thought) -> bool:
         """Remember ``thought`` unless an equally new or newer one is held; True when kept."""
@@ -61,9 +67,13 @@ class ThoughtBook:
         thought = self._latest.get(env_id)
         if thought is None or thought.episode_id != episode_id:
             return NO_THOUGHT
-        staleness = step - thought.step_seen
+        staleness = thought.age_at(step)  # from the step its prompt read, a carried answer too
         # A thought about a later step than the one being decided cannot be used for it.
-        if staleness < 0 or staleness > self.max_staleness_steps:
+        if staleness < 0:
+            return NO_THOUGHT
+        if staleness > self.max_staleness_steps:
+            self.too_stale += 1
+            self.too_stale_carried += thought.carried
             return NO_THOUGHT
         decayed = thought.confidence * (1.0 - self.confidence_decay_per_step) ** staleness
         return UsableThought(thought.action, float(decayed), staleness, thought.query_id)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from actors.jobs.backtest import run_backtest
 from actors.jobs.common import configure, format_table
 from actors.jobs.evaluation.event_sources import EventReads
 from actors.jobs.evaluation.sources import SourceBook, SourceScores
+from actors.jobs.evaluation.thought_ages import ThoughtAges, ages_text, fusion_figures
 from actors.jobs.presets import BACKTEST, LOCKSTEP
 from bus.messages import LlmThought
 
@@ -50,6 +51,11 @@ class LockstepRun:
     """What the scores were made from (the data-snooping test reads its per-decision $)."""
     reads: EventReads | None = None
     """The decisions whose thought had just read an event (actors/jobs/evaluation/event_sources.py)."""
+    label_horizon_bars: int = 1
+    """The hindsight labels' horizon (lora.hindsight_horizon_bars): neighbouring decisions' $ share that many bars."""
+    ages: dict[str, float] = field(default_factory=dict)
+    """The real age of the thoughts behind the decisions and of the carried answers, with fusion's count of the
+    decisions whose thought was too old (actors/jobs/evaluation/thought_ages.py)."""
 
     def llm_figures(self) -> dict[str, float]:
         """The LLM_FIGURES keys this run reported."""
@@ -66,20 +72,24 @@ def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_di
     LOCKSTEP: a checkpoint in policy.model_path, and any fusion or reasoner settings); ``window`` names the bars in the
     printed title, ``extra`` adds rows to the LLM's table."""
     config = configure(args, {**settings, "env.max_steps": steps, "env.publish_hindsight": True}, [BACKTEST, LOCKSTEP])
-    sources, reads = SourceBook(), EventReads()
+    sources, reads, thought_ages = SourceBook(), EventReads(), ThoughtAges()
 
     def observe(msg) -> None:
         sources.add(msg)
         reads.add(msg)
+        thought_ages.add(msg)
 
     live, live_metrics = run_backtest(config, args, run_dir, label="lockstep backtest",
-                                      watch=tuple(dict.fromkeys((LlmThought, *SourceBook.WATCH, *EventReads.WATCH))),
+                                      watch=tuple(dict.fromkeys((LlmThought, *SourceBook.WATCH, *EventReads.WATCH, *ThoughtAges.WATCH))),
                                       observe=observe)
     report = live.run_dir.path / config.env.report_dir
     report.mkdir(parents=True, exist_ok=True)
+    fusion = fusion_figures(live.run_dir.path)
+    ages = {**thought_ages.figures(config.fusion.max_staleness_steps),
+            **{key: fusion[key] for key in ("stale_thought_decisions", "stale_carried_thought_decisions") if key in fusion}}
     print()
     print(llm_table(live_metrics, f"lockstep backtest: {steps} decisions of {window}, each with the previous step's thought",
-                    [*(extra or []), ("report", str(report / "report.html"))]))
+                    [*(extra or []), ("thought ages", ages_text(ages)), ("report", str(report / "report.html"))]))
     scores = sources.scores()
     (report / "sources.json").write_text(json.dumps(scores.to_json(), indent=2))
     print()
@@ -87,12 +97,13 @@ def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_di
     thought = live.last.get(LlmThought)
     if thought is not None:
         print("\n" + format_thought(thought))
-    return LockstepRun(scores, dict(live_metrics), live.run_dir.path, report, sources, reads)
+    return LockstepRun(scores, dict(live_metrics), live.run_dir.path, report, sources, reads, config.lora.hindsight_horizon_bars, ages)
 
 
 def format_thought(thought: LlmThought) -> str:
     """The LLM's last chain of thought, as a person would read it."""
-    parts = [f"last thought (env {thought.env_id}, bar {thought.step_seen}, {thought.latency_ms:.0f} ms, adapter v{thought.adapter_version}):"]
+    bar = f"bar {thought.built_on}" + (f", carried to bar {thought.step_seen}" if thought.carried else "")
+    parts = [f"last thought (env {thought.env_id}, {bar}, {thought.latency_ms:.0f} ms, adapter v{thought.adapter_version}):"]
     for title, text in (("analyse", thought.analysis), ("options", thought.options), ("risks", thought.risks), ("decide", thought.decision)):
         if text.strip():
             parts.append(f"  {title:>8}: {' '.join(text.split())[:MAX_STEP_CHARS]}")

@@ -12,7 +12,8 @@
 - md.event: kept in the core's event book; each env's prompt shows the news of its own bar clock (the last
   reasoner.news_window_minutes, releases due within news_horizon_minutes), and with reasoner.think_on = news an
   observation is thought about only when something new arrived for its env (actors/reasoner/news_trigger.py),
-  and a quiet bar is answered at once by the env's latest thought (cached, its age counted);
+  and a quiet bar is answered at once by the env's latest thought (cached, published for that bar with the step its
+  prompt was built on, LlmThought.step_built: fusion ages it from there);
 - policy.proposal: the policy's confidence, for the selective query policy (only then subscribed);
 - sys.shutdown: the generation in flight is aborted after its current token (no thought published),
   then the model is closed, well within the supervisor's grace period.
@@ -215,7 +216,7 @@ class ReasonerActor(Actor):
         thought = finished.thought
         message = thought_message(finished)
         self.publish(message)
-        self.log.info("thought", env_id=message.env_id, step_seen=message.step_seen, query_id=message.query_id,
+        self.log.info("thought", env_id=message.env_id, step_seen=message.step_seen, step_built=message.step_built, query_id=message.query_id,
                       action=ACTION_NAMES[message.action], confidence=round(message.confidence, 3), reason=message.reason[:120],
                       latency_ms=round(message.latency_ms), cpu_ms=0 if thought.cached else round(thought.cpu_secs * 1000.0),
                       cached=message.cached, memo=message.memo, fallback=message.fallback)
@@ -253,6 +254,7 @@ def thought_message(finished: FinishedThought) -> LlmThought:
         env_id=request.env_id,
         episode_id=request.episode_id,
         step_seen=request.step,
+        step_built=finished.step_built,  # a carried answer keeps the step its prompt read: its real age (issue 51)
         query_id=finished.query_id,
         action=thought.action,
         confidence=float(thought.confidence),

@@ -34,8 +34,11 @@ from actors.reasoner.thought import Thought
 @dataclass(frozen=True, slots=True)
 class FinishedThought:
     request: ThoughtRequest
+    """What it answers (``request.step``: the bar it is published for)."""
     thought: Thought
     query_id: str
+    step_built: int
+    """The step whose market state its prompt read: ``request.step``, or earlier for an answer carried to a quiet bar."""
 
 
 class AdapterRequest(NamedTuple):
@@ -138,7 +141,8 @@ class ReasonerCore:
         """think_on = news, a quiet bar: the env's latest thought answers it again (marked cached: no model work), so
         each decision has the latest thought and a lockstep loop waits for the model only when something new
         arrived. None while the env's own thought is under way (it will be newer), in another episode, or before
-        its first thought. Its age in bars (this step against the step it was made for) is counted."""
+        its first thought. It keeps the step its prompt was built on (``step_built``), so fusion ages it from there
+        and its staleness bound applies; its age in bars (this step against that one) is counted here too."""
         latest = self._latest.get(env_id)
         if self.trigger is None or env_id in self._busy_envs or latest is None or latest[0] != episode_id or step < latest[1]:
             return None
@@ -147,7 +151,7 @@ class ReasonerCore:
         self._carried_age_bars += age
         self.max_carried_age_bars = max(self.max_carried_age_bars, age)
         request = ThoughtRequest(env_id=env_id, episode_id=episode_id, step=step, obs=np.zeros(0, np.float32), mask=(), context={})
-        return FinishedThought(request, dataclasses.replace(latest[2], cached=True), next(self._query_ids))
+        return FinishedThought(request, dataclasses.replace(latest[2], cached=True), next(self._query_ids), step_built=latest[1])
 
     def note_event(self, event: MarketEvent) -> bool:
         """An md.event: kept for the prompts (and the news trigger); True when it is new to the book."""
@@ -247,7 +251,7 @@ class ReasonerCore:
         self.thoughts_with_news += bool(request.context.get("news"))
         self._busy_envs.discard(request.env_id)
         self._latest[request.env_id] = (request.episode_id, request.step, thought)
-        return FinishedThought(request, thought, next(self._query_ids))
+        return FinishedThought(request, thought, next(self._query_ids), step_built=request.step)
 
     def _cache_key(self, request: ThoughtRequest) -> tuple:
         assert self.cache is not None

@@ -224,7 +224,8 @@ def run_loop(settings: dict) -> dict[str, float]:
     loop_steps = summary["loop_steps"] - 1  # timed from the first decision: one step fewer
     return {"steps_per_sec": loop_steps / max(elapsed, 1e-9), "env_steps_per_sec": loop_steps * settings["env.n_envs"] / max(elapsed, 1e-9),
             "late_steps": summary.get("late_steps", 0.0), "wait_share": summary.get("thought_wait_share", 0.0),
-            "reasoner_thoughts_per_sec": reasoner_rate, "staleness_mean": summary.get("llm_staleness_steps", -1.0), **lag.figures(),
+            "reasoner_thoughts_per_sec": reasoner_rate, "staleness_mean": summary.get("llm_staleness_steps", -1.0),
+            "query_rate": summary.get("query_rate", 0.0), **lag.figures(),
             "reasoner_log": reasoner_log}
 
 

@@ -14,7 +14,9 @@ Sections (``--sections``, default all):
   market from a session's open, reasoner.think_on = every_bar (``--every-bar-steps``: every bar waits for a thought, its
   pace is steady) against news (``--loop-steps``, 390 = the whole session with its events; one run per
   ``--think-every-bars`` value): loop steps/s, the share of decisions with a thought at most 1 step old (the latest
-  thought), the thought's age in bars (fusion's staleness plus a carried answer's age), model thoughts per bar and
+  thought) and with any usable thought, the thought's real age in bars (from the step its prompt read: a carried
+  answer is as old as the thought it repeats, and fusion drops it past fusion.max_staleness_steps; the carried
+  answers' mean and max real age beside), model thoughts per bar and
   seconds a thought, why the reasoner thought, and the loop's time split: waiting for the model against the rest (ms a
   step), with the seconds a thought may take for 10 steps/s at that share of bars thought about, and the pace projected
   to quiet cores: each thought at the reasoner's CPU time for it (one llama.cpp thread: its wall time on a core of its
@@ -145,14 +147,15 @@ def lockstep_figures(figures: dict, steps: int) -> dict[str, float]:
     steps = max(steps - 1, 1)  # timed from the first decision (bench_lockstep.run_loop)
     elapsed = steps / max(figures["steps_per_sec"], 1e-9)
     waited = figures["wait_share"] * elapsed
-    carried, carried_age = stats.get("thoughts_carried", 0.0), stats.get("mean_carried_age_bars", 0.0)
     thoughts_per_bar = len(thought_secs) / steps
     rest_per_step = (elapsed - waited) / steps
     return {
         "steps_per_sec": figures["steps_per_sec"], "latest_share": figures.get("lag_query_rate", 0.0),
-        # bars between the market state the model read and the decision: fusion's staleness, plus a carried answer's age
-        "age_mean": figures["staleness_mean"] + carried * carried_age / steps,
-        "carried_age_max": stats.get("max_carried_age_bars", 0.0),
+        "with_thought_share": figures.get("query_rate", 0.0),
+        # bars between the market state the model read and the decision: fusion ages a carried answer from the step its
+        # prompt read (LlmThought.step_built), so its staleness is the real age (issue 51)
+        "age_mean": figures["staleness_mean"], "age_max": figures.get("llm_staleness_max_steps", -1.0),
+        "carried_age_mean": stats.get("mean_carried_age_bars", 0.0), "carried_age_max": stats.get("max_carried_age_bars", 0.0),
         "thoughts_per_bar": thoughts_per_bar, "secs_per_thought": float(np.mean(thought_secs)) if thought_secs else 0.0,
         "cpu_secs_per_thought": float(np.mean(cpu_secs)) if cpu_secs else 0.0,
         "wait_share": figures["wait_share"], "rest_ms_per_step": 1000.0 * rest_per_step,
@@ -168,9 +171,11 @@ def lockstep_rows(name: str, figures: dict[str, float]) -> list[tuple[str, str, 
     triggers = figures["triggers"]
     return [
         (f"{name}: loop steps/s", f"{figures['steps_per_sec']:.2f}", "", "", ">= 10"),
-        (f"{name}: decisions with the latest thought (<= 1 step old)", f"{figures['latest_share']:.1%}", "", "", ">= 99%"),
-        (f"{name}: thought age, bars since the model read the market (mean; max carried)",
-         f"{figures['age_mean']:.2f}; {figures['carried_age_max']:.0f}", "", "", ""),
+        (f"{name}: decisions with the latest thought (<= 1 step old) / with a usable thought",
+         f"{figures['latest_share']:.1%} / {figures['with_thought_share']:.1%}", "", "", ">= 99%"),
+        (f"{name}: thought age used, bars since the model read the market (mean; max)",
+         f"{figures['age_mean']:.2f}; {figures['age_max']:.0f}", "", "", ""),
+        (f"{name}: carried answers' real age (mean; max)", f"{figures['carried_age_mean']:.2f}; {figures['carried_age_max']:.0f}", "", "", ""),
         (f"{name}: model thoughts per bar", f"{figures['thoughts_per_bar']:.3f}", "", "", ""),
         (f"{name}: seconds a thought (wall / CPU of the reasoner)", f"{figures['secs_per_thought']:.2f} / {figures['cpu_secs_per_thought']:.2f}",
          "", "", ""),

@@ -108,6 +108,9 @@ class LockstepEvidence:
     """Per run (base, adapter), the decisions right after an event read (a market with events only)."""
     spa: dict[str, dict] = field(default_factory=dict)
     """The run the rows read: per floor (SPA_FLOORS), the data-snooping test of fused against it (significance.py)."""
+    thought_ages: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Per run (base, adapter), the share of decisions with a thought and its real age, the carried answers' real age
+    and fusion's count of the decisions whose thought was too old (actors/jobs/evaluation/thought_ages.py)."""
 
     @property
     def after(self) -> SourceScores:
@@ -134,6 +137,8 @@ class LockstepEvidence:
             runs[name]["fusion_warmup"] = warmup.to_json()
         for name, scores in self.events.items():
             runs[name]["events"] = scores.to_json()
+        for name, ages in self.thought_ages.items():
+            runs[name]["thought_ages"] = {key: finite_or_none(value) for key, value in ages.items()}
         return {"decisions_requested": self.decisions, "fold": self.fold, "test_start_day": self.test_start_day,
                 "policy_checkpoint": self.checkpoint, "rows_read": self.after_name,
                 "fused_against_floors": {floor: _spa_json(test) for floor, test in self.spa.items()}, **runs}
@@ -186,18 +191,19 @@ def lockstep_rows(evidence: LockstepEvidence) -> list[Row]:
     return [fusion, accuracy, agreement, fused, fused_usd, *_spa_rows(evidence, run), *_event_rows(evidence)]
 
 
-def fused_against_floors(series: dict[str, np.ndarray], reps: int = SPA_REPS) -> dict[str, dict]:
+def fused_against_floors(series: dict[str, np.ndarray], label_horizon: int, reps: int = SPA_REPS) -> dict[str, dict]:
     """Per floor (SPA_FLOORS; flat is zero), Hansen's SPA test of "fused does not beat it" on the per-decision
-    hindsight $ (a stationary bootstrap: neighbouring decisions share their future)."""
+    hindsight $: each is a ``label_horizon``-bar label, so neighbouring decisions share their future and the
+    stationary bootstrap's mean block is at least that horizon (in decisions: each spans a bar or more)."""
     from actors.jobs.evaluation.significance import data_snooping_tests
 
     fused = series["fused"]
     floors = {"rl": series["rl"], "flat": np.zeros_like(fused), "trend": series["trend"]}
-    return {floor: data_snooping_tests({"fused": fused}, floors[floor], reps=reps) for floor in SPA_FLOORS}
+    return {floor: data_snooping_tests({"fused": fused}, floors[floor], reps=reps, label_horizon=label_horizon) for floor in SPA_FLOORS}
 
 
 def _spa_json(test: dict) -> dict:
-    return {"p_value_spa": finite_or_none(test["p_value_spa"]), "decisions": test["days"]}
+    return {"p_value_spa": finite_or_none(test["p_value_spa"]), "decisions": test["days"], "block": test.get("block_size")}
 
 
 def _spa_rows(evidence: LockstepEvidence, run: str) -> list[Row]:
@@ -205,13 +211,15 @@ def _spa_rows(evidence: LockstepEvidence, run: str) -> list[Row]:
         return []
     p = {floor: float(test["p_value_spa"]) for floor, test in evidence.spa.items()}
     worst = max(p.values())
-    n = next(iter(evidence.spa.values()))["days"]
+    first = next(iter(evidence.spa.values()))
+    n, block = first["days"], first.get("block_size")
     if not math.isfinite(worst):
         verdict = "not evidence"
     else:
         verdict = "met" if worst < SPA_LEVEL else "not met"
     return [Row("fused against its floors (SPA p, the largest)", worst, float("nan"), float("nan"), f"< {SPA_LEVEL:.2f} each",
-                verdict, f"{run}: Hansen's SPA on {n} flat decisions' hindsight $, fused against "
+                verdict, f"{run}: Hansen's SPA on {n} flat decisions' hindsight $"
+                + (f" (mean block {block} decisions, at least the labels' horizon)" if block else "") + ", fused against "
                 + ", ".join(f"{floor} p " + (f"{value:.3f}" if math.isfinite(value) else "n/a (under 10 decisions)")
                            for floor, value in p.items()))]
 
@@ -291,6 +299,23 @@ def warmup_start_day(test_start_day: int, decisions: int, purge_days: int) -> in
     return max(0, test_start_day - purge_days - math.ceil(decisions / BARS_PER_DAY))
 
 
+def save_lockstep_policy(directory: Path, steps: int, checkpoint) -> tuple[Path, dict[str, Any]]:
+    """The walk-forward's kept policy as a checkpoint the policy actor loads, with its fold's regime HMM beside it
+    (regime_model.json, from the checkpoint's meta): the path and the backtest settings that play it on the belief it
+    was trained on. Without data.regime_model_path the lockstep env would fit the HMM again on every bar before its
+    window (its own data split), and the policy would read a market_regime it never saw."""
+    from actors.env.regime_model import RegimeModel, save_regime_model
+    from actors.jobs.backtest import backtest_settings
+    from actors.policy.checkpoint import write_checkpoint
+
+    path = write_checkpoint(directory, steps, checkpoint)
+    settings = backtest_settings(path, None)
+    regime = checkpoint.meta.get("regime_model")
+    if regime:
+        settings["data.regime_model_path"] = str(save_regime_model(directory, RegimeModel.from_dict(regime)))
+    return path, settings
+
+
 def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any], dataset: Dataset, result: WalkForward,
                           out: Path, decisions: int, adapter_settings: dict[str, Any],
                           say: Callable[[str], None] = lambda _text: None, fusion_warmup: int = 0,
@@ -298,17 +323,14 @@ def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any
     """Save the last fold's policy, play the first ``decisions`` of its test window in lockstep on the base model and
     (``adapter_settings``) on the adapter; ``data_settings``: the walk-forward's market keys. ``fusion_warmup``: before
     each, that many decisions on the training days teach the fusion network the test run starts from."""
-    from actors.jobs.backtest import backtest_settings
     from actors.jobs.lockstep import lockstep_backtest
-    from actors.policy.checkpoint import write_checkpoint
 
     if result.last_policy is None:
         raise ValueError("the walk-forward kept no policy to play in lockstep")
-    steps, checkpoint = result.last_policy
-    path = write_checkpoint(out / POLICY_DIR, steps, checkpoint)
+    path, saved = save_lockstep_policy(out / POLICY_DIR, *result.last_policy)
     fold = result.folds[-1]
     thinking = EVENT_THINKING if getattr(dataset, "events", ()) else {}
-    policy = {**data_settings, **backtest_settings(path, None), **thinking}
+    policy = {**data_settings, **saved, **thinking}
     start_day = news_window_start_day(dataset, fold.test_start_day, decisions)
     settings = {**policy, **window_settings(dataset, start_day)}
     window = f"fold {fold.index + 1}'s test window (day {start_day} on)"
@@ -336,10 +358,11 @@ def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any
     events = {name: event_scores(run.reads, run.book, signs) for name, run in runs.items()
               if signs and run.reads is not None and run.book is not None}
     after = tuned or base
-    spa = fused_against_floors(after.book.usd_series()) if after.book is not None else {}
+    spa = fused_against_floors(after.book.usd_series(), after.label_horizon_bars) if after.book is not None else {}
     return LockstepEvidence(decisions, base.scores, tuned.scores if tuned else None, base.llm_figures(),
                             tuned.llm_figures() if tuned else {}, fold.index, start_day, str(path),
-                            adapter_settings.get("reasoner.lora_path", ""), warmups, events, spa)
+                            adapter_settings.get("reasoner.lora_path", ""), warmups, events, spa,
+                            {name: dict(run.ages) for name, run in runs.items()})
 
 
 def _warm_up_fusion(args: argparse.Namespace, settings: dict[str, Any], dataset: Dataset, test_start_day: int,
@@ -347,6 +370,7 @@ def _warm_up_fusion(args: argparse.Namespace, settings: dict[str, Any], dataset:
     """``decisions`` lockstep decisions of the training days with the fusion network learning; its saved network."""
     from actors.fusion.actor import SAVE_DIR_NAME
     from actors.fusion.network import MODEL_FILE_NAME
+    from actors.jobs.evaluation.thought_ages import fusion_figures
     from actors.jobs.lockstep import lockstep_backtest
 
     start = warmup_start_day(test_start_day, decisions, purge_days)
@@ -355,25 +379,8 @@ def _warm_up_fusion(args: argparse.Namespace, settings: dict[str, Any], dataset:
                                    "run.name": f"evaluate-{run_dir.name}"}, run_dir, decisions,
                             window=f"training days from day {start}, {title}, fusion learning")
     network = run.run_dir / SAVE_DIR_NAME / MODEL_FILE_NAME
-    figures = _fusion_figures(run.run_dir)
+    figures = fusion_figures(run.run_dir)
     if not network.is_file():
         say(f"lockstep: the fusion warm-up ({title}) gave too few lessons for a first update; the test run fuses by the rules")
     return FusionWarmup(decisions, start, str(run.run_dir), str(network) if network.is_file() else "", figures, run.scores)
 
-
-def _fusion_figures(run_dir: Path) -> dict[str, float]:
-    """The fusion actor's last stats line (actor_stopped) of a run: its counters and gauges."""
-    import json
-
-    log = run_dir / "logs" / "fusion.jsonl"
-    figures: dict[str, float] = {}
-    if not log.is_file():
-        return figures
-    for line in log.read_text().splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if entry.get("event") == "actor_stopped":
-            figures = {k: float(v) for k, v in entry.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-    return figures

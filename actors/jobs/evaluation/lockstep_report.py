@@ -40,6 +40,7 @@ def lockstep_lines(summary: dict) -> list[str]:
         lines.append(f"| {name} ({run['dir']}) | {scores['decisions']} | {shares} | {share_cell(paired, '+.2f')} | "
                      f"{share_cell(dollars, '+,.1f') if dollars.get('n') else 'n/a'} | "
                      f"{num(llm.get('llm_trust'))} | {num(llm.get('query_rate'))} |")
+    lines += age_lines(lockstep)
     lines += event_lines(lockstep)
     warmups = [(name, lockstep[name]["fusion_warmup"]) for name in ("base", "adapter")
                if name in lockstep and "fusion_warmup" in lockstep[name]]
@@ -60,6 +61,18 @@ def lockstep_lines(summary: dict) -> list[str]:
     return lines
 
 
+def age_lines(lockstep: dict) -> list[str]:
+    """Each run's share of decisions with a thought and that thought's real age, counted from the step its prompt read
+    (a carried answer's too: actors/jobs/evaluation/thought_ages.py)."""
+    from actors.jobs.evaluation.thought_ages import ages_text
+
+    runs = [(name, lockstep[name]["thought_ages"]) for name in ("base", "adapter") if name in lockstep and lockstep[name].get("thought_ages")]
+    if not runs:
+        return []
+    return ["", "Thought ages, in bars from the market state the prompt read to the decision:", "",
+            *(f"- {name}: {ages_text({k: finite(v) for k, v in ages.items()})}." for name, ages in runs)]
+
+
 def event_lines(lockstep: dict) -> list[str]:
     """On a market with events: each run's decisions right after a thought read a new event, beside the floors there
     (actors/jobs/evaluation/event_sources.py), and fused against its floors (SPA)."""
@@ -78,7 +91,9 @@ def event_lines(lockstep: dict) -> list[str]:
     if spa:
         lines += ["", "Fused against its floors, Hansen's SPA p on the flat decisions' hindsight $ (the run the rows read): "
                   + ", ".join(f"{floor} {num(test['p_value_spa'], '.3f')}" for floor, test in spa.items())
-                  + f" ({next(iter(spa.values()))['decisions']} decisions)."]
+                  + f" ({next(iter(spa.values()))['decisions']} decisions"
+                  + (f", mean block {block} decisions, at least the labels' horizon" if (block := next(iter(spa.values())).get("block")) else "")
+                  + ")."]
     return lines
 
 

@@ -170,12 +170,12 @@ def _sharpe_columns(block: np.ndarray) -> np.ndarray:
 
 
 def data_snooping_tests(candidates: dict[str, np.ndarray], benchmark: np.ndarray, *, reps: int = 1000,
-                        block_size: int | None = None, size: float = 0.05, seed: int = 0) -> dict:
+                        block_size: int | None = None, size: float = 0.05, seed: int = 0, label_horizon: int = 1) -> dict:
     """Does any candidate beat the benchmark, once every candidate tried is counted, and which ones do?
 
     ``candidates`` {name: [T] daily P&L} and ``benchmark`` [T] (higher is better) on the same days. From
     ``arch.bootstrap`` (Sheppard's implementations, stationary bootstrap of Politis & Romano 1994, mean block
-    ``block_size``, arch's default sqrt(T) when None), all seeded with ``seed``:
+    ``block_size``, arch's default int(sqrt(T)) when None), all seeded with ``seed``:
 
     - ``p_value_spa``: Hansen (2005) "A Test for Superior Predictive Ability", the consistent p-value of H0 "no
       candidate beats the benchmark" (studentised; a clearly poor candidate does not dilute it);
@@ -185,9 +185,20 @@ def data_snooping_tests(candidates: dict[str, np.ndarray], benchmark: np.ndarray
     - ``superior``: Romano & Wolf (2005) "Stepwise Multiple Testing as Formalized Data Snooping" (``StepM``), the
       candidates that beat the benchmark at family-wise level ``size``, in the order given.
 
+    ``label_horizon``: each value is the outcome of a label that looks this many periods ahead (a 60-bar hindsight
+    label: 60; daily P&L: 1), so values closer than that share their future and are not independent: the mean block
+    is then at least the horizon (None takes max(int(sqrt(T)), label_horizon)), and a ``block_size`` shorter than it
+    raises ValueError (it would resample overlapping labels as if they were independent: optimistic p-values).
+    ``block_size`` in the result is the mean block used.
+
     NaN p-values and no superior candidate when there are fewer than 10 days (too few for a block bootstrap). A
     candidate that differs from the benchmark by a constant is left out of the tests (it is in ``candidates``).
     """
+    if label_horizon < 1:
+        raise ValueError(f"data_snooping_tests: label_horizon must be >= 1 period, got {label_horizon}")
+    if block_size is not None and block_size < label_horizon:
+        raise ValueError(f"data_snooping_tests: a mean block of {block_size} is shorter than the labels' horizon of "
+                         f"{label_horizon} periods: neighbouring values share their future; use a block >= {label_horizon}")
     from arch.bootstrap import SPA, RealityCheck
 
     names = list(candidates)
@@ -196,16 +207,17 @@ def data_snooping_tests(candidates: dict[str, np.ndarray], benchmark: np.ndarray
     if table is None or table.shape[0] != len(bench):
         raise ValueError(f"data_snooping_tests needs candidates of {len(bench)} days each, got "
                          f"{[len(np.asarray(candidates[n]).reshape(-1)) for n in names]}")
+    block_size = block_size if block_size is not None else max(int(np.sqrt(len(bench))), label_horizon)
     nan = float("nan")
     if len(bench) < 10:
         return {"p_value_spa": nan, "p_value_spa_lower": nan, "p_value_spa_upper": nan, "p_value_reality_check": nan,
-                "superior": [], "candidates": names, "days": len(bench)}
+                "superior": [], "candidates": names, "days": len(bench), "block_size": block_size}
     # A candidate that differs from the benchmark by a constant (a policy that never traded, against flat) has nothing
     # to bootstrap, and arch then reports p = 0 for it: such a candidate is left out, and with none left H0 stands.
     varies = (table - bench[:, None]).std(axis=0) > 1e-12
     if not varies.any():
         return {"p_value_spa": 1.0, "p_value_spa_lower": 1.0, "p_value_spa_upper": 1.0, "p_value_reality_check": 1.0,
-                "superior": [], "candidates": names, "days": len(bench)}
+                "superior": [], "candidates": names, "days": len(bench), "block_size": block_size}
     losses = pd.DataFrame(-table[:, varies], columns=[name for name, keep in zip(names, varies) if keep])  # arch compares
     # losses (lower is better): a loss is minus the P&L
     options = {"block_size": block_size, "reps": reps, "bootstrap": "stationary"}
@@ -218,7 +230,8 @@ def data_snooping_tests(candidates: dict[str, np.ndarray], benchmark: np.ndarray
     superior = set(stepm.superior_models)
     return {"p_value_spa": float(spa.pvalues["consistent"]), "p_value_spa_lower": float(spa.pvalues["lower"]),
             "p_value_spa_upper": float(spa.pvalues["upper"]), "p_value_reality_check": float(white.pvalues["upper"]),
-            "superior": [name for name in names if name in superior], "candidates": names, "days": len(bench)}
+            "superior": [name for name in names if name in superior], "candidates": names, "days": len(bench),
+            "block_size": block_size}
 
 
 def _step_m_class():

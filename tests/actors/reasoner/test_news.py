@@ -11,6 +11,7 @@ import pytest
 
 from actors.common.events import MarketEvent
 from actors.common.llm.prompts import SAMPLE_CONTEXT
+from actors.reasoner.actor import thought_message
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.core import ReasonerCore
 from bus.messages import EnvObs, Event, Heartbeat, LlmThought, MarketContext, Stats
@@ -73,6 +74,19 @@ def test_a_quiet_bar_gets_the_latest_thought_again_marked_cached_with_its_age_co
     assert core.carry(0, 1, 4) is None  # another episode: that thought is not about it
     gauges = core.gauges()
     assert (gauges["thoughts_carried"], gauges["max_carried_age_bars"]) == (1, 3)
+
+
+def test_a_carried_answer_keeps_the_step_its_prompt_was_built_on():
+    """Issue 51: published for the quiet bar it answers (what a lockstep env waits for), aged from the bar it read."""
+    core, _ = _core()
+    _observe(core, 2, "10:20")
+    made = thought_message(think_next(core))
+    assert (made.step_seen, made.step_built, made.carried, made.age_at(2)) == (2, 2, False, 0)
+    assert not _observe(core, 9, "10:27") and not _observe(core, 14, "10:32")
+    first, second = thought_message(core.carry(0, 0, 9)), thought_message(core.carry(0, 0, 14))
+    assert (first.step_seen, first.step_built, first.carried, first.age_at(9)) == (9, 2, True, 7)
+    assert (second.step_built, second.age_at(14)) == (2, 12)  # carried again: still the bar its prompt read, never restamped
+    assert core.gauges()["mean_carried_age_bars"] == (7 + 12) / 2
 
 
 def test_every_bar_mode_never_carries():
@@ -156,7 +170,7 @@ def test_the_reasoner_actor_reads_md_event_and_thinks_on_it_not_on_a_quiet_bar()
         thought = rt.client.recv(LlmThought, timeout_secs=300.0, where=lambda t: t.step_seen >= 2)
         stats = rt.client.recv(Stats, timeout_secs=60.0, where=lambda s: s.actor == "reasoner" and s.counters.get("events_new", 0) >= 1
                                and s.gauges.get("thoughts_with_news", 0) >= 1)
-    assert quiet.step_seen == 1 and quiet.cached  # the quiet bar: the latest thought again, no model work
+    assert quiet.step_seen == 1 and quiet.cached and quiet.step_built == 0  # the quiet bar: the latest thought again, aged from bar 0
     assert thought.step_seen == 2 and not thought.cached  # the bar that made the headline public: thought about
     assert thought.news == [HEADLINE.text] and thought.news_ids == ["h"] and quiet.news == []  # what each prompt read
     assert stats.gauges["think_on_event"] == 1 and stats.gauges["think_on_quiet"] == 1 and stats.gauges["thoughts_carried"] == 1

@@ -118,7 +118,7 @@ def test_fused_against_its_floors_is_a_spa_test_per_floor():
     better = {"fused": rl + 8.0 + rng.normal(0.0, 2.0, 400), "rl": rl, "trend": rng.normal(0.0, 10.0, 400), "llm": rl}
     same = {"fused": rl.copy(), "rl": rl, "trend": rl - 5.0, "llm": rl}
 
-    winning, level = fused_against_floors(better, reps=300), fused_against_floors(same, reps=300)
+    winning, level = fused_against_floors(better, 20, reps=300), fused_against_floors(same, 20, reps=300)
 
     assert set(winning) == {"rl", "flat", "trend"}
     assert all(test["p_value_spa"] < 0.05 for test in winning.values())
