@@ -29,9 +29,9 @@ import numpy as np
 import pandas as pd
 
 from actors.common.instruments import InstrumentSpec
+from actors.common.statistics import TRADING_DAYS_PER_YEAR, sharpe_interval
 from actors.common.synthetic import BARS_PER_SESSION
 
-TRADING_DAYS_A_YEAR = 252
 EXTENDED_MOVE_SIGMAS = 2.0
 
 
@@ -132,17 +132,6 @@ def daily_pnl_usd(closes: np.ndarray, position: np.ndarray, costs: RuleCosts) ->
     return net, sides / 2.0
 
 
-def sharpe_interval(daily: np.ndarray) -> tuple[float, float, float]:
-    """(annualised Sharpe, 95 % low, high) of daily P&L, iid standard error (Lo 2002)."""
-    sd = daily.std(ddof=1)
-    if len(daily) < 2 or sd == 0:
-        return 0.0, 0.0, 0.0
-    per_day = daily.mean() / sd
-    error = np.sqrt((1 + per_day**2 / 2) / len(daily))
-    scale = np.sqrt(TRADING_DAYS_A_YEAR)
-    return float(per_day * scale), float((per_day - 1.96 * error) * scale), float((per_day + 1.96 * error) * scale)
-
-
 def rule_daily_pnl(frame: pd.DataFrame, costs: RuleCosts, rules: dict[str, Callable] | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per rule: (net dollars per day, round trips per day)."""
     closes, prior = session_closes(frame)
@@ -150,7 +139,7 @@ def rule_daily_pnl(frame: pd.DataFrame, costs: RuleCosts, rules: dict[str, Calla
 
 
 def summarise(rule: str, net: np.ndarray, trips: np.ndarray) -> RuleResult:
-    sharpe, low, high = sharpe_interval(net)
+    sharpe, low, high = sharpe_interval(net, TRADING_DAYS_PER_YEAR, no_spread=0.0)
     return RuleResult(rule, len(net), float(net.mean()), sharpe, low, high, float(trips.mean()))
 
 

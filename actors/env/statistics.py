@@ -26,17 +26,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from actors.common.statistics import TRADING_DAYS_PER_YEAR, bootstrap_interval, sharpe_ratio, sortino_ratio
 from actors.env.account import trading_days
 
-TRADING_DAYS_PER_YEAR = 252
 SESSION_START_MINUTE_ET = 18 * 60
 """18:00 US/Eastern, the Globex reopen: the start of a session."""
 MIN_TRADES = 30
 """Below this many closed trades every trade-based figure carries a warning."""
 MIN_SESSIONS = 20
 """Below this many sessions Sharpe, Sortino and their intervals carry a warning."""
-BOOTSTRAP_RESAMPLES = 2000
-CONFIDENCE = 0.95
 PROFIT_FACTOR_CAP = 100.0
 """Profit factor with profit and no loss (JSON has no infinity)."""
 
@@ -98,22 +96,6 @@ UNDEFINED_ONE_SESSION = "n/a: one session has no spread (Sharpe, Sortino and boo
 UNDEFINED_INTERVAL_ONE_SESSION = "interval n/a: a bootstrap over one session has no spread"
 
 
-def sharpe(daily_returns: np.ndarray) -> float:
-    returns = np.asarray(daily_returns, dtype=np.float64)
-    if len(returns) < 2:
-        return float("nan")
-    deviation = returns.std(ddof=1)
-    return float(returns.mean() / deviation * np.sqrt(TRADING_DAYS_PER_YEAR)) if deviation > 1e-15 else 0.0
-
-
-def sortino(daily_returns: np.ndarray) -> float:
-    returns = np.asarray(daily_returns, dtype=np.float64)
-    if len(returns) < 2:
-        return float("nan")
-    downside = float(np.sqrt(np.mean(np.minimum(returns, 0.0) ** 2)))
-    return float(returns.mean() / downside * np.sqrt(TRADING_DAYS_PER_YEAR)) if downside > 1e-15 else 0.0
-
-
 def drawdown(equity: np.ndarray) -> dict[str, float]:
     """Largest fall from the running peak, in $ and (separately) in % of that peak."""
     equity = np.asarray(equity, dtype=np.float64)
@@ -159,28 +141,8 @@ def trade_figures(trades: Sequence) -> dict[str, float]:
     }
 
 
-def bootstrap_interval(values: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], seed: int = 0,
-                       n_resamples: int = BOOTSTRAP_RESAMPLES, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Percentile interval of ``statistic`` over resamples (with replacement) of the rows of ``values``.
-
-    ``statistic`` takes a [n_resamples, n] array of resampled rows and returns [n_resamples] values."""
-    values = np.asarray(values)
-    if len(values) == 0:
-        return 0.0, 0.0
-    rng = np.random.default_rng(seed)
-    draws = values[rng.integers(0, len(values), size=(n_resamples, len(values)))]
-    estimates = np.asarray(statistic(draws), dtype=np.float64)
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(estimates, [tail, 100.0 - tail])
-    return float(low), float(high)
-
-
 def _rowwise_sharpe(draws: np.ndarray) -> np.ndarray:
-    if draws.shape[1] < 2:  # one session has no spread
-        return np.zeros(draws.shape[0])
-    deviation = draws.std(axis=1, ddof=1)
-    safe = np.where(deviation > 1e-15, deviation, 1.0)
-    return np.where(deviation > 1e-15, draws.mean(axis=1) / safe * np.sqrt(TRADING_DAYS_PER_YEAR), 0.0)
+    return sharpe_ratio(draws, TRADING_DAYS_PER_YEAR, axis=1, too_few=0.0)  # one session has no spread
 
 
 def session_intervals(sessions: SessionReturns, trades: Sequence, seed: int = 0) -> dict[str, float]:
@@ -232,8 +194,8 @@ def compute_statistics(times_ns: np.ndarray, equity: np.ndarray, position: np.nd
         "net_pnl_usd": net,
         "return_pct": net / start * 100.0 if start > 0 else 0.0,
         **drawdown(equity),
-        "sharpe": sharpe(sessions.returns),
-        "sortino": sortino(sessions.returns),
+        "sharpe": sharpe_ratio(sessions.returns, TRADING_DAYS_PER_YEAR),
+        "sortino": sortino_ratio(sessions.returns, TRADING_DAYS_PER_YEAR),
         "sessions": float(len(sessions.session)),
         "exposure": exposure(position),
         **trade_figures(trades),

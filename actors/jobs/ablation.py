@@ -306,10 +306,11 @@ def mode_ablation(args: argparse.Namespace) -> int:
         "No difference from RL only is larger than its 95% interval over these seeds." if len(seeds) > 1 else \
         "One seed: no interval and no test of the differences (--seeds 3 or more for that)."
     scores = {variant: pooled(found) for variant, found in sources.items() if found}
-    success = [asdict(row) for row in ablation_success_rows(rows, scores)]
+    table = ablation_success_rows(rows, scores)
+    success = [asdict(row) for row in table]
     markdown = ablation_markdown(rows, notes) + "\n" + verdict + "\n"
     if success:
-        markdown += f"\n## Success table (the seeds' targets, {SYSTEM_VARIANT})\n\n" + "\n".join(success_lines({"success_table": success})) + "\n"
+        markdown += f"\n## Success table (the seeds' targets, {SYSTEM_VARIANT})\n\n" + "\n".join(success_lines(table)) + "\n"
     markdown += cost_markdown(cost)
     (root / "ablation.md").write_text(markdown)
     (root / "ablation.json").write_text(json.dumps({"notes": notes, "seeds": seeds, "findings": findings, "variants": rows,

@@ -24,8 +24,10 @@ import math
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+import msgspec
 import numpy as np
 
 from actors.env.config import SCENARIO_NAMES
@@ -33,7 +35,7 @@ from actors.env.factory import build_dataset
 from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
-from actors.jobs.evaluation.evidence import REGIME_RULE, summarise
+from actors.jobs.evaluation.evidence import REGIME_RULE, Row, summarise
 from actors.jobs.evaluation.ledger import append_trials, config_hash, current_commit, ledger_path, read_trials_or_stop, utc_now
 from actors.jobs.evaluation.trials import ledger_market, ledger_trials, walk_forward_records
 from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
@@ -43,6 +45,7 @@ from actors.jobs.evaluation.news_rows import NEWS_NOTE, news_floor_lines, news_f
 from actors.env.hindsight import barrier_spec
 from actors.jobs.cells.pool import cost_markdown
 from actors.jobs.cells.walkforward import evaluate_on_cells
+from actors.jobs.evaluation.summary import Deflation, Snooping, Summary
 from actors.jobs.evaluation.walkforward import plan_walk_forward
 from actors.jobs.config import Config
 from runtime.rundir import create_run_dir
@@ -160,19 +163,19 @@ def mode_evaluate(args: argparse.Namespace) -> int:
                                       fusion_warmup=fusion_warmup, purge_days=purge)
                 if lockstep_decisions else None)
     summary = summarise(result, config.account.start_balance, lockstep, trials)
-    summary["ledger"] = str(ledger)
-    summary["market_shows"] = what_the_market_shows(market)
-    summary["calibration"] = calibration_lines(dataset_frame(dataset), market)
-    summary["elapsed_secs"] = walk_forward_secs
-    summary["news_floors"] = news_floor_rows(dataset, result.folds, barrier_spec(
-        instrument, config.lora.hindsight_horizon_bars, config.lora.hindsight_stop_atr, config.lora.hindsight_target_atr),
-        contracts=config.env.contracts_per_trade)
-    summary["cells"] = cells_cost
-    if lockstep is not None:
-        summary["lockstep"]["elapsed_secs"] = time.monotonic() - started - walk_forward_secs
-    summary["folds_days"] = [{"fold": f.index, "train_days": [f.train_start_day, f.train_stop_day - 1],
-                              "test_days": [f.test_start_day, f.test_stop_day - 1]} for f in result.folds]
-    (out / "metrics.json").write_text(json.dumps(_json_ready(summary), indent=2))
+    if summary.lockstep is not None:
+        summary.lockstep["elapsed_secs"] = time.monotonic() - started - walk_forward_secs
+    summary = msgspec.structs.replace(
+        summary, deflation=msgspec.structs.replace(summary.deflation, ledger=str(ledger)),
+        market_shows=what_the_market_shows(market), calibration=calibration_lines(dataset_frame(dataset), market),
+        elapsed_secs=walk_forward_secs,
+        news_floors=news_floor_rows(dataset, result.folds, barrier_spec(
+            instrument, config.lora.hindsight_horizon_bars, config.lora.hindsight_stop_atr, config.lora.hindsight_target_atr),
+            contracts=config.env.contracts_per_trade),
+        cells=cells_cost,
+        folds_days=[{"fold": f.index, "train_days": [f.train_start_day, f.train_stop_day - 1],
+                     "test_days": [f.test_start_day, f.test_stop_day - 1]} for f in result.folds])
+    (out / "metrics.json").write_text(json.dumps(_json_ready(summary.to_json()), indent=2))
     (out / "report.md").write_text(report_markdown(summary) + cost_markdown(cells_cost))
     draw_learning_curve(summary, out / "learning_curve.png")
     print(console_summary(summary))
@@ -198,132 +201,131 @@ def _json_ready(value):
     return value
 
 
-def success_lines(summary: dict) -> list[str]:
+def success_lines(rows: Sequence[Row]) -> list[str]:
     lines = ["| figure | value | 95% interval | target | verdict | note |", "| --- | --- | --- | --- | --- | --- |"]
-    for row in summary["success_table"]:
-        lines.append(f"| {row['figure']} | {num(row['value'], '.3f')} | {interval((row['low'], row['high']), '.3f')} | "
-                     f"{row['target']} | {row['verdict']} | {row['note']} |")
+    for row in rows:
+        lines.append(f"| {row.figure} | {num(row.value, '.3f')} | {interval((row.low, row.high), '.3f')} | "
+                     f"{row.target} | {row.verdict} | {row.note} |")
     return lines
 
 
-def variant_lines(summary: dict) -> list[str]:
+def variant_lines(summary: Summary) -> list[str]:
     lines = ["| variant | $ per day | 95% interval | daily Sharpe | trades | median trades a day | win rate | halted bars | breaches |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for name, v in summary["variants"].items():
-        lines.append(f"| {name} | {num(v['pnl_per_day'], ',.0f')} | {interval(v['pnl_per_day_interval'], ',.0f')} | "
-                     f"{num(v['sharpe'])} | {v['trades']} | {num(v.get('median_trades_per_day'), 'g')} | {num(v['win_rate'])} | {num(v['halted_share'])} | {v['breaches']} |")
+    for name, v in summary.variants.items():
+        lines.append(f"| {name} | {num(v.pnl_per_day, ',.0f')} | {interval(v.pnl_per_day_interval, ',.0f')} | "
+                     f"{num(v.sharpe)} | {v.trades} | {num(v.median_trades_per_day, 'g')} | {num(v.win_rate)} | {num(v.halted_share)} | {v.breaches} |")
     return lines
 
 
-def report_markdown(summary: dict) -> str:
-    policy = summary["policy"]
+def report_markdown(summary: Summary) -> str:
+    policy = summary.policy
     lines = [
-        f"# Walk-forward evaluation: {summary['market']}", "",
-        f"**{summary['verdict']}.**", "",
-        f"{summary['folds']} folds, {summary['test_days']} out-of-sample test days, seeds {summary['seeds']}, "
-        f"budgets {summary['budgets']} env steps. Each fold trains on the days before its test window less a purge, "
+        f"# Walk-forward evaluation: {summary.market}", "",
+        f"**{summary.verdict}.**", "",
+        f"{summary.folds} folds, {summary.test_days} out-of-sample test days, seeds {summary.seeds}, "
+        f"budgets {summary.budgets} env steps. Each fold trains on the days before its test window less a purge, "
         "and tests frozen; every figure below is out of sample, after costs, through the same env and risk rules.", "",
-        "## Success table (the seeds' targets)", "", *success_lines(summary), "",
+        "## Success table (the seeds' targets)", "", *success_lines(summary.success_table), "",
         "## The policy against floors and the ceiling", "",
-        f"Policy (last budget, averaged over seeds): ${num(policy['pnl_per_day'], ',.0f')} a day "
-        f"{interval(policy['pnl_per_day_interval'], ',.0f')}, daily Sharpe {num(policy['sharpe'])} {interval(policy['sharpe_interval'])}, "
-        f"oracle share {num(summary['oracle_share'], '.3f')} {interval(summary['oracle_share_interval'], '.3f')}, "
-        f"PSR {num(summary['psr'], '.3f')}, DSR {num(summary['dsr'], '.3f')} ({summary['dsr_trials']} trials), "
-        f"PBO {num(summary['pbo'].get('pbo', float('nan')), '.2f')}.", "",
-        f"**The market.** {summary.get('market_shows', '')}", "",
-        *summary.get("calibration", []), "",
-        "## Trials counted, and how many days a verdict needs", "", *(f"- {line}" for line in evidence_lines(summary)), "",
+        f"Policy (last budget, averaged over seeds): ${num(policy.pnl_per_day, ',.0f')} a day "
+        f"{interval(policy.pnl_per_day_interval, ',.0f')}, daily Sharpe {num(policy.sharpe)} {interval(policy.sharpe_interval)}, "
+        f"oracle share {num(summary.oracle_share, '.3f')} {interval(summary.oracle_share_interval, '.3f')}, "
+        f"PSR {num(summary.psr, '.3f')}, DSR {num(summary.deflation.dsr, '.3f')} ({summary.deflation.dsr_trials} trials), "
+        f"PBO {num(summary.pbo.pbo, '.2f')}.", "",
+        f"**The market.** {summary.market_shows}", "",
+        *summary.calibration, "",
+        "## Trials counted, and how many days a verdict needs", "",
+        *(f"- {line}" for line in evidence_lines(summary.deflation, summary.snooping)), "",
         "## Floors chosen on each fold's training days", "", *floor_choice_lines(summary), "",
         "SPA and reality-check p: every policy variant of this run (budgets x seeds, ensembles) against the floor, from "
         "arch.bootstrap (H0: none beats it); variants beating it: Romano-Wolf StepM at 5 %.", "",
         "| floor | policy minus floor, $ a day | 95% interval | reality check p | SPA p | variants beating it (StepM) | beats |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for name, c in summary["comparisons"].items():
-        lines.append(f"| {name} | {num(c['pnl_per_day_difference'], ',.0f')} | {interval(c['interval'], ',.0f')} | "
-                     f"{num(c['p_value_reality_check'], '.3f')} | {num(c['p_value_spa'], '.3f')} | "
-                     f"{', '.join(c.get('variants_beating_it', [])) or 'none'} | {'yes' if c['beats'] else 'no'} |")
-    if summary.get("news_floors"):
-        lines += ["", "## News floors on the test days", "", NEWS_NOTE, "", *news_floor_lines(summary["news_floors"])]
+    for name, c in summary.comparisons.items():
+        lines.append(f"| {name} | {num(c.pnl_per_day_difference, ',.0f')} | {interval(c.interval, ',.0f')} | "
+                     f"{num(c.p_value_reality_check, '.3f')} | {num(c.p_value_spa, '.3f')} | "
+                     f"{', '.join(c.variants_beating_it) or 'none'} | {'yes' if c.beats else 'no'} |")
+    if summary.news_floors:
+        lines += ["", "## News floors on the test days", "", NEWS_NOTE, "", *news_floor_lines(summary.news_floors)]
     lines += ensemble_lines(summary)
     lines += lockstep_lines(summary)
     lines += ["", "## Every variant", "", *variant_lines(summary), "", "## Learning curve", "", "![learning curve](learning_curve.png)", "",
               "| env steps | $ per day | 95% interval | daily Sharpe | Sharpe per seed |", "| --- | --- | --- | --- | --- |"]
-    for point in summary["learning_curve"]:
-        per_seed = ", ".join(num(s) for s in point["sharpe_per_seed"])
-        lines.append(f"| {point['timesteps']:,} | {num(point['pnl_per_day'], ',.0f')} | {interval(point['pnl_per_day_interval'], ',.0f')} | "
-                     f"{num(point['sharpe'])} | {per_seed} |")
+    for point in summary.learning_curve:
+        per_seed = ", ".join(num(s) for s in point.sharpe_per_seed)
+        lines.append(f"| {point.timesteps:,} | {num(point.pnl_per_day, ',.0f')} | {interval(point.pnl_per_day_interval, ',.0f')} | "
+                     f"{num(point.sharpe)} | {per_seed} |")
     return "\n".join(lines) + "\n"
 
 
-def ensemble_lines(summary: dict) -> list[str]:
+def ensemble_lines(summary: Summary) -> list[str]:
     """The ensemble of seeds (one account on the seeds' mean distribution) in one sentence; none with one seed."""
-    e = summary.get("ensemble")
-    if not e:
+    e = summary.ensemble
+    if e is None:
         return []
-    momentum, seeds = e["vs_momentum"], e["vs_seeds_mean"]
-    return ["", f"Ensemble of the {e['seeds']} seeds ({e['name']}): ${num(e['pnl_per_day'], ',.0f')} a day "
-                f"{interval(e['pnl_per_day_interval'], ',.0f')}, daily Sharpe {num(e['sharpe'])}, oracle share {num(e['oracle_share'], '.3f')}; "
-                f"minus the momentum floor: ${num(momentum['pnl_per_day_difference'], ',.0f')} {interval(momentum['interval'], ',.0f')} "
-                f"({'beats it' if momentum['beats'] else 'does not beat it'}); minus the seeds' mean: "
-                f"${num(seeds['pnl_per_day_difference'], ',.0f')} {interval(seeds['interval'], ',.0f')}."]
+    momentum, seeds = e.vs_momentum, e.vs_seeds_mean
+    return ["", f"Ensemble of the {e.seeds} seeds ({e.name}): ${num(e.pnl_per_day, ',.0f')} a day "
+                f"{interval(e.pnl_per_day_interval, ',.0f')}, daily Sharpe {num(e.sharpe)}, oracle share {num(e.oracle_share, '.3f')}; "
+                f"minus the momentum floor: ${num(momentum.pnl_per_day_difference, ',.0f')} {interval(momentum.interval, ',.0f')} "
+                f"({'beats it' if momentum.beats else 'does not beat it'}); minus the seeds' mean: "
+                f"${num(seeds.pnl_per_day_difference, ',.0f')} {interval(seeds.interval, ',.0f')}."]
 
 
-def console_summary(summary: dict) -> str:
-    policy = summary["policy"]
+def console_summary(summary: Summary) -> str:
+    policy = summary.policy
     rows = [
-        f"walk-forward on {summary['market']}: {summary['test_days']} test days in {summary['folds']} folds, {summary['elapsed_secs']:.0f} s",
-        f"  policy        ${num(policy['pnl_per_day'], ',.0f')} a day {interval(policy['pnl_per_day_interval'], ',.0f')}, "
-        f"Sharpe {num(policy['sharpe'])}, median trades a day {num(policy.get('median_trades_per_day'), 'g')}, "
-        f"halted bars {num(policy['halted_share'])}",
+        f"walk-forward on {summary.market}: {summary.test_days} test days in {summary.folds} folds, {summary.elapsed_secs:.0f} s",
+        f"  policy        ${num(policy.pnl_per_day, ',.0f')} a day {interval(policy.pnl_per_day_interval, ',.0f')}, "
+        f"Sharpe {num(policy.sharpe)}, median trades a day {num(policy.median_trades_per_day, 'g')}, "
+        f"halted bars {num(policy.halted_share)}",
     ]
-    if summary.get("ensemble"):
-        e = summary["ensemble"]
-        rows.append(f"  ensemble      ${num(e['pnl_per_day'], ',.0f')} a day {interval(e['pnl_per_day_interval'], ',.0f')} "
-                    f"({e['seeds']} seeds' mean distribution), minus the momentum floor "
-                    f"${num(e['vs_momentum']['pnl_per_day_difference'], ',.0f')} {interval(e['vs_momentum']['interval'], ',.0f')}")
-    for name in ("oracle", REGIME_RULE, summary["momentum_floor"], "buy_and_hold", "random", "flat"):
-        if name in summary["variants"]:
-            v = summary["variants"][name]
-            rows.append(f"  {name:<13} ${num(v['pnl_per_day'], ',.0f')} a day, Sharpe {num(v['sharpe'])}, halted bars {num(v['halted_share'])}")
-    rows.append(f"  oracle share {num(summary['oracle_share'], '.3f')}, deflated-Sharpe probability {num(summary['dsr'], '.3f')}, "
-                f"PBO {num(summary['pbo'].get('pbo', float('nan')), '.2f')}")
-    rows += [f"  {line}" for line in evidence_lines(summary)]
+    if summary.ensemble is not None:
+        e = summary.ensemble
+        rows.append(f"  ensemble      ${num(e.pnl_per_day, ',.0f')} a day {interval(e.pnl_per_day_interval, ',.0f')} "
+                    f"({e.seeds} seeds' mean distribution), minus the momentum floor "
+                    f"${num(e.vs_momentum.pnl_per_day_difference, ',.0f')} {interval(e.vs_momentum.interval, ',.0f')}")
+    for name in ("oracle", REGIME_RULE, summary.momentum_floor, "buy_and_hold", "random", "flat"):
+        if name in summary.variants:
+            v = summary.variants[name]
+            rows.append(f"  {name:<13} ${num(v.pnl_per_day, ',.0f')} a day, Sharpe {num(v.sharpe)}, halted bars {num(v.halted_share)}")
+    rows.append(f"  oracle share {num(summary.oracle_share, '.3f')}, deflated-Sharpe probability {num(summary.deflation.dsr, '.3f')}, "
+                f"PBO {num(summary.pbo.pbo, '.2f')}")
+    rows += [f"  {line}" for line in evidence_lines(summary.deflation, summary.snooping)]
     rows.append("  floors chosen on each fold's training days:")
     rows += [f"    {line[2:]}" for line in floor_choice_lines(summary)]
-    if summary.get("news_floors"):
+    if summary.news_floors:
         rows.append("  news floors on the test days (hindsight $, env.contracts_per_trade contracts an event):")
-        rows += [f"    {line}" for line in news_floor_lines(summary["news_floors"])]
-    rows.append(f"  market: {summary.get('market_shows', '')}")
-    rows += [f"  {line}" for line in summary.get("calibration", []) if line]
-    rows.append("  success table: " + "; ".join(f"{r['figure'].split(' (')[0]} {r['verdict']}" for r in summary["success_table"]))
-    rows.append(f"  verdict: {summary['verdict']}")
+        rows += [f"    {line}" for line in news_floor_lines(summary.news_floors)]
+    rows.append(f"  market: {summary.market_shows}")
+    rows += [f"  {line}" for line in summary.calibration if line]
+    rows.append("  success table: " + "; ".join(f"{r.figure.split(' (')[0]} {r.verdict}" for r in summary.success_table))
+    rows.append(f"  verdict: {summary.verdict}")
     return "\n".join(rows)
 
 
-def evidence_lines(summary: dict) -> list[str]:
+def evidence_lines(deflated: Deflation, snooping: Snooping | None = None) -> list[str]:
     """The deflated Sharpe's trials, the minimum track record, and SPA / StepM over every candidate, in sentences."""
-    record, snooping = summary.get("track_record", {}), summary.get("snooping", {})
-    lines = [f"deflated Sharpe of {summary.get('dsr_of', 'the policy')} {num(summary['dsr'], '.3f')} (one of the N trials): "
-             f"{summary['dsr_trials']} policy trials on this market in the "
-             f"trials ledger ({summary.get('dsr_trials_this_run', '?')} this run, {summary.get('dsr_runs', '?')} run(s) in all; "
-             f"{summary.get('ledger', 'no ledger')}), variance of their daily Sharpe {num(summary.get('dsr_sharpe_variance'), '.2e')}, "
-             f"so the best of them by luck alone has a daily Sharpe of {num(summary.get('dsr_benchmark_sharpe'), '.3f')}"]
-    if record:
-        need_zero, need_trials = record["min_days_vs_zero"], record["min_days_vs_trials"]
-        if record["enough"]:
-            verdict = "enough days for a verdict on the Sharpe"
-        elif record.get("too_few"):
-            verdict = "TOO FEW DAYS FOR ANY VERDICT on the Sharpe: the deflated Sharpe and the Sharpe row say nothing either way"
-        else:
-            verdict = "the observed Sharpe is not above the trials' lucky best: no number of days would make it evidence"
-        lines.append(f"minimum track record (PSR 0.95): {_days(need_zero)} against a Sharpe of 0, {_days(need_trials)} against "
-                     f"the trials' lucky best; this run has {record['days']} test days: {verdict}")
-    if snooping:
-        superior = ", ".join(snooping.get("superior", [])) or "none"
-        lines.append(f"every candidate ({len(snooping.get('candidates', []))}: the policy variants and the floors) against "
-                     f"flat, arch.bootstrap: SPA p {num(snooping.get('p_value_spa'), '.3f')}, reality check p "
-                     f"{num(snooping.get('p_value_reality_check'), '.3f')}; StepM (5 %) finds these beat flat: {superior}")
+    record = deflated.track_record
+    lines = [f"deflated Sharpe of {deflated.dsr_of or 'the policy'} {num(deflated.dsr, '.3f')} (one of the N trials): "
+             f"{deflated.dsr_trials} policy trials on this market in the "
+             f"trials ledger ({deflated.dsr_trials_this_run} this run, {deflated.dsr_runs} run(s) in all; "
+             f"{deflated.ledger or 'no ledger'}), variance of their daily Sharpe {num(deflated.dsr_sharpe_variance, '.2e')}, "
+             f"so the best of them by luck alone has a daily Sharpe of {num(deflated.dsr_benchmark_sharpe, '.3f')}"]
+    if record.enough:
+        verdict = "enough days for a verdict on the Sharpe"
+    elif record.too_few:
+        verdict = "TOO FEW DAYS FOR ANY VERDICT on the Sharpe: the deflated Sharpe and the Sharpe row say nothing either way"
+    else:
+        verdict = "the observed Sharpe is not above the trials' lucky best: no number of days would make it evidence"
+    lines.append(f"minimum track record (PSR 0.95): {_days(record.min_days_vs_zero)} against a Sharpe of 0, "
+                 f"{_days(record.min_days_vs_trials)} against the trials' lucky best; this run has {record.days} test days: {verdict}")
+    if snooping is not None:
+        superior = ", ".join(snooping.superior) or "none"
+        lines.append(f"every candidate ({len(snooping.candidates)}: the policy variants and the floors) against "
+                     f"flat, arch.bootstrap: SPA p {num(snooping.p_value_spa, '.3f')}, reality check p "
+                     f"{num(snooping.p_value_reality_check, '.3f')}; StepM (5 %) finds these beat flat: {superior}")
     return lines
 
 
@@ -333,33 +335,33 @@ def _days(value) -> str:
     return "never (the Sharpe is not above it)" if value == math.inf else f"{math.ceil(value):,} test days"
 
 
-def floor_choice_lines(summary: dict) -> list[str]:
-    return [f"- fold {c['fold'] + 1} (training days {c['train_days'][0]}-{c['train_days'][1] - 1}): momentum "
-            f"{c['momentum_lookback']} bars (training nets {_nets(c['momentum_nets'])}), regime rule {c['regime_threshold']:g} "
-            f"(training nets {_nets(c['regime_nets'])})" for c in summary.get("floor_choices", [])]
+def floor_choice_lines(summary: Summary) -> list[str]:
+    return [f"- fold {c.fold + 1} (training days {c.train_days[0]}-{c.train_days[1] - 1}): momentum "
+            f"{c.momentum_lookback} bars (training nets {_nets(c.momentum_nets)}), regime rule {c.regime_threshold:g} "
+            f"(training nets {_nets(c.regime_nets)})" for c in summary.floor_choices]
 
 
 def _nets(nets: dict) -> str:
     return ", ".join(f"{key}: ${value:,.0f}" for key, value in nets.items()) or "n/a"
 
 
-def draw_learning_curve(summary: dict, path: Path) -> None:
+def draw_learning_curve(summary: Summary, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curve = summary["learning_curve"]
-    steps = [p["timesteps"] for p in curve]
+    curve = summary.learning_curve
+    steps = [p.timesteps for p in curve]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for ax, key, label in ((axes[0], "pnl_per_day", "OOS net $ per day"), (axes[1], "sharpe", "OOS daily Sharpe (annualised)")):
-        values = [p[key] for p in curve]
-        intervals = [p[f"{key}_interval"] for p in curve]
+        values = [getattr(p, key) for p in curve]
+        intervals = [getattr(p, f"{key}_interval") for p in curve]
         ax.plot(steps, values, "o-", color="tab:blue", label="policy (mean over seeds)")
         ax.fill_between(steps, [i[0] for i in intervals], [i[1] for i in intervals], color="tab:blue", alpha=0.15, label="95% interval")
-        for name, colour in (("oracle", "tab:green"), (summary["momentum_floor"], "tab:orange"), ("flat", "grey")):
-            if name in summary["variants"]:
-                level = summary["variants"][name][key]
+        for name, colour in (("oracle", "tab:green"), (summary.momentum_floor, "tab:orange"), ("flat", "grey")):
+            if name in summary.variants:
+                level = getattr(summary.variants[name], key)
                 ax.axhline(level if math.isfinite(level) else 0.0, color=colour, ls="--", label=name)
         if any(math.isfinite(value) for value in values):
             ax.set_xscale("log")  # a policy that never traded has no Sharpe: no point to place, so no log axis either
@@ -369,7 +371,7 @@ def draw_learning_curve(summary: dict, path: Path) -> None:
         ax.set_title(label)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"Learning curve, walk-forward on {summary['market']}")
+    fig.suptitle(f"Learning curve, walk-forward on {summary.market}")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -9,11 +9,10 @@ market (actors/jobs/main_ledger.py), and the fusion and LLM rows are measured in
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
-
 from actors.jobs.evaluation.evidence import (
     DSR_TARGET, ORACLE_SHARE_TARGET, Row, dsr_verdict, too_few_note, band_side, verdict_at_least, verdict_between,
 )
+from actors.jobs.evaluation.summary import Deflation
 
 WIN_RATE_BAND = (0.58, 0.62)
 SHARPE_TARGET = 3.0
@@ -30,14 +29,14 @@ def oracle_share(policy_net: float, oracle_net: float | None) -> float:
     return policy_net / oracle_net if oracle_net is not None and oracle_net > 0 else float("nan")
 
 
-def phase3_success_rows(metrics: dict[str, float], oracle_net: float | None, deflation: dict) -> list[Row]:
+def phase3_success_rows(metrics: dict[str, float], oracle_net: float | None, deflation: Deflation) -> list[Row]:
     """The seeds' targets for the backtest (``metrics``: its figures; ``oracle_net``: the oracle's net on the same bars;
     ``deflation``: ``record_phase3``'s deflated Sharpe)."""
     nan = float("nan")
     win, win_low, win_high = _figure(metrics, "win_rate")
     sharpe, sharpe_low, sharpe_high = _figure(metrics, "sharpe")
     share = oracle_share(float(metrics.get("net_pnl_usd", 0.0)), oracle_net)
-    dsr, record = deflation["dsr"], deflation.get("track_record", {})
+    dsr, record = deflation.dsr, deflation.track_record
     return [
         Row("win rate (RL + risk, OOS trades)", win, win_low, win_high, "0.58-0.62",
             verdict_between(win, win_low, win_high, *WIN_RATE_BAND), band_side(win_low, win_high, *WIN_RATE_BAND)),
@@ -48,7 +47,7 @@ def phase3_success_rows(metrics: dict[str, float], oracle_net: float | None, def
             "one backtest: no interval (bin/run evaluate gives one over folds and seeds)" if math.isfinite(share)
             else "no oracle (real data), or the oracle has no edge here (null)"),
         Row("deflated-Sharpe probability", dsr, dsr, dsr, f">= {DSR_TARGET}", dsr_verdict(dsr, record),
-            f"{deflation['dsr_trials']} trials on this market in the ledger ({deflation['dsr_trials_this_run']} this run)"
+            f"{deflation.dsr_trials} trials on this market in the ledger ({deflation.dsr_trials_this_run} this run)"
             + too_few_note(record)),
         Row("fusion accuracy", nan, nan, nan, "0.85-0.90", "not evidence", NOT_HERE),
         Row("LLM accuracy before -> after", nan, nan, nan, "0.60 -> 0.75", "not evidence", NOT_HERE),
@@ -56,6 +55,6 @@ def phase3_success_rows(metrics: dict[str, float], oracle_net: float | None, def
     ]
 
 
-def success_summary(rows: list[Row]) -> dict:
-    """The rows in the shape evaluate's ``success_lines`` reads."""
-    return {"success_table": [asdict(row) for row in rows]}
+def success_summary(rows: list[Row]) -> list[Row]:
+    """The rows evaluate's ``success_lines`` prints."""
+    return rows

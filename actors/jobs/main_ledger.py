@@ -19,6 +19,7 @@ import numpy as np
 
 from actors.jobs.config import Config
 from actors.jobs.evaluation.evidence import deflation
+from actors.jobs.evaluation.summary import Deflation
 from actors.jobs.evaluation.ledger import TrialRecord, append_trials, config_hash, ledger_path, read_trials_or_stop, utc_now
 from actors.jobs.evaluation.trials import LedgerTrials, counted_trials, ledger_market, ledger_trials, per_day_sharpe
 from actors.jobs.train_ledger import policy_variant
@@ -36,14 +37,13 @@ def phase3_record(backtest_config: Config, policy_config: Config, session_pnl: l
 
 
 def record_phase3(backtest_config: Config, policy_config: Config, session_pnl: list[float], checkpoint: Path,
-                  chosen: str, commit: str) -> dict:
-    """Append phase 3's trial and return the deflated Sharpe over every policy trial on the market, in the keys
-    evaluate's ``evidence_lines`` reads (with ``ledger``, and this run's 1 trial)."""
+                  chosen: str, commit: str) -> Deflation:
+    """Append phase 3's trial and return the deflated Sharpe over every policy trial on the market, as evaluate's
+    ``evidence_lines`` reads it (with ``ledger``, and this run's 1 trial)."""
     ledger = ledger_path(backtest_config.run)
     record = phase3_record(backtest_config, policy_config, session_pnl, checkpoint, chosen, commit)
     append_trials(ledger, [record])
     returns = np.asarray(record.daily_returns, dtype=np.float64)
     own = LedgerTrials([per_day_sharpe(returns)], [f"{record.config_hash} {record.variant}"], 1)
     trials = counted_trials(ledger_trials(read_trials_or_stop(ledger, "main"), record.market), own)
-    return {**deflation(returns, trials), "dsr_of": record.variant, "dsr_trials_this_run": own.count, "ledger": str(ledger),
-            "market": record.market}
+    return deflation(returns, trials, own.count, ledger=str(ledger), market=record.market, dsr_of=record.variant)

@@ -15,7 +15,8 @@ import numpy as np
 
 from actors.jobs.evaluation.evidence import DSR_TARGET, ORACLE_SHARE_TARGET, dsr_verdict, band_side, verdict_at_least, verdict_between
 from actors.jobs.evaluation.floors import MOMENTUM, REGIME_RULE, FloorChoice, chosen_floors, fit_floors_on_split
-from actors.jobs.evaluation.significance import bootstrap_mean_interval, probabilistic_sharpe
+from actors.common.statistics import bootstrap_mean_interval, probabilistic_sharpe
+from actors.jobs.evaluation.summary import Deflation
 
 
 def choose_on_validation(config, candidates: dict[str, Path]) -> tuple[str, list[tuple[str, str]]]:
@@ -42,7 +43,7 @@ def choose_on_validation(config, candidates: dict[str, Path]) -> tuple[str, list
 
 def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[float],
                            other_policy: tuple[str, Path] | None = None,
-                           policy_checkpoint: Path | None = None, deflation: dict | None = None,
+                           policy_checkpoint: Path | None = None, deflation: Deflation | None = None,
                            floors: PlayedFloors | None = None) -> list[tuple[str, str]]:
     """The full-speed backtest beside the floors and the oracle on the same bars, and its verdicts (the main job's evidence).
 
@@ -104,11 +105,11 @@ def play_floors(config) -> PlayedFloors:
     return choice, nets
 
 
-def _deflated_sharpe_row(session_pnl: list[float], deflation: dict | None) -> tuple[str, str]:
+def _deflated_sharpe_row(session_pnl: list[float], deflation: Deflation | None) -> tuple[str, str]:
     if deflation is not None:
-        dsr = deflation["dsr"]
-        return (f"deflated-Sharpe probability, {deflation['dsr_trials']} trials on this market in the ledger (target >= {DSR_TARGET})",
-                f"{dsr:.3f}: {dsr_verdict(dsr, deflation.get('track_record', {}))}" if math.isfinite(dsr) else "n/a (fewer than 3 sessions or no variation)")
+        dsr = deflation.dsr
+        return (f"deflated-Sharpe probability, {deflation.dsr_trials} trials on this market in the ledger (target >= {DSR_TARGET})",
+                f"{dsr:.3f}: {dsr_verdict(dsr, deflation.track_record)}" if math.isfinite(dsr) else "n/a (fewer than 3 sessions or no variation)")
     days = np.asarray(session_pnl, dtype=np.float64)
     psr = probabilistic_sharpe(days) if len(days) >= 3 else float("nan")
     return (f"deflated-Sharpe probability, 1 trial (target >= {DSR_TARGET})",

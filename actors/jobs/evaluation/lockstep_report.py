@@ -16,9 +16,10 @@ def interval(pair, fmt: str = ",.2f") -> str:
     return "n/a" if not (math.isfinite(low) and math.isfinite(high)) else f"[{format(low, fmt)}, {format(high, fmt)}]"
 
 
-def lockstep_lines(summary: dict) -> list[str]:
-    """--lockstep-decisions: where the fusion and LLM rows of the success table come from; none without it."""
-    lockstep = summary.get("lockstep")
+def lockstep_lines(summary) -> list[str]:
+    """--lockstep-decisions: where the fusion and LLM rows of the success table come from (``Summary.lockstep``, the
+    lockstep run's own JSON); none without it."""
+    lockstep = summary.lockstep
     if not lockstep:
         return []
     lines = ["", "## Fusion and the LLM in lockstep", "",

@@ -1,11 +1,9 @@
-"""Significance of a backtest: PSR, DSR, MinTRL, PBO by CSCV, bootstrap means, and SPA / StepM / the reality check.
+"""Significance of a backtest across variants: PBO by CSCV, and SPA / StepM / the reality check.
 
 Hansen's SPA, the Romano-Wolf step-down (StepM) and White's reality check come from ``arch.bootstrap``
-(``data_snooping_tests``). PSR, DSR, the minimum track record length and PBO are not in arch (nor in
-scipy or statsmodels) and stay here as plain numpy, each tested on a worked example
-(tests/actors/jobs/evaluation/test_significance.py); the normal CDF and its inverse come from
-``statistics.NormalDist``. Sharpe ratios here are per period (per day for daily P&L), never
-annualised, and use the sample standard deviation (ddof=1).
+(``data_snooping_tests``). PBO is not in arch (nor in scipy or statsmodels) and stays here as plain numpy, tested on
+worked examples (tests/actors/jobs/evaluation/test_significance.py). The figures of one series (Sharpe, PSR, DSR,
+MinTRL, bootstrap and Wilson intervals) are in actors/common/statistics.py.
 
 NaN means "undefined" (too few observations, no variance); callers show it as n/a.
 """
@@ -14,106 +12,11 @@ from __future__ import annotations
 
 import math
 from itertools import combinations
-from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 
-_NORMAL = NormalDist()
-EULER_GAMMA = 0.5772156649015329
-"""The Euler-Mascheroni constant."""
-
-
-def psr_from_moments(sr: float, skew: float, kurtosis: float, n: int, benchmark: float = 0.0) -> float:
-    """Probabilistic Sharpe ratio from the moments, Bailey & Lopez de Prado (2012), "The Sharpe Ratio
-    Efficient Frontier", eq. (8):
-
-        PSR(SR*) = Phi( (SR - SR*) sqrt(n - 1) / sqrt(1 - g3 SR + (g4 - 1) / 4 SR^2) )
-
-    ``sr`` per period (not annualised), ``skew`` = g3, ``kurtosis`` = g4 non-excess (3 for a normal),
-    ``n`` the number of returns. NaN (undefined) for n < 3 or a non-positive variance term.
-    """
-    denominator = 1.0 - skew * sr + (kurtosis - 1.0) / 4.0 * sr * sr
-    if n < 3 or not denominator > 0:
-        return float("nan")
-    return _NORMAL.cdf((sr - benchmark) * math.sqrt(n - 1) / math.sqrt(denominator))
-
-
-def _moments(returns: np.ndarray) -> tuple[float, float, float] | None:
-    """(Sharpe with ddof=1, skewness, non-excess kurtosis), or None when undefined."""
-    r = np.asarray(returns, dtype=np.float64)
-    if len(r) < 3 or not np.all(np.isfinite(r)):
-        return None
-    std = r.std(ddof=1)
-    if std <= 1e-12 * max(float(np.abs(r).max()), 1e-300):
-        return None
-    centred = r - r.mean()
-    m2 = np.mean(centred**2)
-    return float(r.mean() / std), float(np.mean(centred**3) / m2**1.5), float(np.mean(centred**4) / m2**2)
-
-
-def probabilistic_sharpe(returns: np.ndarray, benchmark_sr: float = 0.0) -> float:
-    """Probability that the true per-period Sharpe ratio exceeds ``benchmark_sr``, Bailey & Lopez de Prado
-    (2012), "The Sharpe Ratio Efficient Frontier", eq. (8) (see ``psr_from_moments``), with SR = mean / std
-    (ddof=1), g3 the sample skewness and g4 the sample (non-excess) kurtosis of ``returns``.
-
-    NaN means undefined: fewer than 3 returns, a non-finite return, or zero variance; callers show n/a.
-    """
-    moments = _moments(returns)
-    return float("nan") if moments is None else psr_from_moments(*moments, len(returns), benchmark_sr)
-
-
-def min_track_record_length(returns: np.ndarray, benchmark_sr: float = 0.0, probability: float = 0.95) -> float:
-    """Minimum track record length, Bailey & Lopez de Prado (2012), "The Sharpe Ratio Efficient Frontier", eq. (11):
-    how many returns the observed Sharpe ratio (with the observed skewness and kurtosis) needs before
-    PSR(``benchmark_sr``) reaches ``probability``:
-
-        MinTRL = 1 + (1 - g3 SR + (g4 - 1) / 4 SR^2) (Phi^-1(p) / (SR - SR*))^2
-
-    inf when SR <= SR* (no number of days makes it significant), NaN when the moments are undefined.
-    """
-    moments = _moments(returns)
-    if moments is None:
-        return float("nan")
-    sr, skew, kurtosis = moments
-    if sr <= benchmark_sr:
-        return float("inf")
-    variance_term = 1.0 - skew * sr + (kurtosis - 1.0) / 4.0 * sr * sr
-    return 1.0 + variance_term * (_NORMAL.inv_cdf(probability) / (sr - benchmark_sr)) ** 2
-
-
-def expected_max_sharpe(n_trials: int, sr_variance: float) -> float:
-    """Expected maximum Sharpe ratio of ``n_trials`` unskilled trials, Bailey & Lopez de Prado (2014),
-    "The Deflated Sharpe Ratio", eq. (2) (false strategy theorem, with E[SR] = 0):
-
-        E[max SR] ~ sqrt(V) ((1 - gamma) Phi^-1(1 - 1/N) + gamma Phi^-1(1 - 1/(N e)))
-
-    gamma the Euler-Mascheroni constant, V the variance of the trials' per-period Sharpe ratios.
-    0 for a single trial (nothing was selected) or no variance.
-    """
-    if n_trials <= 1 or not sr_variance > 0:
-        return 0.0
-    return math.sqrt(sr_variance) * ((1 - EULER_GAMMA) * _NORMAL.inv_cdf(1 - 1 / n_trials)
-                                     + EULER_GAMMA * _NORMAL.inv_cdf(1 - 1 / (n_trials * math.e)))
-
-
-def deflated_sharpe(returns: np.ndarray, n_trials: int, sr_variance: float) -> float:
-    """Deflated Sharpe ratio, Bailey & Lopez de Prado (2014), "The Deflated Sharpe Ratio", eq. (1):
-    DSR = PSR(SR*) with SR* = ``expected_max_sharpe(n_trials, sr_variance)``: the probability that the
-    selected strategy's Sharpe ratio beats the best of ``n_trials`` unskilled trials. NaN when the PSR is.
-    """
-    return probabilistic_sharpe(returns, expected_max_sharpe(n_trials, sr_variance))
-
-
-def deflated_sharpe_from_trials(returns: np.ndarray, trial_sharpes) -> float:
-    """``deflated_sharpe`` with N = len(trial_sharpes) and V = var(trial_sharpes, ddof=1).
-
-    ``trial_sharpes`` are per-period (not annualised) Sharpe ratios and must include EVERY variant and seed
-    that was tried, the selected one among them: leaving trials out deflates too little.
-    """
-    trials = np.asarray(trial_sharpes, dtype=np.float64)
-    variance = float(trials.var(ddof=1)) if len(trials) > 1 else 0.0
-    return deflated_sharpe(returns, len(trials), variance)
+from actors.common.statistics import sharpe_ratio
 
 
 def pbo_cscv(performance: np.ndarray, n_splits: int = 16, max_combinations: int = 2000, seed: int = 0) -> dict:
@@ -153,20 +56,12 @@ def pbo_cscv(performance: np.ndarray, n_splits: int = 16, max_combinations: int 
     for i, in_sample in enumerate(combos):
         rows_in = np.concatenate([groups[g] for g in in_sample])
         rows_out = np.concatenate([groups[g] for g in range(n_splits) if g not in in_sample])
-        best = int(np.argmax(_sharpe_columns(matrix[rows_in])))
-        out = _sharpe_columns(matrix[rows_out])
+        best = int(np.argmax(sharpe_ratio(matrix[rows_in], axis=0, too_few=0.0)))
+        out = sharpe_ratio(matrix[rows_out], axis=0, too_few=0.0)
         rank = float((out < out[best]).sum()) + ((out == out[best]).sum() + 1) / 2
         w = rank / (n + 1)
         logits[i] = math.log(w / (1 - w))
     return {"pbo": float((logits <= 0).mean()), "n_combinations": len(combos), "logits": logits}
-
-
-def _sharpe_columns(block: np.ndarray) -> np.ndarray:
-    """Per-column mean / std (ddof=1); 0 where a column has no variance or a single row."""
-    if block.shape[0] < 2:
-        return np.zeros(block.shape[1])
-    std = block.std(axis=0, ddof=1)
-    return np.divide(block.mean(axis=0), std, out=np.zeros(block.shape[1]), where=std > 1e-15)
 
 
 def data_snooping_tests(candidates: dict[str, np.ndarray], benchmark: np.ndarray, *, reps: int = 1000,
@@ -261,18 +156,3 @@ def _step_m_class():
             self._superior_models = sorted(found)
 
     return _StepM
-
-
-def bootstrap_mean_interval(values, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean, Efron (1979) / Efron & Tibshirani (1993), ch. 13: the
-    (1 - c)/2 and (1 + c)/2 quantiles of the means of ``n_resamples`` iid resamples (with replacement),
-    seeded. Meant for small per-fold samples, where it is only approximate (it runs narrow for n < ~10).
-    (NaN, NaN) when there are fewer than 2 values.
-    """
-    data = np.asarray(values, dtype=np.float64).reshape(-1)
-    if len(data) < 2:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(n_resamples, len(data)))].mean(axis=1)
-    tail = (1 - confidence) / 2 * 100
-    return float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))

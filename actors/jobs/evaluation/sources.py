@@ -35,7 +35,8 @@ import numpy as np
 
 from actors.common.actions import BUY, HOLD, NO_ACTION, SELL, flat_mask
 from actors.common.hindsight import action_pnl_usd
-from actors.jobs.evaluation.evidence import verdict_at_least, verdict_between, wilson_interval
+from actors.common.statistics import wilson_interval
+from actors.jobs.evaluation.evidence import verdict_at_least, verdict_between
 from actors.lora.publishing import paired_gain
 from bus.messages import EnvHindsight, EnvObs, FusionDecision, Message
 

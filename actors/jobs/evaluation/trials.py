@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from actors.common.statistics import sharpe_ratio
 from actors.jobs.evaluation.ledger import TrialRecord, append_trials, config_hash, ledger_path, utc_now
 
 SEEDS_MEAN = "seeds-mean@"
@@ -149,8 +150,7 @@ def ledger_trials(records: Iterable[TrialRecord], market: str) -> LedgerTrials:
 
 def per_day_sharpe(days: np.ndarray) -> float:
     """mean / std (ddof=1) of daily values; 0 with fewer than 2 days or no variance (a policy that never traded)."""
-    days = np.asarray(days, dtype=np.float64)
-    return float(days.mean() / days.std(ddof=1)) if len(days) > 1 and days.std(ddof=1) > 1e-12 else 0.0
+    return sharpe_ratio(days, too_few=0.0)
 
 
 def counted_trials(ledger: LedgerTrials | None, own: LedgerTrials) -> LedgerTrials:

@@ -23,7 +23,8 @@ import numpy as np
 from actors.common.observation import STATIC_FEATURES
 from actors.env.dataset import DataSplit, Dataset
 from actors.env.regime_model import RegimeModel
-from actors.env.statistics import TRADING_DAYS_PER_YEAR, session_of
+from actors.common.statistics import TRADING_DAYS_PER_YEAR, sharpe_ratio
+from actors.env.statistics import session_of
 from actors.jobs.evaluation.chain import (InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, frozen_policy_config,
                                           learner_decide, play_window)
 from actors.jobs.evaluation.floors import FloorChoice, chosen_floors, fit_floors
@@ -258,7 +259,4 @@ def plan_walk_forward(config: Config, dataset: Dataset, *, n_folds: int, seeds: 
 
 def annualised_sharpe(daily_pnl: np.ndarray, capital: float) -> float:
     """Sharpe of daily returns on ``capital`` (the account's start balance), annualised with sqrt(252); NaN when undefined."""
-    values = np.asarray(daily_pnl, dtype=np.float64) / capital
-    if len(values) < 2 or values.std(ddof=1) <= 1e-15:
-        return float("nan")
-    return float(values.mean() / values.std(ddof=1) * np.sqrt(TRADING_DAYS_PER_YEAR))
+    return sharpe_ratio(np.asarray(daily_pnl, dtype=np.float64) / capital, TRADING_DAYS_PER_YEAR, no_spread=float("nan"))

@@ -7,8 +7,10 @@ import math
 
 import numpy as np
 import pytest
+from msgspec.structs import replace
 
 from actors.jobs.cli import main
+from tests.actors.jobs.evaluation.summaries import a_deflation, a_summary, a_track_record, a_variant
 
 
 def earlier_trials(path, market: str, count: int, other_market_count: int) -> None:
@@ -246,40 +248,67 @@ def test_the_help_states_the_presets_that_evaluate_and_main_really_use():
 
 def test_the_headline_says_whether_the_seeds_ensemble_beats_the_momentum_rule():
     from actors.jobs.evaluation.evidence import headline
+    from actors.jobs.evaluation.summary import Beats, Difference, Ensemble
 
-    summary = {"market": "regimes", "dsr": 0.99, "momentum_floor": "momentum",
-               "comparisons": {"momentum": {"beats": False}}}
+    summary = a_summary()
     assert headline(summary) == ("regimes: evidence of an edge (deflated-Sharpe probability 0.99 >= 0.95); "
                                  "the policy does not beat the momentum rule (its lookback chosen on the training days) out of sample")
-    never_traded = {**summary, "dsr": float("nan"), "policy": {"trades": 0}}
+    never_traded = replace(summary, deflation=a_deflation(float("nan")), policy=replace(summary.policy, trades=0))
     assert headline(never_traded).startswith("regimes: no evidence of an edge (the policy never traded: ")
-    too_few = {**summary, "dsr": 0.6, "track_record": {"too_few": True, "days": 10}}
+    too_few = replace(summary, deflation=a_deflation(0.6, track_record=a_track_record(too_few=True, enough=False, days=10)))
     assert headline(too_few).endswith("; 10 test days are too few for a verdict on the Sharpe")
-    summary["ensemble"] = {"seeds": 3, "vs_momentum": {"pnl_per_day_difference": 115.2, "interval": [37.0, 186.4], "beats": True}}
-    assert headline(summary).endswith("; the ensemble of its 3 seeds beats it (+115 $ a day [+37, +186])")
+    ensemble = Ensemble(name="ensemble@100", seeds=3, pnl_per_day=1.0, pnl_per_day_interval=(0.0, 2.0), sharpe=1.0,
+                        vs_momentum=Beats(pnl_per_day_difference=115.2, interval=(37.0, 186.4), beats=True),
+                        vs_seeds_mean=Difference(pnl_per_day_difference=0.0, interval=(0.0, 0.0)), oracle_share=0.3,
+                        oracle_share_interval=(0.2, 0.4))
+    assert headline(replace(summary, ensemble=ensemble)).endswith("; the ensemble of its 3 seeds beats it (+115 $ a day [+37, +186])")
+
+
+def test_a_misspelt_figure_of_the_summary_is_an_error_not_a_missing_row():
+    summary = a_summary()
+    with pytest.raises(AttributeError):
+        summary.polcy  # noqa: B018 (the read is the test)
+    with pytest.raises(AttributeError):
+        summary.policy.sharpe_intervall  # noqa: B018
+    with pytest.raises(AttributeError):  # frozen: a figure is not overwritten after the fact
+        summary.psr = 0.5
+
+
+def test_metrics_json_keeps_the_deflated_sharpe_beside_the_psr_and_drops_an_absent_lockstep():
+    fields = a_summary().to_json()
+    keys = list(fields)
+    assert keys[keys.index("psr"):keys.index("pbo") + 1] == [
+        "psr", "dsr", "dsr_trials", "dsr_runs", "dsr_sharpe_variance", "dsr_benchmark_sharpe", "track_record",
+        "dsr_trials_this_run", "pbo"]
+    assert "deflation" not in fields and "lockstep" not in fields and keys[keys.index("verdict") + 1] == "ledger"
+    assert fields["pbo"] == {"pbo": 0.1, "n_combinations": 70}  # no null "why" beside a PBO
+    assert list(fields["policy"]["sharpe_interval"]) == [3.5, 4.5] and "lockstep" in replace(a_summary(), lockstep={"fold": 1}).to_json()
 
 
 def test_the_success_table_gives_the_ensemble_s_oracle_share_its_own_row_where_there_is_an_ensemble():
     from actors.jobs.evaluation.evidence import _ensemble_rows
+    from actors.jobs.evaluation.summary import Beats, Difference, Ensemble
 
-    ensemble = {"seeds": 3, "oracle_share": 0.353, "oracle_share_interval": [0.31, 0.40]}
+    ensemble = Ensemble(name="ensemble@100", seeds=3, pnl_per_day=1.0, pnl_per_day_interval=(0.0, 2.0), sharpe=1.0,
+                        vs_momentum=Beats(pnl_per_day_difference=1.0, interval=(0.0, 2.0), beats=False),
+                        vs_seeds_mean=Difference(pnl_per_day_difference=0.0, interval=(0.0, 0.0)), oracle_share=0.353,
+                        oracle_share_interval=(0.31, 0.40))
     (row,) = _ensemble_rows(ensemble)
     assert (row.figure, row.value, row.low, row.high, row.verdict) == ("oracle share, ensemble of the 3 seeds", 0.353, 0.31, 0.40, "met")
-    assert _ensemble_rows({**ensemble, "oracle_share_interval": [0.22, 0.40]})[0].verdict == "not evidence"
-    assert _ensemble_rows(None) == [] and _ensemble_rows({**ensemble, "oracle_share": float("nan")}) == []
+    assert _ensemble_rows(replace(ensemble, oracle_share_interval=(0.22, 0.40)))[0].verdict == "not evidence"
+    assert _ensemble_rows(None) == [] and _ensemble_rows(replace(ensemble, oracle_share=float("nan"))) == []
 
 
 def test_the_learning_curve_is_drawn_for_a_policy_that_never_traded(tmp_path):
     """A policy with no trades has no Sharpe (NaN): the chart says so instead of failing the whole evaluation."""
     from actors.jobs.evaluate import draw_learning_curve
 
+    from actors.jobs.evaluation.summary import LearningPoint
+
     nan = float("nan")
-    summary = {
-        "market": "regimes", "momentum_floor": "momentum",
-        "learning_curve": [{"timesteps": 100_000, "pnl_per_day": 0.0, "pnl_per_day_interval": [0.0, 0.0],
-                            "sharpe": nan, "sharpe_interval": [nan, nan]}],
-        "variants": {"oracle": {"pnl_per_day": 1172.0, "sharpe": 22.3}, "momentum": {"pnl_per_day": 319.0, "sharpe": 5.8},
-                     "flat": {"pnl_per_day": 0.0, "sharpe": nan}},
-    }
+    summary = a_summary(
+        learning_curve=[LearningPoint(timesteps=100_000, pnl_per_day=0.0, pnl_per_day_interval=(0.0, 0.0), sharpe=nan,
+                                      sharpe_per_seed=[nan], sharpe_interval=(nan, nan))],
+        variants={"oracle": a_variant(1172.0, 22.3), "momentum": a_variant(319.0, 5.8), "flat": a_variant(0.0, nan)})
     draw_learning_curve(summary, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").stat().st_size > 1000

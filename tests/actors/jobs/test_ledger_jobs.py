@@ -87,15 +87,15 @@ def test_the_main_jobs_backtest_is_a_trial_and_its_deflated_sharpe_counts_the_ea
     assert record.params["policy"] == "phase 2 policy" and record.params["split"] == "test"
     assert len(read_trials(crowded)) == 4 + 2 + 1
     # N: the run's own trial alone, then with the 4 earlier ones on regimes (not the 2 on null); the lucky best rises
-    assert (first["dsr_trials"], first["dsr_runs"]) == (1, 1)
-    assert (counted["dsr_trials"], counted["dsr_trials_this_run"], counted["dsr_runs"]) == (5, 1, 2)
-    assert counted["dsr_benchmark_sharpe"] > first["dsr_benchmark_sharpe"] and counted["dsr"] < first["dsr"]
+    assert (first.dsr_trials, first.dsr_runs) == (1, 1)
+    assert (counted.dsr_trials, counted.dsr_trials_this_run, counted.dsr_runs) == (5, 1, 2)
+    assert counted.dsr_benchmark_sharpe > first.dsr_benchmark_sharpe and counted.dsr < first.dsr
     sentence = evidence_lines(counted)[0]
-    assert sentence.startswith(f"deflated Sharpe of policy@4120#0 {counted['dsr']:.3f} (one of the N trials): 5 policy "
+    assert sentence.startswith(f"deflated Sharpe of policy@4120#0 {counted.dsr:.3f} (one of the N trials): 5 policy "
                                "trials on this market in the trials ledger "
                                f"(1 this run, 2 run(s) in all; {crowded})")
     rows = dict(backtest_evidence_rows(backtest, {"net_pnl_usd": 900.0}, session_pnl, deflation=counted))
-    assert rows["deflated-Sharpe probability, 5 trials on this market in the ledger (target >= 0.95)"].startswith(f"{counted['dsr']:.3f}: ")
+    assert rows["deflated-Sharpe probability, 5 trials on this market in the ledger (target >= 0.95)"].startswith(f"{counted.dsr:.3f}: ")
 
 
 def test_the_main_jobs_success_table_is_evaluates_table_with_the_ledgers_trials_and_the_oracle_played_once(tmp_path):
@@ -116,7 +116,7 @@ def test_the_main_jobs_success_table_is_evaluates_table_with_the_ledgers_trials_
     assert nets["oracle"] > 0 and rows["oracle share (net P&L / oracle's)"].value == 0.25
     assert rows["oracle share (net P&L / oracle's)"].verdict == "not evidence"  # one backtest: no interval
     assert (rows["win rate (RL + risk, OOS trades)"].verdict, rows["daily Sharpe (annualised, OOS)"].verdict) == ("met", "met")
-    assert rows["deflated-Sharpe probability"].value == counted["dsr"]
+    assert rows["deflated-Sharpe probability"].value == counted.dsr
     assert rows["deflated-Sharpe probability"].note.startswith("5 trials on this market in the ledger (1 this run)")
     assert lines[0] == "| figure | value | 95% interval | target | verdict | note |" and len(lines) == 2 + len(rows)
     assert phase3_success_rows(metrics, None, counted)[2].note.startswith("no oracle")

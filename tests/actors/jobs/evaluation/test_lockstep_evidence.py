@@ -9,16 +9,16 @@ import numpy as np
 from actors.jobs.evaluation.evidence import success_rows
 from actors.jobs.evaluation.lockstep_evidence import LockstepEvidence, news_window_start_day, verdict_above, window_settings
 from actors.jobs.evaluation.sources import PairedDifference, Share, SourceScores
+from actors.jobs.evaluation.summary import Summary
 from actors.jobs.evaluation.walkforward import VariantSeries, WalkForward
+from tests.actors.jobs.evaluation.summaries import a_summary
 
 
-def walk_forward() -> tuple[dict, WalkForward]:
+def walk_forward() -> tuple[Summary, WalkForward]:
     """A walk-forward's summary with one policy series: enough for success_rows."""
     name = "policy@100#0"
     result = WalkForward("regimes", [], [0], [100], {name: VariantSeries(name, [10.0, -5.0], trades=10, wins=6)})
-    summary = {"policy": {"sharpe": 4.0, "sharpe_interval": [3.5, 4.5]}, "oracle_share": 0.4, "oracle_share_interval": [0.35, 0.45],
-               "dsr": 0.99, "dsr_trials": 1}
-    return summary, result
+    return a_summary(), result
 
 
 def scores(chose: Share, llm: Share, agreement: Share, paired: PairedDifference = PairedDifference(30, 5, 100)) -> SourceScores:

@@ -1,5 +1,5 @@
-"""Significance of a backtest: worked examples of what is hand-written (PSR, DSR, MinTRL, PBO, bootstrap means), and the
-wiring of arch's SPA, reality check and StepM (a planted edge is found among noise; none on noise alone)."""
+"""Significance across variants: worked examples of PBO, and the wiring of arch's SPA, reality check and StepM (a planted
+edge is found among noise; none on noise alone). PSR, DSR, MinTRL and the bootstraps: tests/actors/common/test_statistics.py."""
 
 from __future__ import annotations
 
@@ -8,90 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from actors.jobs.evaluation.significance import (
-    bootstrap_mean_interval, data_snooping_tests, deflated_sharpe, deflated_sharpe_from_trials, expected_max_sharpe,
-    min_track_record_length, pbo_cscv, probabilistic_sharpe, psr_from_moments,
-)
-
-
-def test_psr_of_the_hedge_fund_example_matches_the_formula_by_hand():
-    # Bailey & Lopez de Prado (2012): monthly returns, annual SR 1.59 -> SR = 0.458 per month, n = 24,
-    # skew -2.448, kurtosis 10.164, SR* = 0.
-    # variance term: 1 - (-2.448)(0.458) + (10.164 - 1)/4 * 0.458^2 = 1 + 1.121184 + 0.480569 = 2.601753
-    # z = 0.458 * sqrt(23) / sqrt(2.601753) = 2.196491 / 1.612995 = 1.361747;  Phi(1.361747) = 0.91336
-    assert psr_from_moments(0.458, -2.448, 10.164, 24, 0.0) == pytest.approx(0.91336, abs=1e-4)
-
-
-def test_psr_matches_the_mlfinlab_example_with_normal_moments():
-    # SR 1.14 against SR* 1, n = 250, skew 0, kurtosis 3:
-    # z = 0.14 * sqrt(249) / sqrt(1 + 2/4 * 1.14^2) = 2.209162 / 1.284445 = 1.719934;  Phi(z) = 0.95728
-    assert psr_from_moments(1.14, 0.0, 3.0, 250, 1.0) == pytest.approx(0.95728, abs=1e-4)
-
-
-def test_psr_of_returns_uses_their_sample_moments():
-    rng = np.random.default_rng(11)
-    returns = rng.standard_t(5, 120) * 0.01 + 0.002
-    centred = returns - returns.mean()
-    m2 = np.mean(centred**2)
-    sr = returns.mean() / returns.std(ddof=1)
-    expected = psr_from_moments(sr, np.mean(centred**3) / m2**1.5, np.mean(centred**4) / m2**2, 120, 0.05)
-    assert probabilistic_sharpe(returns, 0.05) == pytest.approx(expected, rel=1e-12)
-
-
-def test_psr_of_zero_sharpe_noise_is_a_coin_flip_on_average():
-    rng = np.random.default_rng(7)
-    psrs = [probabilistic_sharpe(rng.normal(0.0, 1.0, 250)) for _ in range(300)]
-    assert np.mean(psrs) == pytest.approx(0.5, abs=0.05)
-
-
-def test_psr_of_strongly_positive_returns_is_near_one():
-    returns = np.random.default_rng(3).normal(0.5, 1.0, 250)
-    assert probabilistic_sharpe(returns) > 0.999
-
-
-@pytest.mark.parametrize("returns", [[], [0.01, 0.02], [0.01, 0.01, 0.01, 0.01], [0.1, 0.1, 0.1]])
-def test_psr_is_undefined_for_too_few_returns_or_no_variance(returns):
-    assert math.isnan(probabilistic_sharpe(np.array(returns)))
-
-
-def test_expected_max_sharpe_is_zero_for_one_trial_and_grows_with_the_number_of_trials():
-    assert expected_max_sharpe(1, 1.0) == 0.0
-    values = [expected_max_sharpe(n, 1.0) for n in (2, 10, 100, 1000)]
-    assert all(a < b for a, b in zip(values, values[1:]))
-
-
-def test_expected_max_sharpe_of_a_hundred_unit_variance_trials_matches_the_closed_form():
-    # (1 - 0.5772157) Phi^-1(1 - 1/100) + 0.5772157 Phi^-1(1 - 1/(100 e))
-    #   = 0.4227843 * 2.3263479 + 0.5772157 * 2.6802104 = 0.983543 + 1.547060 = 2.5306
-    assert expected_max_sharpe(100, 1.0) == pytest.approx(2.5306, abs=1e-3)
-    assert expected_max_sharpe(100, 4.0) == pytest.approx(2 * 2.5306, abs=2e-3)  # scales with sqrt(V)
-
-
-def test_dsr_reproduces_the_deflated_sharpe_paper_example():
-    # Bailey & Lopez de Prado (2014): annual SR 2.5 on T = 1250 daily returns, skew -3, kurtosis 10,
-    # N = 100 trials whose annual SRs have variance 0.5. Per day: SR = 2.5 / sqrt(250) = 0.158114,
-    # V = 0.5 / 250, SR* = sqrt(0.002) * 2.5306 = 0.113172 (1.789 annual);
-    # z = (0.158114 - 0.113172) sqrt(1249) / sqrt(1 + 3 * 0.158114 + 9/4 * 0.158114^2) = 1.2838; DSR = Phi(1.2838) = 0.9004
-    sr = 2.5 / math.sqrt(250)
-    benchmark = expected_max_sharpe(100, 0.5 / 250)
-    assert benchmark * math.sqrt(250) == pytest.approx(1.7894, abs=1e-3)
-    assert psr_from_moments(sr, -3.0, 10.0, 1250, benchmark) == pytest.approx(0.9004, abs=1e-3)
-
-
-def test_dsr_is_below_psr_once_more_than_one_trial_was_run():
-    returns = np.random.default_rng(5).normal(0.1, 1.0, 250)
-    psr = probabilistic_sharpe(returns)
-    assert deflated_sharpe(returns, 1, 0.01) == pytest.approx(psr)
-    assert deflated_sharpe(returns, 20, 0.01) < psr
-    assert deflated_sharpe(returns, 200, 0.01) < deflated_sharpe(returns, 20, 0.01)
-
-
-def test_dsr_from_trials_uses_their_count_and_sample_variance():
-    returns = np.random.default_rng(9).normal(0.1, 1.0, 250)
-    trials = [0.02, 0.05, 0.1, -0.01, 0.07]
-    expected = deflated_sharpe(returns, 5, float(np.var(trials, ddof=1)))
-    assert deflated_sharpe_from_trials(returns, trials) == pytest.approx(expected)
-    assert deflated_sharpe_from_trials(returns, trials) < probabilistic_sharpe(returns)
+from actors.jobs.evaluation.significance import data_snooping_tests, pbo_cscv
 
 
 def test_pbo_is_zero_when_one_variant_is_better_in_every_period():
@@ -198,39 +115,3 @@ def test_stepm_that_finds_every_candidate_superior_over_two_rounds_names_them_al
 def test_snooping_tests_reject_candidates_of_other_lengths():
     with pytest.raises(ValueError, match="10 days"):
         data_snooping_tests({"a": np.zeros(9)}, np.zeros(10))
-
-
-def test_min_track_record_length_of_the_hedge_fund_example_matches_the_formula_by_hand():
-    # Bailey & Lopez de Prado (2012), section 4: SR = 0.458 a month, skew -2.448, kurtosis 10.164, SR* = 0, p = 0.95:
-    # MinTRL = 1 + 2.601753 * (1.644854 / 0.458)^2 = 1 + 2.601753 * 12.898458 = 34.558 months
-    # (the paper's own figure for these moments, "about 2.88 years").
-    from actors.jobs.evaluation import significance
-
-    returns = np.zeros(10)
-    original = significance._moments
-    significance._moments = lambda _r: (0.458, -2.448, 10.164)
-    try:
-        assert min_track_record_length(returns) == pytest.approx(34.558, abs=0.01)
-    finally:
-        significance._moments = original
-
-
-def test_min_track_record_length_is_where_the_psr_reaches_the_probability():
-    rng = np.random.default_rng(12)
-    returns = rng.normal(0.1, 1.0, 400)
-    days = min_track_record_length(returns, 0.0, 0.95)
-    sr = returns.mean() / returns.std(ddof=1)
-    centred = returns - returns.mean()
-    m2 = np.mean(centred**2)
-    moments = (sr, np.mean(centred**3) / m2**1.5, np.mean(centred**4) / m2**2)
-    assert psr_from_moments(*moments, math.ceil(days), 0.0) >= 0.95 > psr_from_moments(*moments, math.floor(days) - 1, 0.0)
-    assert min_track_record_length(-returns) == math.inf  # a Sharpe below the benchmark: never
-    assert math.isnan(min_track_record_length(np.ones(50)))  # no variance: undefined
-
-
-def test_bootstrap_mean_interval_brackets_the_mean_and_is_undefined_below_two_values():
-    low, high = bootstrap_mean_interval([1.0, 2.0, 3.0, 4.0, 5.0])
-    assert 1.0 <= low < 3.0 < high <= 5.0
-    assert bootstrap_mean_interval([1.0, 2.0, 3.0, 4.0, 5.0]) == (low, high)  # seeded
-    assert all(math.isnan(v) for v in bootstrap_mean_interval([1.0]))
-    assert all(math.isnan(v) for v in bootstrap_mean_interval([]))

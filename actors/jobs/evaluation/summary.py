@@ -1,0 +1,209 @@
+"""The evaluation's figures as typed, frozen records: what ``evidence.summarise`` returns and the report, the success
+table and metrics.json read by attribute (a misspelt figure is an AttributeError, not a missing row).
+
+NaN means undefined (the report prints n/a, metrics.json null). ``Summary.to_json`` gives metrics.json's keys: the
+deflated Sharpe's figures at the top level, ``lockstep`` only when a lockstep run filled it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+Interval = tuple[float, float]
+"""A 95 % interval (low, high); NaN bounds when undefined."""
+
+
+def _numpy_scalar(value: Any) -> Any:
+    """numpy's scalars (a count from np.sum, a float32) as Python's: what JSON holds."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise NotImplementedError(f"no JSON for {type(value).__name__}")
+
+
+class Record(msgspec.Struct, frozen=True, kw_only=True):
+    def to_json(self) -> dict:
+        return msgspec.to_builtins(self, enc_hook=_numpy_scalar)
+
+
+class VariantFigures(Record, frozen=True, kw_only=True):
+    """One variant's out-of-sample days (a policy seed, an ensemble, a floor, the oracle)."""
+
+    net_pnl: float
+    pnl_per_day: float
+    pnl_per_day_interval: Interval
+    sharpe: float
+    """Daily Sharpe on the start balance, annualised (actors/common/statistics.py)."""
+    trades: int
+    median_trades_per_day: float
+    win_rate: float
+    halted_share: float
+    breaches: int
+
+
+class PolicyFigures(VariantFigures, frozen=True, kw_only=True):
+    """The policy at the last budget, its days averaged over seeds."""
+
+    sharpe_interval: Interval
+
+
+class Difference(Record, frozen=True, kw_only=True):
+    """One series minus another, $ a day, with its bootstrap interval."""
+
+    pnl_per_day_difference: float
+    interval: Interval
+
+
+class Beats(Difference, frozen=True, kw_only=True):
+    beats: bool
+    """The whole interval is above 0."""
+
+
+class Comparison(Difference, frozen=True, kw_only=True):
+    """The policy against one floor; SPA / the reality check over every policy variant against it."""
+
+    p_value_reality_check: float
+    p_value_spa: float
+    variants_beating_it: list[str]
+    beats: bool
+
+
+class TrackRecord(Record, frozen=True, kw_only=True):
+    """How many test days the observed Sharpe needs (MinTRL, PSR 0.95) against 0 and the trials' lucky best."""
+
+    days: int
+    min_days_vs_zero: float
+    min_days_vs_trials: float
+    enough: bool
+    too_few: bool
+
+
+class Deflation(Record, frozen=True, kw_only=True):
+    """The deflated Sharpe with the trials ledger's N and V, and the minimum track record."""
+
+    dsr: float
+    dsr_trials: int
+    dsr_runs: int
+    dsr_sharpe_variance: float
+    dsr_benchmark_sharpe: float
+    """The daily Sharpe the best of N unskilled trials reaches by luck alone."""
+    track_record: TrackRecord
+    dsr_trials_this_run: int
+    ledger: str = ""
+    """The trials ledger read (empty: none named)."""
+    market: str = ""
+    """The market the trials are filed under (the main job's phase 3)."""
+    dsr_of: str = ""
+    """The trial the deflated Sharpe deflates, itself one of the N (a variant name, or the seeds' mean)."""
+
+
+class Snooping(Record, frozen=True, kw_only=True):
+    """SPA / reality check / StepM of every candidate against flat (``significance.data_snooping_tests``)."""
+
+    p_value_spa: float
+    p_value_spa_lower: float
+    p_value_spa_upper: float
+    p_value_reality_check: float
+    superior: list[str]
+    candidates: list[str]
+    days: int
+
+
+class Pbo(Record, frozen=True, kw_only=True, omit_defaults=True):
+    """Probability of backtest overfitting (CSCV), or why there is none."""
+
+    pbo: float
+    n_combinations: int
+    variants: int | None = None
+    splits: int | None = None
+    why: str | None = None
+
+
+class FloorChoiceRow(Record, frozen=True, kw_only=True):
+    """What the tunable floors chose on one fold's training days."""
+
+    fold: int
+    momentum_lookback: int
+    regime_threshold: float
+    train_days: list[int]
+    momentum_nets: dict[str, float]
+    regime_nets: dict[str, float]
+
+
+class LearningPoint(Record, frozen=True, kw_only=True):
+    """The policy at one budget of the learning curve."""
+
+    timesteps: int
+    pnl_per_day: float
+    pnl_per_day_interval: Interval
+    sharpe: float
+    sharpe_per_seed: list[float]
+    sharpe_interval: Interval
+
+
+class Ensemble(Record, frozen=True, kw_only=True):
+    """The last budget's ensemble of seeds (one account trading the seeds' mean distribution)."""
+
+    name: str
+    seeds: int
+    pnl_per_day: float
+    pnl_per_day_interval: Interval
+    sharpe: float
+    vs_momentum: Beats
+    vs_seeds_mean: Difference
+    oracle_share: float
+    oracle_share_interval: Interval
+
+
+class Summary(Record, frozen=True, kw_only=True):
+    """Every figure of one evaluation (``evidence.summarise``; bin/run evaluate adds the fields after ``verdict``)."""
+
+    market: str
+    test_days: int
+    folds: int
+    seeds: list[int]
+    budgets: list[int]
+    policy: PolicyFigures
+    psr: float
+    deflation: Deflation
+    pbo: Pbo
+    oracle_share: float
+    oracle_share_interval: Interval
+    momentum_floor: str
+    comparisons: dict[str, Comparison]
+    snooping: Snooping
+    variants: dict[str, VariantFigures]
+    floor_choices: list[FloorChoiceRow]
+    learning_curve: list[LearningPoint]
+    training: list[dict[str, Any]]
+    ensemble: Ensemble | None
+    success_table: list[Any] = []
+    """The success table's rows (``evidence.Row``)."""
+    lockstep: dict[str, Any] | None = None
+    """The lockstep run's own JSON (``LockstepEvidence.to_json``), with --lockstep-decisions."""
+    verdict: str = ""
+    market_shows: str = ""
+    calibration: list[str] = []
+    elapsed_secs: float = float("nan")
+    news_floors: list[dict[str, Any]] = []
+    cells: dict[str, Any] | None = None
+    folds_days: list[dict[str, Any]] = []
+
+    def to_json(self) -> dict:
+        """metrics.json: the deflated Sharpe's figures beside the PSR (``ledger`` after the verdict), ``lockstep`` only
+        when there is one."""
+        fields = super().to_json()
+        deflation = fields.pop("deflation")
+        ledger = deflation.pop("ledger")
+        deflation.pop("market")
+        out: dict = {}
+        for key, value in fields.items():
+            if key == "pbo":
+                out.update(deflation)
+            if key == "lockstep" and value is None:
+                continue
+            out[key] = value
+            if key == "verdict":
+                out["ledger"] = ledger
+        return out
