@@ -71,6 +71,8 @@ class FusionActor(Actor):
             self.subscriptions = (*self.subscriptions, Event)
         self._steps: StepJoin[_Step] = StepJoin(config.max_pending_steps, _Step, self.counters)
         self._update: asyncio.Task | None = None
+        self._sync_update_due = False
+        """run.reproducible: an update is due and runs before the next message is read (on_message), not beside the loop."""
         self.decision_stats = DecisionStats()
         self._answers: OrderedDict[int, tuple[EnvObs, FusionDecision]] = OrderedDict()
         """Answered steps (the newest max_pending_steps) with their decision: a re-sent observation gets the same one."""
@@ -114,6 +116,9 @@ class FusionActor(Actor):
                 self._on_hindsight(msg)
             case Event():
                 self.fuser.add_event(msg)
+        if self._sync_update_due:
+            self._sync_update_due = False
+            await self._train(self.fuser.learner)
 
     # ------------------------------------------------------------------ decision loop
 
@@ -304,6 +309,9 @@ class FusionActor(Actor):
     def _update_if_due(self) -> None:
         learner = self.fuser.learner
         if learner is not None and learner.update_due() and (self._update is None or self._update.done()):
+            if self.config.run.reproducible:  # the network changes at a fixed message, whatever the machine's pace
+                self._sync_update_due = True
+                return
             self._update = self.spawn(self._train(learner), "fusion_update")
 
     async def _train(self, learner: FusionLearner) -> None:

@@ -13,7 +13,7 @@ from actors.env.statistics import MIN_TRADES
 from actors.fusion import trained_model_path
 from actors.jobs.common import JobError, JobResult, configure, run_job
 from actors.jobs.config import Config
-from actors.jobs.presets import BACKTEST
+from actors.jobs.presets import BACKTEST, REPRODUCIBLE
 from actors.jobs.train import policy_checkpoint
 from bus.messages import Done, Message
 from runtime.supervisor import EXIT_OK
@@ -69,7 +69,7 @@ def print_backtest(result: JobResult, metrics: dict[str, float], config: Config)
 def mode_backtest(args: argparse.Namespace) -> int:
     if args.model is None:
         raise JobError("backtest needs --model CHECKPOINT (a checkpoint file or a training run directory)")
-    config = configure(args, backtest_settings(policy_checkpoint(args.model), args.data), [BACKTEST])
+    config = configure(args, backtest_settings(policy_checkpoint(args.model), args.data), [BACKTEST, REPRODUCIBLE])
     result, metrics = run_backtest(config, args, args.run_dir)
     print_backtest(result, metrics, config)
     return EXIT_OK

@@ -21,7 +21,7 @@ from actors.jobs.backtest import run_backtest
 from actors.jobs.common import configure, format_table
 from actors.jobs.evaluation.event_sources import EventReads
 from actors.jobs.evaluation.sources import SourceBook, SourceScores
-from actors.jobs.presets import BACKTEST, LOCKSTEP
+from actors.jobs.presets import BACKTEST, LOCKSTEP, REPRODUCIBLE
 from bus.messages import LlmThought
 
 LLM_FIGURES = (
@@ -65,7 +65,7 @@ def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_di
     """The first ``steps`` decisions of the split ``settings`` name, in lockstep (``settings`` laid over BACKTEST and
     LOCKSTEP: a checkpoint in policy.model_path, and any fusion or reasoner settings); ``window`` names the bars in the
     printed title, ``extra`` adds rows to the LLM's table."""
-    config = configure(args, {**settings, "env.max_steps": steps, "env.publish_hindsight": True}, [BACKTEST, LOCKSTEP])
+    config = configure(args, {**settings, "env.max_steps": steps, "env.publish_hindsight": True}, [BACKTEST, LOCKSTEP, REPRODUCIBLE])
     sources, reads = SourceBook(), EventReads()
 
     def observe(msg) -> None:
