@@ -112,6 +112,6 @@ def test_two_reproducible_trainings_at_different_paces_end_in_the_same_weights_a
     # steps in each (the update takes about as long as a few steps); synchronous ones cannot.
     fast_steps, fast, fast_norm = train_weights(0.0)
     paced_steps, paced, paced_norm = train_weights(3.0)
-    assert fast_steps == paced_steps == BUDGET
     assert np.array_equal(fast, paced)
     assert fast_norm == paced_norm
+    assert fast_steps == paced_steps == BUDGET
