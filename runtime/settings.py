@@ -27,6 +27,11 @@ class RunConfig(ConfigSection, kw_only=True):
     """Seed for everything that is random (data, envs, policy, reasoner sampling)."""
     duration_secs: Secs = 0.0
     """Stop the runtime after this many seconds; 0 = until done or Ctrl-C."""
+    reproducible: bool = False
+    """One seed, one result (docs/reliability.md, "Reproducible runs"): the policy learns synchronously (the loop waits
+    for each PPO update), a step the rollout cannot store is an error, training stops at an exact step, deadlines wait
+    instead of changing the data, torch runs deterministic kernels. On in the evidence jobs (train, backtest, main,
+    evaluate, ablation, sweep: the REPRODUCIBLE preset); off in paper and live trading, which keep their asynchrony."""
 
 
 class BusConfig(ConfigSection, kw_only=True):

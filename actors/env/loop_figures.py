@@ -36,7 +36,7 @@ class LoopFigures:
         decisions = self.decisions.summary()
         if not self.decisions.decisions:  # no fusion actor: its figures would read as zeros, not as absent
             decisions = {key: value for key, value in decisions.items() if key == "veto_rate"}
-        return {**metrics, **decisions, **self.lag_figures(), **self.decision_latency_us(), "loop_steps": float(self.step_index),
+        return {"episodes": float(self.counters["episodes"]), **metrics, **decisions, **self.lag_figures(), **self.decision_latency_us(), "loop_steps": float(self.step_index),
                 "verdict_timeouts": float(self.counters["verdict_timeouts"]), "illegal_actions": float(self.counters["illegal_actions"])}
 
     async def _report_progress(self) -> None:

@@ -71,6 +71,11 @@ class FusionActor(Actor):
             self.subscriptions = (*self.subscriptions, Event)
         self._steps: StepJoin[_Step] = StepJoin(config.max_pending_steps, _Step, self.counters)
         self._update: asyncio.Task | None = None
+        self._sync_update_due = False
+        self._early_thoughts: list[LlmThought] = []
+        """run.reproducible: thoughts about a step not decided yet, kept out of the book until it is (_publish_decision)."""
+        self._decided_step = -1
+        """run.reproducible: an update is due and runs before the next message is read (on_message), not beside the loop."""
         self.decision_stats = DecisionStats()
         self._answers: OrderedDict[int, tuple[EnvObs, FusionDecision]] = OrderedDict()
         """Answered steps (the newest max_pending_steps) with their decision: a re-sent observation gets the same one."""
@@ -114,6 +119,9 @@ class FusionActor(Actor):
                 self._on_hindsight(msg)
             case Event():
                 self.fuser.add_event(msg)
+        if self._sync_update_due:
+            self._sync_update_due = False
+            await self._train(self.fuser.learner)
 
     # ------------------------------------------------------------------ decision loop
 
@@ -132,6 +140,8 @@ class FusionActor(Actor):
         """Steps went backwards: the env actor restarted. Its old steps and thoughts mean nothing now."""
         self.fuser.thoughts.clear()
         self._received.clear()
+        self._early_thoughts.clear()
+        self._decided_step = -1
         for timer in self._parked.values():
             timer.cancel()
         self._parked.clear()
@@ -199,6 +209,12 @@ class FusionActor(Actor):
         decision = decision_message(batch)
         self.publish(decision)
         self._answers[obs.step] = (obs, decision)
+        self._decided_step = max(self._decided_step, obs.step)
+        if self._early_thoughts:
+            due = [thought for thought in self._early_thoughts if thought.step_seen <= self._decided_step]
+            self._early_thoughts = [thought for thought in self._early_thoughts if thought.step_seen > self._decided_step]
+            for thought in due:
+                self._keep_thought(thought)
         while len(self._answers) > self.config.fusion.max_pending_steps:
             self._answers.popitem(last=False)
         self._count(batch)
@@ -236,6 +252,11 @@ class FusionActor(Actor):
 
     def _on_thought(self, msg: LlmThought) -> None:
         self._received.record(msg.env_id, msg.step_seen)  # whatever becomes of it: the reasoner answered
+        if self.config.run.reproducible and msg.step_seen > self._decided_step:
+            # A thought about step N counts from step N+1 (lockstep's previous-step thought), never at N itself:
+            # whether it came before N's proposal would be up to the machine's pace.
+            self._early_thoughts.append(msg)
+            return
         self._keep_thought(msg)
         if self._parked:
             self._release_parked()
@@ -307,6 +328,9 @@ class FusionActor(Actor):
     def _update_if_due(self) -> None:
         learner = self.fuser.learner
         if learner is not None and learner.update_due() and (self._update is None or self._update.done()):
+            if self.config.run.reproducible:  # the network changes at a fixed message, whatever the machine's pace
+                self._sync_update_due = True
+                return
             self._update = self.spawn(self._train(learner), "fusion_update")
 
     async def _train(self, learner: FusionLearner) -> None:

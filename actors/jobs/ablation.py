@@ -21,14 +21,14 @@ from actors.jobs.common import JobError, configure, format_table
 from actors.jobs.config import Config
 from actors.jobs.cells.ablation import ablation_on_cells
 from actors.jobs.cells.pool import cost_markdown
-from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN, Lockstep, Preset, Thoughts, preset_settings
+from actors.jobs.presets import BACKTEST, LOCKSTEP, REPRODUCIBLE, TRAIN, Lockstep, Preset, Thoughts, preset_settings
 from actors.jobs.evaluate import success_lines
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
 from actors.jobs.evaluation.sources import SourceBook, SourceScores, pooled
 from actors.jobs.lora import (FirstRoundWatch, learn_in_run_config, adapter_file_settings, published_adapter_settings,
                               run_round_rows, versions_book)
 from actors.jobs.main import HYBRID, MAIN_TRAINING, hybrid_settings
-from actors.jobs.train import policy_checkpoint, run_training, train_settings, training_summary
+from actors.jobs.train import exact_budget, policy_checkpoint, run_training, train_settings, training_summary
 from bus.messages import LlmThought, LoraAdapter
 from runtime.supervisor import EXIT_OK
 
@@ -47,7 +47,7 @@ class Variant:
 
     @property
     def presets(self) -> list[Preset]:
-        return [BACKTEST] + ([self.lockstep] if self.lockstep else [])
+        return [BACKTEST, REPRODUCIBLE] + ([self.lockstep] if self.lockstep else [])
 
 
 ABLATION_VARIANTS: list[Variant] = [
@@ -205,7 +205,7 @@ def checkpoint_for_seed(args: argparse.Namespace, root: Path, seed: int) -> tupl
         return policy_checkpoint(args.model), None
     # Train with the neural fusion on, so its network learns from the same outcomes as the policy.
     settings = {**MAIN_TRAINING, **train_settings(args), "fusion.method": "network", "run.seed": seed}
-    train = run_training(configure(args, settings, [TRAIN]), args, root / f"train-seed{seed}")
+    train = run_training(exact_budget(configure(args, settings, [TRAIN, REPRODUCIBLE])), args, root / f"train-seed{seed}")
     print(format_table(training_summary(train), f"training summary (seed {seed})"))
     return policy_checkpoint(train.run_dir.path), train.run_dir.path
 

@@ -16,7 +16,7 @@ from actors.jobs.backtest_ledger import backtest_record, backtest_session_pnl, r
 from actors.jobs.common import JobError, JobResult, configure, run_job
 from actors.jobs.evaluation.ledger import current_commit
 from actors.jobs.config import Config
-from actors.jobs.presets import BACKTEST
+from actors.jobs.presets import BACKTEST, REPRODUCIBLE
 from actors.jobs.train import policy_checkpoint
 from actors.jobs.train_ledger import policy_variant
 from bus.messages import Done, Message
@@ -74,7 +74,7 @@ def mode_backtest(args: argparse.Namespace) -> int:
     if args.model is None:
         raise JobError("backtest needs --model CHECKPOINT (a checkpoint file or a training run directory)")
     checkpoint = policy_checkpoint(args.model)
-    config = configure(args, backtest_settings(checkpoint, args.data), [BACKTEST])
+    config = configure(args, backtest_settings(checkpoint, args.data), [BACKTEST, REPRODUCIBLE])
     commit = current_commit()  # the code that plays (a commit made meanwhile is not it)
     result, metrics = run_backtest(config, args, args.run_dir)
     # Test days were played: a trial of the deflated Sharpe (actors/jobs/backtest_ledger.py), recorded before printing.

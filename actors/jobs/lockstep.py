@@ -22,7 +22,7 @@ from actors.jobs.common import configure, format_table
 from actors.jobs.evaluation.event_sources import EventReads
 from actors.jobs.evaluation.sources import SourceBook, SourceScores
 from actors.jobs.evaluation.thought_ages import ThoughtAges, ages_text, fusion_figures
-from actors.jobs.presets import BACKTEST, LOCKSTEP
+from actors.jobs.presets import BACKTEST, LOCKSTEP, REPRODUCIBLE
 from bus.messages import LlmThought
 
 LLM_FIGURES = (
@@ -71,7 +71,7 @@ def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_di
     """The first ``steps`` decisions of the split ``settings`` name, in lockstep (``settings`` laid over BACKTEST and
     LOCKSTEP: a checkpoint in policy.model_path, and any fusion or reasoner settings); ``window`` names the bars in the
     printed title, ``extra`` adds rows to the LLM's table."""
-    config = configure(args, {**settings, "env.max_steps": steps, "env.publish_hindsight": True}, [BACKTEST, LOCKSTEP])
+    config = configure(args, {**settings, "env.max_steps": steps, "env.publish_hindsight": True}, [BACKTEST, LOCKSTEP, REPRODUCIBLE])
     sources, reads, thought_ages = SourceBook(), EventReads(), ThoughtAges()
 
     def observe(msg) -> None:

@@ -32,13 +32,13 @@ from actors import ENV, FUSION, POLICY, RISK
 from actors.jobs.backtest import backtest_settings, print_backtest, run_backtest, trained_fusion_settings
 from actors.jobs.common import configure, format_table
 from actors.jobs.config import Config
-from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN
+from actors.jobs.presets import BACKTEST, LOCKSTEP, REPRODUCIBLE, TRAIN
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
 from actors.jobs.evaluation.backtest_evidence import backtest_evidence_rows, choose_on_validation, play_floors
 from actors.env.factory import load_dataset
 from actors.jobs.evaluation.calibration import market_lines
 from actors.jobs.lockstep import lockstep_backtest
-from actors.jobs.train import MAIN_STAGES, policy_checkpoint, run_training, train_settings, training_summary
+from actors.jobs.train import MAIN_STAGES, exact_budget, policy_checkpoint, run_training, train_settings, training_summary
 from actors.jobs.evaluate import evidence_lines, success_lines
 from actors.jobs.main_evidence import phase3_success_rows, success_summary
 from actors.jobs.evaluation.ledger import current_commit, ledger_path, read_trials_or_stop
@@ -69,15 +69,18 @@ LoRA trainer on the other core)."""
 HYBRID_ROLLOUT = {"env.n_envs": HYBRID_ENVS, "policy.rollout_from_checkpoint": False, "policy.n_steps": 16, "policy.batch_size": 32,
                   "policy.n_epochs": 4}
 """Phase 2 updates every 16 steps per env, so its lockstep steps make PPO updates with the LLM in them."""
-HYBRID = (TRAIN, LOCKSTEP)
-"""Phase 2's presets: the policy keeps learning, the LLM in every decision."""
+HYBRID = (TRAIN, LOCKSTEP, REPRODUCIBLE)
+"""Phase 2's presets: the policy keeps learning, the LLM in every decision, one seed one result."""
 MAIN_MARKET_HISTORY = 96
 MAIN_MARKET_HELD_OUT = 24
-MAIN_LORA = {"lora.steps_per_round": 6}
+MAIN_LORA = {"lora.steps_per_round": 6, "lora.publish_from_step": HYBRID_LOOP_STEPS}
 """Phase 2's trainer starts with 96 hindsight-labelled prompts of the training days and judges a round of 6 steps on 24
 prompts of later days, so its first round starts at once, not after the hour of bars the run's own first labels wait
 for (the hindsight horizon), and ends at about the time the loop's 48 thoughts do (phase 2 took 3.3 minutes from a fresh clone
-on 2 cores; with 12 steps, 32 prompts and 96 thoughts it took 5). 24 prompts show the mechanism, not a gain: ``bin/bench lora --market regimes`` measures that on 300."""
+on 2 cores; with 12 steps, 32 prompts and 96 thoughts it took 5). 24 prompts show the mechanism, not a gain: ``bin/bench lora --market regimes`` measures that on 300.
+lora.publish_from_step holds the adapter until the policy's lockstep budget is played: the reasoner swaps it in at that step
+whatever the trainer's pace, so the phase's policy does not depend on when the round ended (the thoughts after it,
+which the round's watch waits for, are on the adapter)."""
 LOCKSTEP_BACKTEST_STEPS = 30
 """Phase 4 length in decisions (the first 30 minutes of the test days)."""
 # The reasoner keeps reasoner.n_threads (1) in phase 4 too. On an idle 2-core machine 2 threads made a single-shot
@@ -102,8 +105,9 @@ def data_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def phase1_steps_reached(args: argparse.Namespace, phase1_run: Path) -> int:
-    """Where phase 1's policy stopped: its newest checkpoint's step count. PPO collects whole rollouts, so
-    this is past the configured budget (20,480 -> 21,368 at 4 envs); the configured budget when no checkpoint is there yet."""
+    """Where phase 1's policy stopped: its newest checkpoint's step count (in a reproducible run exactly the budget; with
+    run.reproducible off past it, by what the loop served before the runtime stopped: 20,480 -> 21,368 at 4 envs); the
+    configured budget when no checkpoint is there yet."""
     checkpoint = latest_checkpoint(phase1_run)
     reached = checkpoint_steps(checkpoint) if checkpoint is not None else None
     return reached if reached is not None else int(phase1_settings(args)["policy.total_timesteps"])
@@ -133,7 +137,7 @@ def choose_policy(args: argparse.Namespace, data: dict[str, Any], candidates: di
     present = {name: path for name, path in candidates.items() if path is not None}
     if args.data is not None or len(present) < 2:
         return present.get(PHASE2_POLICY) or next(iter(present.values())), None
-    config = configure(args, {**data, **backtest_settings(present[PHASE2_POLICY], None)}, [BACKTEST])
+    config = configure(args, {**data, **backtest_settings(present[PHASE2_POLICY], None)}, [BACKTEST, REPRODUCIBLE])
     chosen, rows = choose_on_validation(config, present)
     print()
     print(format_table(rows, "the policy the backtests play: the one whose decisions net more on the validation days (no risk stage; the test days stay unseen)"))
@@ -148,7 +152,7 @@ def mode_main(args: argparse.Namespace) -> int:
     read_trials_or_stop(ledger_path(base.run), "main")  # a corrupt trials ledger stops the job now, not after its training
     commit = current_commit()
 
-    train_config = configure(args, {**data, **phase1_settings(args), **RL_ONLY}, [TRAIN])
+    train_config = exact_budget(configure(args, {**data, **phase1_settings(args), **RL_ONLY}, [TRAIN, REPRODUCIBLE]))
     train = run_training(train_config, args, root / MAIN_STAGES["train"])
     print(format_table(training_summary(train), "phase 1: RL training at full speed"))
 
@@ -156,7 +160,7 @@ def mode_main(args: argparse.Namespace) -> int:
     phase2 = {**data, **MAIN_TRAINING, **hybrid_settings(args, train.run_dir.path), **MAIN_LORA}
     held_out = MAIN_MARKET_HELD_OUT if getattr(args, "market_history", None) is None else None  # --market-history: 300
     hybrid_config = (learn_in_run_config(args, phase2, root, HYBRID, MAIN_MARKET_HISTORY, held_out)
-                     if learn else configure(args, phase2, HYBRID))
+                     if learn else exact_budget(configure(args, phase2, HYBRID)))
     watch = FirstRoundWatch()
     hybrid = run_training(hybrid_config, args, root / MAIN_STAGES["hybrid"], watch=(LlmThought, LoraAdapter), stop_when=watch if learn else None)
     print()
@@ -168,7 +172,7 @@ def mode_main(args: argparse.Namespace) -> int:
     candidates = {PHASE1_POLICY: latest_checkpoint(train.run_dir.path), PHASE2_POLICY: policy_checkpoint(hybrid.run_dir.path)}
     checkpoint, other_policy = choose_policy(args, data, candidates)
     fusion = trained_fusion_settings(hybrid.run_dir.path)
-    backtest_config = configure(args, {**data, **backtest_settings(checkpoint, args.data), **fusion}, [BACKTEST])
+    backtest_config = configure(args, {**data, **backtest_settings(checkpoint, args.data), **fusion}, [BACKTEST, REPRODUCIBLE])
     result, metrics = run_backtest(backtest_config, args, root / MAIN_STAGES["backtest"])
     print()
     print_backtest(result, metrics, backtest_config)

@@ -112,7 +112,34 @@ class Paper(Preset):
         return replace(config, env=replace(config.env, mode="paper", n_envs=1), policy=replace(config.policy, learn=False))
 
 
+REPRODUCIBLE_WAIT_MS = 120_000.0
+"""A reproducible run's deadlines (ms): long enough that a loaded machine is slow rather than different. The order
+keeps each waiter inside the next one's wait: fusion for a thought, risk for fusion, the env for the verdict."""
+
+
+@dataclass(frozen=True)
+class Reproducible(Preset):
+    """One seed, one result (run.reproducible, docs/reliability.md): the actors' synchronous mode on, and every deadline
+    that would change the data when it passes (a HOLD for a late verdict, a degraded verdict for a late fusion decision, a
+    decision without its thought, a step without its thoughts) made a wait. A deadline that still passes is counted and
+    the run says it is not reproducible (actors/jobs/fingerprint.py). The reasoner's cache forgets by size, not by the
+    wall clock. The evidence jobs apply it; paper and live trading do not."""
+
+    def apply(self, config: Config) -> Config:
+        wait = REPRODUCIBLE_WAIT_MS
+        return replace(
+            config,
+            run=replace(config.run, reproducible=True),
+            env=replace(config.env, verdict_deadline_ms=wait, thought_wait_deadline_ms=wait, max_fusion_decision_wait_ms=wait),
+            risk=replace(config.risk, fusion_deadline_ms=wait * 0.75),
+            fusion=replace(config.fusion, max_thought_wait_ms=wait * 0.5, max_verdict_wait_ms=wait * 0.5),
+            reasoner=replace(config.reasoner, cache_ttl_secs=1e9, max_busy_fraction=1.0),
+        )
+
+
 SINGLE_SHOT = Thoughts("single_shot")
+REPRODUCIBLE = Reproducible()
+"""The evidence jobs' runs through the actors (train, backtest, main's phases, lockstep backtests, the ablation)."""
 LOCKSTEP = Lockstep()
 """Lockstep with single-shot thoughts: main's hybrid phase and lockstep backtest, the ablation's LLM variants,
 bin/run paper --lockstep."""

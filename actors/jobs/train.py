@@ -4,19 +4,22 @@ trained policy on the validation days and appends that trial to the trials ledge
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any, Callable
+
+import msgspec
 
 from actors import ENV, POLICY
 from actors.common.figures import labelled
 from actors.jobs.common import JobError, JobResult, configure, format_table, run_job
 from actors.jobs.config import Config
 from actors.jobs.evaluation.ledger import current_commit, ledger_path, read_trials_or_stop
-from actors.jobs.presets import TRAIN
+from actors.jobs.presets import REPRODUCIBLE, TRAIN
 from actors.jobs.train_ledger import record_training
-from actors.policy import CheckpointNotFound, find_checkpoint, latest_checkpoint
-from bus.messages import Message
+from actors.policy import CheckpointNotFound, checkpoint_steps, find_checkpoint, latest_checkpoint
+from bus.messages import Done, Message
 from runtime.rundir import CONFIG_FILE
 from runtime.supervisor import EXIT_OK
 
@@ -81,9 +84,40 @@ def train_settings(args: argparse.Namespace, name: str = "") -> dict[str, Any]:
     return settings
 
 
+def exact_budget(config: Config) -> Config:
+    """A reproducible run's loop stops at an exact step: env.max_steps = the policy's budget in loop steps, plus the one
+    observation that closes its last rollout (its values end the GAE). What the env reports (episodes, returns) is
+    then counted at that step, not whenever the runtime happened to stop. Unchanged when run.reproducible is off, the
+    policy does not learn, either budget is 0 (open-ended) or env.max_steps is already set."""
+    policy, env = config.policy, config.env
+    if not (config.run.reproducible and policy.learn and policy.total_timesteps and not env.max_steps):
+        return config
+    start = 0
+    if policy.resume_from:
+        found = latest_checkpoint(policy.resume_from)
+        start = (checkpoint_steps(found) or 0) if found is not None else 0
+    to_go = max(policy.total_timesteps - start, 1)
+    return msgspec.structs.replace(config, env=msgspec.structs.replace(env, max_steps=math.ceil(to_go / env.n_envs) + 1))
+
+
+def both_done(first: str, second: str) -> Callable[[Message], bool]:
+    """``stop_when``: once both actors have sent sys.done."""
+    done: set[str] = set()
+
+    def stop(msg: Message) -> bool:
+        if isinstance(msg, Done):
+            done.add(msg.actor)
+        return {first, second} <= done
+
+    return stop
+
+
 def run_training(config: Config, args: argparse.Namespace, run_dir: Path | None = None, *,
                  watch: tuple[type[Message], ...] = (), stop_when: Callable[[Message], bool] | None = None) -> JobResult:
-    """A training run until the policy's sys.done (or ``stop_when``, which must wait for that sys.done too)."""
+    """A training run until the policy's sys.done (or ``stop_when``, which must wait for that sys.done too); with an
+    exact budget (``exact_budget``) until the env's too, so its figures are counted at the budget's step."""
+    if stop_when is None and config.run.reproducible and config.env.max_steps:
+        stop_when = both_done(POLICY, ENV)
     result = run_job(config, "train", run_dir=run_dir, done_actor=POLICY, progress_actor=POLICY, progress_label="train",
                      quiet=args.quiet, watch=watch, stop_when=stop_when)
     if POLICY not in result.done:
@@ -100,6 +134,9 @@ def training_summary(result: JobResult) -> list[tuple[str, Any]]:
     if ENV in result.last_progress:  # episodes are the env's to count
         env = result.last_progress[ENV].figures
         figures.update({k: env[k] for k in ENV_FIGURES if k in env})
+    if ENV in result.done:  # an exact budget: the env's figures at its last step, not at its last progress report
+        env = result.done[ENV].summary
+        figures.update({k: env[k] for k in ENV_FIGURES if k in env})
     if not figures.get("episodes"):  # no episode ended in this run: a mean return of 0 would be made up
         figures.pop("mean_episode_return", None)
     rows: list[tuple[str, Any]] = labelled((k, figures[k]) for k in SUMMARY_KEYS if k in figures)
@@ -111,7 +148,7 @@ def training_summary(result: JobResult) -> list[tuple[str, Any]]:
 
 
 def mode_train(args: argparse.Namespace) -> int:
-    config = configure(args, train_settings(args), [TRAIN])
+    config = exact_budget(configure(args, train_settings(args), [TRAIN, REPRODUCIBLE]))
     ledger = ledger_path(config.run)
     read_trials_or_stop(ledger, "train")  # a corrupt ledger stops the run now, not after the training
     commit = current_commit()  # the code that trains (a commit made meanwhile is not it)

@@ -35,6 +35,9 @@ class LoraActor(Actor):
         self._obs: OrderedDict[int, EnvObs] = OrderedDict()
         self._round: asyncio.Task | None = None
         self._rounds = 0
+        self._held_adapter: LoraAdapter | None = None
+        """A published adapter waiting for env.obs to reach lora.publish_from_step."""
+        self._last_step = -1
         self._stored = self.core.store.count()  # gauges may run after on_stop closed the store
         self.log.info("lora_started", experiences=self.core.store.count(), model=self.core.model_path,
                       versions=len(self.core.versions.versions()))
@@ -79,6 +82,10 @@ class LoraActor(Actor):
         self._maybe_train()
 
     def _on_obs(self, obs: EnvObs) -> None:
+        self._last_step = obs.step
+        if self._held_adapter is not None and obs.step >= self.config.lora.publish_from_step:
+            self.publish(self._held_adapter)
+            self._held_adapter = None
         if self._obs and obs.step < next(reversed(self._obs)):
             self._obs.clear()  # the env restarted: its old step numbers mean other observations now
         self._obs[obs.step] = obs
@@ -99,7 +106,7 @@ class LoraActor(Actor):
 
     def _maybe_train(self) -> None:
         if self.core.round_due() and (self._round is None or self._round.done()):
-            self.core.start_round()
+            self.core.start_round(snapshot=self.config.run.reproducible)
             self._round = self.spawn(self._train_round(), "lora_round")
 
     async def _train_round(self) -> None:
@@ -119,7 +126,12 @@ class LoraActor(Actor):
         self.log.info(LoraRound.LOG_EVENT, **{**version.metrics, **msgspec.structs.asdict(summary)})
         self.publish(summary)
         if version.published:
-            self.publish(LoraAdapter(version=version.version, path=str(version.path), metrics=version.metrics))
+            adapter = LoraAdapter(version=version.version, path=str(version.path), metrics=version.metrics)
+            if self.config.lora.publish_from_step and self._last_step < self.config.lora.publish_from_step:
+                self._held_adapter = adapter  # _on_obs sends it at the step
+                self.log.info("lora_adapter_held", version=version.version, until_step=self.config.lora.publish_from_step)
+            else:
+                self.publish(adapter)
 
     async def on_stop(self) -> None:
         self.core.close()  # every experience is already committed; this only closes the file

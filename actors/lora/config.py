@@ -8,7 +8,7 @@ from typing import Annotated
 
 import msgspec
 
-from config.checks import ConfigSection, Fraction, NonNegative, Positive, PositiveCount, require
+from config.checks import ConfigSection, Count, Fraction, NonNegative, Positive, PositiveCount, require
 from runtime.settings import RuntimeSettings
 
 DEVICES = ("cpu", "cuda")
@@ -108,6 +108,10 @@ class LoraConfig(ConfigSection, kw_only=True):
     """Thoughts kept for matching by query id; the oldest are forgotten beyond this."""
     max_obs_steps: PositiveCount = 256
     """Observation steps kept to rebuild a thought's prompt from its context."""
+    publish_from_step: Count = 0
+    """A published adapter goes out on lora.adapter only once the loop's env.obs reached this step (0 = at once): the
+    reasoner then swaps it in at a fixed step whatever the trainer's pace (the main job's reproducible phase 2 holds it
+    until the policy's budget is played)."""
 
     # ---- hindsight labels (triple barrier)
     hindsight_horizon_bars: PositiveCount = 60

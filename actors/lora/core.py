@@ -70,6 +70,8 @@ class LoraCore:
         self.trainer: LoraTrainer | None = None
         self.new_experiences = 0
         """Experiences stored since the last round started."""
+        self.round_seq: int | None = None
+        """A reproducible round's data: the experiences stored when it started (None: whatever is stored as it samples)."""
         self.collapses = 0
         """Rounds refused because their answers collapsed onto one action (lora_collapse)."""
 
@@ -98,8 +100,11 @@ class LoraCore:
     def round_due(self) -> bool:
         return self.new_experiences >= self.config.experiences_per_round and self.store.count(held_out=False) > 0
 
-    def start_round(self) -> None:
+    def start_round(self, snapshot: bool = False) -> None:
+        """``snapshot`` (run.reproducible): the round trains and is judged on what is stored now, not on what the loop
+        stores while it trains."""
         self.new_experiences = 0
+        self.round_seq = self.store.last_seq() if snapshot else None
 
     def add_experiences(self, experiences: Iterable[Experience]) -> int:
         added = self.store.add(experiences)  # durable when this returns
@@ -111,8 +116,8 @@ class LoraCore:
     def run_round(self, progress: Callable[[StepProgress], None] | None = None) -> RoundReport:
         """Train one round, keep it as a new version (published or not) with its metrics."""
         trainer = self.load_trainer()
-        held_out = self.store.held_out(self.config.max_eval_examples)
-        result = trainer.run_round(trainer.store_sampler(self.store), held_out, progress)
+        held_out = self.store.held_out(self.config.max_eval_examples, self.round_seq)
+        result = trainer.run_round(trainer.store_sampler(self.store, self.round_seq), held_out, progress)
         version = self.versions.next_version()
         metrics = {**result.metrics(), "experiences": float(self.store.count()), "published": float(result.publish)}
         if result.verdict is not None and result.verdict.collapsed:  # the alarm: refused, whatever its match rate

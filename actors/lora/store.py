@@ -85,18 +85,25 @@ class ExperienceStore:
             sql, args = sql + " WHERE held_out = ?", (int(held_out),)
         return [_decode(row[0]) for row in self._db.execute(sql + " ORDER BY seq", args)]
 
-    def held_out(self, limit: int) -> list[Experience]:
-        """The newest ``limit`` held-out experiences, oldest first (the same set before and after a round)."""
-        rows = self._db.execute("SELECT body FROM experiences WHERE held_out = 1 ORDER BY seq DESC LIMIT ?", (limit,))
+    def last_seq(self) -> int:
+        """The newest experience's sequence number (0 when empty): ``up_to_seq`` of a round that sees only these."""
+        return self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM experiences").fetchone()[0]
+
+    def held_out(self, limit: int, up_to_seq: int | None = None) -> list[Experience]:
+        """The newest ``limit`` held-out experiences, oldest first (the same set before and after a round); with
+        ``up_to_seq`` only those stored by then (a reproducible round)."""
+        rows = self._db.execute("SELECT body FROM experiences WHERE held_out = 1 AND seq <= ? ORDER BY seq DESC LIMIT ?",
+                                (_newest(up_to_seq), limit))
         return [_decode(row[0]) for row in rows][::-1]
 
-    def sample(self, n: int, rng: np.random.Generator) -> list[Experience]:
+    def sample(self, n: int, rng: np.random.Generator, up_to_seq: int | None = None) -> list[Experience]:
         """``n`` training experiences drawn with replacement, probability proportional to |P&L| + min weight;
         with ``balance_actions`` those weights are shared out per target action, so each action present is
         drawn equally often (a run on rising days would otherwise teach little but BUY), and each draw of ``n``
-        holds every common action in equal numbers (``systematic_draws``)."""
-        rows = self._db.execute(
-            "SELECT weight, json_extract(body, '$.action'), body FROM experiences WHERE held_out = 0").fetchall()
+        holds every common action in equal numbers (``systematic_draws``); with ``up_to_seq`` only from those stored
+        by then (a reproducible round, whose data must not depend on what the loop stored while it trained)."""
+        rows = self._db.execute("SELECT weight, json_extract(body, '$.action'), body FROM experiences WHERE held_out = 0 AND seq <= ? "
+                                "ORDER BY seq", (_newest(up_to_seq),)).fetchall()
         if not rows:
             return []
         weights = np.array([row[0] for row in rows], dtype=np.float64)
@@ -119,6 +126,10 @@ class ExperienceStore:
 
     def _transaction(self):
         return _Transaction(self._db)
+
+
+def _newest(up_to_seq: int | None) -> int:
+    return (1 << 62) if up_to_seq is None else up_to_seq
 
 
 class _Transaction:

@@ -358,8 +358,8 @@ class LoraTrainer:
         self._kept_answers = (ids, answers)
         return answers
 
-    def store_sampler(self, store) -> Callable[[int], list[Experience]]:
-        return lambda n: store.sample(n, self._rng)
+    def store_sampler(self, store, up_to_seq: int | None = None) -> Callable[[int], list[Experience]]:
+        return lambda n: store.sample(n, self._rng, up_to_seq)
 
     def export(self, path: str | Path, metadata: dict[str, str] | None = None) -> Path:
         return export_peft_adapter(self.model, self.model_path, path, alpha=self.config.alpha, metadata=metadata)

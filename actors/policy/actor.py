@@ -4,6 +4,11 @@ A thin shell over actors/policy/learner.py. The hot path (env.obs -> proposal) r
 event loop; the PPO update runs in the actor's worker thread while proposals keep being
 served (see the learner's module docstring for why that is safe and what happens to steps
 that arrive meanwhile).
+
+In a reproducible run (run.reproducible) the update is synchronous instead: after the proposal that closed a rollout
+the actor reads no message until the update is done (the env simply waits for its verdict), so every step is served by
+the weights of the same number of updates whatever the machine's load; training completes right after the update of
+the last full rollout, at exactly policy.total_timesteps, and later transitions are not recorded.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import msgspec
 from actors.policy.checkpoint import checkpoint_dir, latest_checkpoint, prune_checkpoints, read_checkpoint
 from actors.policy.config import PolicySettings
 from actors.policy.learner import OnlineMaskablePPO
+from actors.policy.rollout import StepDropped
 from bus.messages import EnvEpisode, EnvObs, EnvTransition, PolicyProposal, PolicyUpdate
 from runtime.actor import Actor
 from runtime.rate import StepRate
@@ -69,6 +75,8 @@ class PolicyActor(Actor):
         if cfg.seed < 0:
             cfg = msgspec.structs.replace(cfg, seed=self.config.run.seed)
         start_from = resolve_start_checkpoint(cfg.resume_from, cfg.model_path, cfg.learn, self.run_dir)
+        self._reproducible = self.config.run.reproducible and cfg.learn
+        """Synchronous updates and an exact budget (run.reproducible; a frozen policy is reproducible as it is)."""
         # Built in the worker thread (a second or two of torch set-up) so heartbeats keep flowing.
         self.learner = await self.in_worker(
             partial(
@@ -78,12 +86,15 @@ class PolicyActor(Actor):
                 tensorboard_dir=self.run_dir / "tensorboard" if cfg.learn else None,
                 on_figures=self._log_update,
                 checkpoint=read_checkpoint(start_from) if start_from else None,
+                reproducible=self._reproducible,
             )
         )
         self._checkpoints = checkpoint_dir(self.run_dir)
         self._last_checkpoint_steps = self.learner.num_timesteps
         self._update_task: asyncio.Task | None = None
         self._training_done = False
+        self._completed = False
+        """Training complete (its checkpoint written): a reproducible run records nothing more."""
         self._bad_input_logged: set[str] = set()
         self._propose_secs_total = 0.0
         self._last_answer: tuple[EnvObs, PolicyProposal] | None = None
@@ -110,8 +121,12 @@ class PolicyActor(Actor):
         match msg:
             case EnvObs():
                 self._on_obs(msg)
+                if self._reproducible:
+                    await self._update_in_step()
             case EnvTransition():
                 self._on_transition(msg)
+                if self._reproducible and self._training_done and not self._completed and not self.learner.rollout_closing:
+                    await self._complete_training()  # nothing left to learn: no rollout waits for its next observation
             case EnvEpisode():
                 self.learner.note_episode(msg.episode_return, msg.steps)
 
@@ -139,7 +154,7 @@ class PolicyActor(Actor):
         self._last_answer = (msg, answer)
         self.counters["proposals"] += 1
         self._propose_secs_total += time.perf_counter() - started
-        if self.learner.update_ready and not self._training_done:
+        if self.learner.update_ready and not self._training_done and not self._reproducible:
             self._start_update()
 
     def _is_resent(self, msg: EnvObs) -> bool:
@@ -151,6 +166,9 @@ class PolicyActor(Actor):
                 and bool((last.obs == msg.obs).all()))
 
     def _on_transition(self, msg: EnvTransition) -> None:
+        if self._completed and self._reproducible:
+            self.counters["transitions_after_training"] += 1  # the checkpoint holds exactly the budget
+            return
         try:
             result = self.learner.record(
                 msg.step,
@@ -164,15 +182,19 @@ class PolicyActor(Actor):
         except ValueError as error:
             self._bad_input("bad_transition", error, step=msg.step)
             return
+        except StepDropped as error:  # reproducible: the step is lost to learning, and the run says so
+            self._bad_input("steps_dropped", error, step=msg.step)
+            result = None
         self.counters["transitions"] += 1
-        if not result.stored and result.reason not in ("frozen", "learner_busy"):
+        if result is not None and not result.stored and result.reason not in ("frozen", "learner_busy"):
             self.log.debug("transition_not_stored", step=msg.step, reason=result.reason)
         if not self.config.policy.learn or self._training_done:
             return
         total = self.config.policy.total_timesteps
         if total and self.learner.num_timesteps >= total:
             self._training_done = True
-            self.spawn(self._complete_training(), "complete_training")
+            if not self._reproducible:  # reproducible: on_message completes it, after the last update
+                self.spawn(self._complete_training(), "complete_training")
         elif self._update_task is None:
             self._checkpoint_if_due()
 
@@ -191,8 +213,24 @@ class PolicyActor(Actor):
 
     async def _run_update(self) -> None:
         await self.in_worker(self.learner.run_update)
-        report = self.learner.finish_update()
         self._update_task = None
+        self._after_update()
+        if self.learner.update_ready and not self._training_done:
+            self._start_update()
+
+    async def _update_in_step(self) -> None:
+        """Reproducible: the update a rollout is ready for runs now, before the next message is read; training
+        completes after the update of the last rollout."""
+        if self._completed:
+            return
+        if self.learner.begin_update():
+            await self.in_worker(self.learner.run_update)
+            self._after_update()
+        if self._training_done:
+            await self._complete_training()
+
+    def _after_update(self) -> None:
+        report = self.learner.finish_update()
         if report.frozen:
             self.log.warning(
                 "frozen_policy",
@@ -201,8 +239,6 @@ class PolicyActor(Actor):
                 consecutive_updates=report.consecutive_frozen,
             )
         self._checkpoint_if_due()
-        if self.learner.update_ready and not self._training_done:
-            self._start_update()
 
     def _log_update(self, figures: dict[str, float]) -> None:
         """One update's figures (SB3's dump, on the serving thread): published as policy.update, logged with the same fields."""
@@ -212,7 +248,7 @@ class PolicyActor(Actor):
 
     async def _wait_for_update(self) -> None:
         task = self._update_task
-        if task is not None:
+        if task is not None:  # (a reproducible run never has one here: its updates are synchronous)
             await asyncio.wait({task}, timeout=STOP_WAIT_FOR_UPDATE_SECS)
 
     # ------------------------------------------------------------------ checkpoints and the end
@@ -239,6 +275,7 @@ class PolicyActor(Actor):
         return path
 
     async def _complete_training(self) -> None:
+        self._completed = True
         await self._wait_for_update()
         path = self._save_checkpoint()
         summary = self._summary()

@@ -134,10 +134,15 @@ class OnlineMaskablePPO:
         tensorboard_dir: Path | None = None,
         on_figures: Callable[[Figures], None] | None = None,
         checkpoint: Checkpoint | None = None,
+        reproducible: bool = False,
     ) -> None:
+        """``reproducible`` (run.reproducible): deterministic torch kernels, and a rollout that raises StepDropped
+        for a step it cannot store (the caller updates synchronously, so none should be)."""
         if n_envs < 1:
             raise ValueError(f"n_envs must be >= 1, got {n_envs}")
         torch.set_num_threads(config.torch_threads)
+        if reproducible:
+            torch.use_deterministic_algorithms(True)
         self.config = config
         self.n_envs = n_envs
         self.obs_dim = obs_dim
@@ -184,7 +189,7 @@ class OnlineMaskablePPO:
         self._episode_lengths: deque[int] = deque(maxlen=100)
         self._update_started_at = 0.0
         self.rollout: RolloutChain | None = (
-            RolloutChain(self.model, n_envs, self.counters, self._terminal_values, config.learn_from == "proposed")
+            RolloutChain(self.model, n_envs, self.counters, self._terminal_values, config.learn_from == "proposed", strict=reproducible)
             if self.learning else None
         )
         """Pairs served steps with their transitions into rollouts; None for a frozen policy."""
@@ -232,6 +237,11 @@ class OnlineMaskablePPO:
     def update_ready(self) -> bool:
         """A full rollout with its returns computed waits, and no update is running."""
         return self.rollout is not None and self.rollout.update_ready
+
+    @property
+    def rollout_closing(self) -> bool:
+        """The collecting rollout is full: the next observation closes it (its values end the GAE) for an update."""
+        return self.rollout is not None and self.rollout.collecting is not None and self.rollout.collecting.full
 
     @property
     def update_running(self) -> bool:

@@ -14,6 +14,10 @@ out, learner busy) ends the GAE chain exactly: the last stored reward is bootstr
 V(next state), as SB3 treats a time-limit truncation, and a new chain starts after it. A
 step that goes missing with no value to bootstrap from discards the partial rollout
 (``rollouts_discarded_gap``).
+
+In a reproducible run (run.reproducible) the policy updates synchronously, so none of this should happen: the chain is
+``strict`` and each of those cases raises StepDropped (the policy actor counts it as ``steps_dropped``, and the run
+says it is not reproducible).
 """
 
 from __future__ import annotations
@@ -28,6 +32,10 @@ from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.buffers import MaskableRolloutBuffer
 
 from actors.policy.masking import masked_log_softmax
+
+class StepDropped(RuntimeError):
+    """A reproducible run's rollout could not store a step (run.reproducible): the data would depend on timing."""
+
 
 MAX_PENDING_STEPS = 16
 """Served steps kept waiting for their transition; older ones are counted as never executed."""
@@ -64,9 +72,12 @@ class RolloutChain:
         counters: Counter[str],
         terminal_values: Callable[[np.ndarray], np.ndarray],
         store_proposed: bool = False,
+        strict: bool = False,
     ) -> None:
         """``terminal_values(raw_obs [k, obs_dim]) -> V [k]``: the serving policy's values of terminal
-        observations, for bootstrapping truncated episodes."""
+        observations, for bootstrapping truncated episodes. ``strict`` (a reproducible run): a step that cannot be
+        stored, or a rollout discarded for a gap, raises StepDropped after the chain is cut as usual."""
+        self.strict = strict
         self.model = model
         self.n_envs = n_envs
         self.counters = counters
@@ -126,7 +137,7 @@ class RolloutChain:
             return
         if self._last_stored_step != step - 1:
             self.counters["rollouts_discarded_gap"] += 1
-            buffer.reset()
+            buffer.reset()  # (strict: the step that went missing raised when its transition came, or it never came)
             return
         buffer.compute_returns_and_advantage(last_values=torch.as_tensor(values), dones=self.episode_starts)
         self.ready, self.collecting = buffer, None
@@ -151,12 +162,17 @@ class RolloutChain:
             if reason:
                 self.counters[f"transitions_not_stored_{reason}"] += 1
                 self._cut_chain_before(step, pending)
+                self._dropped(f"step {step} not stored: {reason}")
                 return RecordResult(stored=False, reason=reason)
             assert pending is not None
             n_differs = self._store(step, pending, executed, scaled_rewards, terminated, truncated, terminal_obs)
             return RecordResult(stored=True, reason="", n_differs=n_differs)
         finally:
             self.episode_starts = terminated | truncated
+
+    def _dropped(self, why: str) -> None:
+        if self.strict:
+            raise StepDropped(why)
 
     def _why_not_storable(self, pending: PendingStep | None, executed: np.ndarray, timed_out) -> str:
         if pending is None:
@@ -191,6 +207,9 @@ class RolloutChain:
             # A step went missing without a value to bootstrap from: this rollout cannot be linked up.
             self.counters["rollouts_discarded_gap"] += 1
             buffer.reset()
+            gap = True
+        else:
+            gap = False
         masks = pending.masks.copy()
         outside = ~masks[self._env_arange, executed]
         if outside.any():
@@ -215,6 +234,8 @@ class RolloutChain:
         self._chain_broken = False
         self.counters["transitions_stored"] += 1
         self.counters["executed_differs_from_proposal"] += n_differs
+        if gap:
+            self._dropped(f"a step before {step} never came: the rollout was discarded")
         return n_differs
 
     def _bootstrap_truncated(self, rewards: np.ndarray, terminated, truncated, terminal_obs) -> None:

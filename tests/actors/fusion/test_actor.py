@@ -107,3 +107,17 @@ def test_a_fusion_process_decides_over_the_bus_and_stops_cleanly():
         decision = rt.client.recv(FusionDecision, timeout_secs=10, where=lambda d: d.step == 0)
         assert decision.env_ids == [0, 1] and decision.method == "rules"
         assert rt.stop() == 0
+
+
+@pytest.mark.parametrize("reproducible", [False, True])
+async def test_a_reproducible_run_uses_a_thought_about_step_n_from_step_n_plus_1_even_when_it_beat_ns_proposal(reproducible):
+    async with actor_harness("fusion", {"run.reproducible": reproducible}) as h:
+        await decide(h, 4)
+        # The thought about step 5 arrives before step 5's proposal (the policy was busy with an update) ...
+        await h.deliver(env_obs(5), thought(5, SELL, "about-5"))
+        await h.deliver(proposal(5, [BUY, BUY], confidence=0.7))
+        at_5 = await h.recv(FusionDecision, where=lambda d: d.step == 5)
+        at_6 = await decide(h, 6)
+    # ... asynchronous: used at once, at age 0; reproducible: as lockstep means it, from the next step, whatever the pace
+    assert at_5.llm_query_ids[0] == ("" if reproducible else "about-5")
+    assert at_6.llm_query_ids[0] == "about-5"

@@ -7,10 +7,10 @@ import pytest
 from actors.jobs.cli import build_parser
 from actors.jobs.common import configure
 from actors.jobs.config import load_config
-from actors.jobs.presets import (BACKTEST, FROZEN_LEARNERS, LOCKSTEP, PAPER, SINGLE_SHOT, TRAIN, Lockstep, Thoughts,
-                                 apply_presets, preset_settings)
+from actors.jobs.presets import (BACKTEST, FROZEN_LEARNERS, LOCKSTEP, PAPER, REPRODUCIBLE, SINGLE_SHOT, TRAIN, Lockstep,
+                                 Thoughts, apply_presets, preset_settings)
 
-EVERY_PRESET = (LOCKSTEP, Lockstep(Thoughts("four_step")), SINGLE_SHOT, FROZEN_LEARNERS, BACKTEST, TRAIN, PAPER)
+EVERY_PRESET = (LOCKSTEP, Lockstep(Thoughts("four_step")), SINGLE_SHOT, FROZEN_LEARNERS, BACKTEST, TRAIN, PAPER, REPRODUCIBLE)
 
 
 @pytest.mark.parametrize("preset", EVERY_PRESET, ids=repr)
@@ -33,6 +33,12 @@ def test_presets_set_what_their_intent_names():
     assert not backtest.policy.learn and not backtest.fusion.learn and not backtest.lora.enabled
     paper = apply_presets(base, [PAPER, LOCKSTEP])
     assert paper.env.mode == "paper" and paper.env.thought_lag_steps == 1 and not paper.policy.learn
+    assert not paper.run.reproducible  # paper and live keep their asynchrony
+    evidence = REPRODUCIBLE.apply(base)
+    assert evidence.run.reproducible and evidence.reasoner.cache_ttl_secs >= 1e9
+    # each waiter inside the next one's wait: fusion for a thought < risk for fusion < the env for the verdict
+    assert evidence.fusion.max_thought_wait_ms < evidence.risk.fusion_deadline_ms < evidence.env.verdict_deadline_ms
+    assert evidence.env.thought_wait_deadline_ms >= 60_000
 
 
 def test_a_later_preset_wins_and_the_jobs_settings_and_the_users_set_win_over_presets():

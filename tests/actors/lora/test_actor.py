@@ -142,3 +142,39 @@ async def test_a_broken_seed_file_is_logged_and_the_trainer_goes_on(tmp_path):
 def _no_publish(tmp_path):
     version = AdapterVersion(1, tmp_path / "v0001" / "adapter.gguf", {"published": 0.0}, False)
     return RoundReport(RoundResult(0.5, 0.4, False, TrainStats(1, 0.5, 0.5, 10, 100.0, 0.1), 4), version)
+
+
+async def test_a_published_adapter_is_held_until_the_loop_reaches_lora_publish_from_step(tmp_path, monkeypatch):
+    from bus.messages import LoraRound
+
+    def fake_round(self, progress=None):
+        version = AdapterVersion(1, tmp_path / "v0001" / "adapter.gguf", {"match_rate_after": 0.9, "published": 1.0}, True)
+        return RoundReport(RoundResult(0.5, 0.9, True, TrainStats(1, 0.5, 0.5, 10, 100.0, 0.1), 4), version)
+
+    monkeypatch.setattr(LoraCore, "run_round", fake_round)
+    async with actor_harness("lora", {"lora.experiences_per_round": 2, "lora.publish_from_step": 10}, run_dir=tmp_path) as h:
+        await h.deliver(env_obs(3), thought("r-1", 3), thought("r-2", 3), outcome(["r-1"], 1), outcome(["r-2"], 2))
+        await h.recv(LoraRound)  # the round ended and published ...
+        await h.deliver(env_obs(9))
+        held = h.messages(LoraAdapter)  # ... but the reasoner must not swap it in before step 10
+        await h.deliver(env_obs(10))
+        adapter = await h.recv(LoraAdapter)
+        await h.stop()
+    assert held == [] and adapter.version == 1
+
+
+def test_a_snapshot_round_samples_and_judges_only_what_was_stored_when_it_started(tmp_path):
+    from actors.lora.experience import Experience
+
+    def experience(n):
+        return Experience(id=f"e-{n}", messages=[{"role": "user", "content": f"q{n}"}], mask=(True,) * 6,
+                          target="BUY | 0.80 | up", action=1, pnl_usd=10.0, source="trade")
+
+    store = ExperienceStore(tmp_path / "x.sqlite", max_experiences=1000, held_out_fraction=0.2)
+    store.add([experience(n) for n in range(50)])
+    snapshot = store.last_seq()
+    before = ({e.id for e in store.sample(400, np.random.default_rng(0), snapshot)}, store.held_out(100, snapshot))
+    store.add([experience(n) for n in range(50, 100)])  # the loop stores more while the round trains
+    after = ({e.id for e in store.sample(400, np.random.default_rng(0), snapshot)}, store.held_out(100, snapshot))
+    assert before == after and max(int(i[2:]) for i in after[0]) < 50
+    assert max(int(e.id[2:]) for e in store.held_out(100)) >= 50  # without a snapshot: the newest
