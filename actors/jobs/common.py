@@ -22,13 +22,10 @@ from actors.jobs.presets import Preset, preset_settings
 from actors.jobs.progress import ProgressView, console_enabled
 from bus.messages import Done, Message, Progress, Stats
 from config.tree import parse_override
+from actors.jobs.errors import JobError  # noqa: F401  (re-exported: every job raises it from here)
 from runtime.logs import configure_logging
 from runtime.rundir import RunDir, create_run_dir
 from runtime.supervisor import EXIT_OK, Supervisor
-
-
-class JobError(RuntimeError):
-    """A job could not do what was asked (missing checkpoint, broken data file, runtime failure, ...)."""
 
 
 class JobStopped(Exception):

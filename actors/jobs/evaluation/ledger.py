@@ -34,6 +34,7 @@ from pathlib import Path
 import msgspec
 
 from actors.jobs.cells.cell import code_fingerprint
+from actors.jobs.errors import JobError
 
 ROLES = ("policy", "floor", "oracle")
 """``policy``: a configuration of the learner (a trial of the deflated Sharpe); ``floor``: a reference rule
@@ -170,8 +171,6 @@ def read_trials(path: Path | str) -> list[TrialRecord]:
 def read_trials_or_stop(path: Path | str, job: str) -> list[TrialRecord]:
     """``read_trials``, or a job error naming its bad lines (bin/run prints it and exits 1): a job that counts trials
     stops rather than count fewer. Jobs read it before their work, so a corrupt ledger costs no training."""
-    from actors.jobs.common import JobError
-
     try:
         return read_trials(path)
     except LedgerError as error:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -64,7 +65,7 @@ def test_the_report_and_metrics_carry_each_runs_thought_ages():
     evidence = LockstepEvidence(20, scores, thought_ages={"base": figures}, fold=0, test_start_day=5)
 
     saved = evidence.to_json()
-    text = "\n".join(lockstep_lines({"lockstep": saved}))
+    text = "\n".join(lockstep_lines(SimpleNamespace(lockstep=saved)))  # what it reads of the Summary
 
     assert saved["base"]["thought_ages"]["carried_age_max"] == 14.0 and saved["base"]["thought_ages"]["with_thought_share"] == 0.5
     assert "- base: 50.0% of 2 decisions had a thought" in text and "real age mean 14.0" in text
