@@ -21,6 +21,7 @@ import numpy as np
 from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.evaluation.ledger import LedgerError, TrialRecord, ledger_path, read_trials
 from actors.jobs.evaluation.trials import LedgerTrials, ledger_trials
+from actors.jobs.evaluation.summary import Deflation
 
 RUNS_SHOWN = 20
 """The newest runs listed under the markets (the whole history stays in the file)."""
@@ -36,7 +37,7 @@ class MarketSummary:
     """The trial with the highest daily Sharpe ('<config hash> <variant> run <run id>')."""
     best_sharpe: float
     best_days: int
-    deflation: dict
+    deflation: Deflation
     """``evidence.deflation`` of the best trial's returns with N and V of every trial on the market."""
 
 
@@ -86,7 +87,7 @@ def summarise_market(records: list[TrialRecord], market: str) -> MarketSummary |
         return None
     best = int(np.argmax(trials.sharpes))
     return MarketSummary(market, trials, trials.names[best], trials.sharpes[best], len(trials.returns[best]),
-                         deflation(trials.returns[best], trials))
+                         deflation(trials.returns[best], trials, 0, dsr_of=trials.names[best]))
 
 
 def market_lines(summaries: list[MarketSummary]) -> list[str]:
@@ -94,8 +95,8 @@ def market_lines(summaries: list[MarketSummary]) -> list[str]:
              "days | its deflated Sharpe given N |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in summaries:
         lines.append(f"| {s.market} | {s.trials.count} | {s.trials.runs} | {s.trials.variance:.2e} | "
-                     f"{s.deflation['dsr_benchmark_sharpe']:.3f} | {s.best} | {s.best_sharpe:.3f} | {s.best_days} | "
-                     f"{s.deflation['dsr']:.3f} |")
+                     f"{s.deflation.dsr_benchmark_sharpe:.3f} | {s.best} | {s.best_sharpe:.3f} | {s.best_days} | "
+                     f"{s.deflation.dsr:.3f} |")
     lines.append("(daily Sharpe: mean / std of daily returns; the deflated Sharpe is the probability that the best trial's "
                  "true Sharpe beats the best of N by luck alone: below 0.95 it looks lucky)")
     return lines

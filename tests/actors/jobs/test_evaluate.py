@@ -279,7 +279,7 @@ def test_metrics_json_keeps_the_deflated_sharpe_beside_the_psr_and_drops_an_abse
     keys = list(fields)
     assert keys[keys.index("psr"):keys.index("pbo") + 1] == [
         "psr", "dsr", "dsr_trials", "dsr_runs", "dsr_sharpe_variance", "dsr_benchmark_sharpe", "track_record",
-        "dsr_trials_this_run", "pbo"]
+        "dsr_trials_this_run", "dsr_of", "pbo"]
     assert "deflation" not in fields and "lockstep" not in fields and keys[keys.index("verdict") + 1] == "ledger"
     assert fields["pbo"] == {"pbo": 0.1, "n_combinations": 70}  # no null "why" beside a PBO
     assert list(fields["policy"]["sharpe_interval"]) == [3.5, 4.5] and "lockstep" in replace(a_summary(), lockstep={"fold": 1}).to_json()

@@ -56,7 +56,7 @@ def test_the_best_trials_deflated_sharpe_falls_as_reruns_raise_n(tmp_path, capsy
     runs_of(ledger, "null", runs=10, seeds=1, days=60)
     crowded = summarise_market(read_trials(ledger), "null")
     assert (alone.trials.count, crowded.trials.count) == (1, 11)
-    assert crowded.deflation["dsr"] < alone.deflation["dsr"]
+    assert crowded.deflation.dsr < alone.deflation.dsr
 
 
 @pytest.mark.parametrize("content, says", [
