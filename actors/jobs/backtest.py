@@ -79,7 +79,8 @@ def mode_backtest(args: argparse.Namespace) -> int:
     result, metrics = run_backtest(config, args, args.run_dir)
     # Test days were played: a trial of the deflated Sharpe (actors/jobs/backtest_ledger.py), recorded before printing.
     pnl = backtest_session_pnl(result.run_dir.path, config)
-    ledger = record_backtests(config, [backtest_record(config, pnl, commit, job="backtest", variant=policy_variant(checkpoint, config.run.seed))])
+    variant = policy_variant(checkpoint, config.run.seed)
+    ledger = record_backtests(config, [backtest_record(config, pnl, commit, job="backtest", variant=variant)])
     print_backtest(result, metrics, config)
     if ledger is not None:
         print(f"trials ledger {ledger}: this backtest's {len(pnl)} test day(s) recorded as one trial (bin/run trials lists them)")

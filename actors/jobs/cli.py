@@ -217,7 +217,7 @@ def sweep_options(parser: argparse.ArgumentParser) -> None:
 
 
 def trials_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--ledger", type=Path, help="the trials ledger to read (default: run.trials_path, else <runs_dir>/trials.jsonl)")
+    parser.add_argument("--ledger", type=Path, metavar="PATH", help="the trials ledger to read (default: run.trials_path, else <runs_dir>/trials.jsonl)")
     parser.add_argument("--market", dest="trials_market", metavar="NAME",
                         help="only this market (a scenario name as the ledger files it, or a bars file)")
 

@@ -111,7 +111,7 @@ def run_lines(records: list[TrialRecord]) -> list[str]:
                                     "markets": set(), "trials": set()})
         run["markets"].add(r.market)
         if r.role == "policy" and r.daily_returns:
-            run["trials"].add((r.config_hash, r.seed, r.variant))
+            run["trials"].add((r.market, r.config_hash, r.seed, r.variant))
     newest = sorted(runs.items(), key=lambda item: item[1]["date"])[-RUNS_SHOWN:]
     lines = [f"runs: {len(runs)} in all" + (f", the newest {len(newest)}:" if len(runs) > len(newest) else ":"),
              "| run | date | job | commit | code | market(s) | policy trials |", "| --- | --- | --- | --- | --- | --- | --- |"]

@@ -48,6 +48,7 @@ def test_a_sweep_writes_every_trial_to_the_ledger_and_tests_only_the_best_once(t
     outcome = json.loads((tmp_path / "run" / "sweep" / "sweep.json").read_text())
     records = read_trials(runs / "trials.jsonl")
     assert all(r.job == "sweep" and r.market == "regimes" and r.daily_returns for r in records)
+    assert len({r.run_id for r in records}) == 1  # appended trial by trial, one sweep is one run
     trials = [r for r in records if "-trial" in r.variant and "-best-" not in r.variant]
     # Every trial is in the ledger, each with the validation folds it was scored on (a pruned one: fewer).
     for entry in outcome["trials"]:
