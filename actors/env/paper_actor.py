@@ -139,8 +139,7 @@ class PaperEnvActor(Actor):
             self.book.keep_thought(msg)
         if msg.env_id != 0:
             return
-        # Its age at the next decision that can use it: this step's, or the next one once this step is decided; from the
-        # step its prompt read (a carried answer's too, LlmThought.step_built), as fusion ages it.
+        # Its age (from the step its prompt read) at the next decision that can use it: this step's, or the next one.
         next_decision = self.session.step + (0 if self._awaiting_step >= 0 or self._gate_timer is not None else 1)
         seen_at = self._obs_times.get(msg.built_on)
         self.tally.add(msg.age_at(next_decision), None if seen_at is None else time.monotonic() - seen_at, msg.latency_ms, msg.fallback)
