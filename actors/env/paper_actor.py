@@ -139,10 +139,10 @@ class PaperEnvActor(Actor):
             self.book.keep_thought(msg)
         if msg.env_id != 0:
             return
-        # Its age at the next decision that can use it: this step's, or the next one once this step is decided.
+        # Its age (from the step its prompt read) at the next decision that can use it: this step's, or the next one.
         next_decision = self.session.step + (0 if self._awaiting_step >= 0 or self._gate_timer is not None else 1)
-        seen_at = self._obs_times.get(msg.step_seen)
-        self.tally.add(next_decision - msg.step_seen, None if seen_at is None else time.monotonic() - seen_at, msg.latency_ms, msg.fallback)
+        seen_at = self._obs_times.get(msg.built_on)
+        self.tally.add(msg.age_at(next_decision), None if seen_at is None else time.monotonic() - seen_at, msg.latency_ms, msg.fallback)
         if self.gate is not None and self.gate.record(0, msg.step_seen, time.monotonic()) and self._gate_timer is not None:
             self._gate_timer.cancel()
             self._gate_timer = None

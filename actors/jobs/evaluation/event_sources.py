@@ -68,14 +68,15 @@ class EventReads:
 
     def __init__(self) -> None:
         self._thoughts: dict[str, tuple[int, int, tuple[str, ...]]] = {}
-        """Query id -> (env, step seen, the event ids its prompt read)."""
+        """Query id -> (env, the step its prompt read, the event ids it read): a carried answer has its own query id and
+        its thought's step and ids (LlmThought.step_built), so it never counts an event twice."""
         self._used: dict[tuple[int, int], str] = {}
         """(env, step) of a decision -> the query id of the thought it used."""
 
     def add(self, msg: Message) -> None:
         match msg:
             case LlmThought():
-                self._thoughts[msg.query_id] = (msg.env_id, msg.step_seen, tuple(msg.news_ids))
+                self._thoughts[msg.query_id] = (msg.env_id, msg.built_on, tuple(msg.news_ids))
             case FusionDecision():
                 for row, env_id in enumerate(msg.env_ids):
                     if msg.llm_query_ids[row]:

@@ -138,6 +138,11 @@ def test_lockstep_decisions_measure_the_fusion_and_llm_rows_through_the_actors_o
     assert after_event["read"] >= 1 and after_event["decisions"] >= 1 and after_event["unknown_events"] == 0
     assert rows["LLM advice = hindsight label, right after an event"]["note"].startswith("base ")
     assert 'think_on = "news"' in (out / "lockstep-base" / "config.toml").read_text()  # thinks when something new arrives
+    # the policy reads the regime belief of the fold it was trained on (saved beside it), not a refit (issue 51)
+    assert f'regime_model_path = "{out / "lockstep-policy" / "regime_model.json"}"' in (out / "lockstep-base" / "config.toml").read_text()
+    ages = lockstep["base"]["thought_ages"]  # the share with a thought, and its real age
+    assert ages["decisions"] == 6 and 0 < ages["with_thought_share"] <= 1 and ages["max_staleness_steps"] == 10
+    assert "Thought ages, in bars from the market state the prompt read" in (out / "report.md").read_text()
     for figure in ("LLM accuracy before -> after", "RL/LLM agreement", "fused minus RL-only (accuracy, paired)",
                    "fused minus RL-only (hindsight $ a flat decision, paired)"):
         assert rows[figure]["value"] is not None and f"scored of 6 decisions" in rows[figure]["note"]
