@@ -141,10 +141,6 @@ def trade_figures(trades: Sequence) -> dict[str, float]:
     }
 
 
-def _rowwise_sharpe(draws: np.ndarray) -> np.ndarray:
-    return sharpe_ratio(draws, TRADING_DAYS_PER_YEAR, axis=1, too_few=0.0)  # one session has no spread
-
-
 def session_intervals(sessions: SessionReturns, trades: Sequence, seed: int = 0) -> dict[str, float]:
     """Bootstrap intervals over sessions for net P&L, Sharpe and win rate (one resampling, shared)."""
     if len(sessions.session) == 0:
@@ -162,7 +158,7 @@ def session_intervals(sessions: SessionReturns, trades: Sequence, seed: int = 0)
     intervals: dict[str, float] = {}
     figures: dict[str, Callable[[np.ndarray], np.ndarray]] = {
         "net_pnl_usd": lambda draws: draws[:, :, 0].sum(axis=1),
-        "sharpe": lambda draws: _rowwise_sharpe(draws[:, :, 1]),
+        "sharpe": lambda draws: sharpe_ratio(draws[:, :, 1], TRADING_DAYS_PER_YEAR, axis=1),
     }
     if len(trades):
         figures["win_rate"] = lambda draws: draws[:, :, 2].sum(axis=1) / np.maximum(draws[:, :, 3].sum(axis=1), 1.0)
