@@ -107,9 +107,17 @@ class RuntimeConfig(ConfigSection, kw_only=True):
     heartbeat_interval_secs: PositiveSecs = 1.0
     """How often every actor publishes sys.heartbeat."""
     heartbeat_liveness: PositiveCount = 5
-    """An actor is silent (and restarted) after interval x liveness seconds without a heartbeat."""
+    """A heartbeat is late after interval x liveness seconds; a late actor whose process made no progress over that
+    window (stopped, or asleep with nothing sent) is silent and restarted; one that computes is slow and left running
+    (runtime/liveness.py)."""
     startup_grace_secs: Secs = 30.0
-    """Time a (re)started actor gets before its first heartbeat is required."""
+    """Time a (re)started actor gets before its first heartbeat is due (then judged as a late one); a restart gets at
+    least 3x what the actor's previous start took."""
+    startup_grace_by_actor: dict[str, float] = msgspec.field(default_factory=lambda: {"reasoner": 60.0, "lora": 120.0})
+    """Actor short name -> its own start-up grace in seconds, for actors that load more: the reasoner maps its GGUF,
+    lora its dequantised base model."""
+    max_slow_secs: PositiveSecs = 120.0
+    """A slow actor (late heartbeat, process still computing) is restarted anyway after this long past its deadline."""
     stats_interval_secs: PositiveSecs = 5.0
     """How often every actor publishes sys.stats (counters) and logs them."""
     max_restarts: Count = 3
@@ -130,6 +138,9 @@ class RuntimeConfig(ConfigSection, kw_only=True):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        bad = {name: secs for name, secs in self.startup_grace_by_actor.items() if not secs >= 0}
+        if bad:
+            raise ValueError(f"runtime.startup_grace_by_actor: seconds must be >= 0, got {bad}")
         if self.cpu_placement not in CPU_PLACEMENTS:
             raise ValueError(f"runtime.cpu_placement must be one of {', '.join(CPU_PLACEMENTS)}, got {self.cpu_placement!r}")
 
