@@ -126,8 +126,12 @@ class RuntimeConfig(ConfigSection, kw_only=True):
     restart_backoff_secs: Secs = 0.1
     """First restart delay; doubles with each restart of the same actor, up to restart_backoff_max_secs."""
     restart_backoff_max_secs: Secs = 10.0
-    spare_actors: list[str] = msgspec.field(default_factory=lambda: ["policy"])
-    """Actors (short names) that keep a spare process with their imports done, so a restart skips them."""
+    spare_actors: list[str] = msgspec.field(default_factory=lambda: ["policy", "env", "fusion", "risk"])
+    """Actors (short names) that keep a spare process with their imports and warm_up done, so a restart skips them
+    (the decision loop's four: each is back within 2 s of a kill -9, bin/run chaos)."""
+    spare_start_delay_secs: Secs = 20.0
+    """Spares start this long after every actor first sent a heartbeat (a short run or a test never pays their
+    imports); replacements for used ones start at once. 0 = at once."""
     shutdown_grace_secs: Secs = 5.0
     """After sys.shutdown, how long actors get to exit before SIGTERM (then as long again before SIGKILL)."""
     cpu_placement: str = "split"

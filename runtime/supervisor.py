@@ -115,6 +115,8 @@ class Supervisor:
         self.events: deque[SupervisorEvent] = deque(maxlen=MAX_EVENTS)
         """Spawns, deaths and silences of the actors, oldest first (bounded)."""
         self._broker_restarts_total = 0
+        self._spares_from: float | None = None
+        """When spares may start (every actor ran, plus runtime.spare_start_delay_secs); None before every actor ran."""
 
     # ------------------------------------------------------------------ start
 
@@ -198,9 +200,20 @@ class Supervisor:
         self.log.info("spare_activated", child=actor.name, pid=spare.pid)
         return spare
 
+    def _start_spares(self, now: float) -> None:
+        """Spares start runtime.spare_start_delay_secs after every actor first ran (a short run, a test, never pays
+        their imports; a spare's imports never slow the runtime's start), then again whenever every actor runs and
+        one was used."""
+        if not self.rt.spare_actors or not all(actor.last_beat is not None for actor in self.actors.values()):
+            return
+        if self._spares_from is None:
+            self._spares_from = now + self.rt.spare_start_delay_secs
+        if now >= self._spares_from:
+            for actor in self.actors.values():
+                self._start_spare(actor)
+
     def _start_spare(self, actor: ActorProcess) -> None:
-        """A standby process for an actor of runtime.spare_actors, started once every actor runs (a spare's imports
-        never slow the runtime's start) and again after each activation."""
+        """A standby process for an actor of runtime.spare_actors (see _start_spares)."""
         if actor.name in self.rt.spare_actors and actor.spare is None and self._stop_reason is None:
             actor.spare = self._spawn(["--actor", actor.spec, "--standby"], actor.name, standby=True)
             self.log.info("spare_started", child=actor.name, pid=actor.spare.pid)
@@ -275,9 +288,6 @@ class Supervisor:
                 actor = self.actors.get(msg.actor)
                 if actor is not None and actor.proc is not None and actor.proc.pid == msg.pid:
                     self._note_beat(actor)
-                    if all(other.last_beat is not None for other in self.actors.values()):
-                        for other in self.actors.values():
-                            self._start_spare(other)
             if self.join is not None and isinstance(msg, Shutdown):  # the main runtime stops: so do we
                 self.request_stop("remote_shutdown")
                 return
@@ -331,6 +341,7 @@ class Supervisor:
                 continue
             if now > actor.liveness.due_at:  # /proc is read only when a heartbeat is late
                 self._judge_late(actor, now)
+        self._start_spares(now)
 
     def _judge_late(self, actor: ActorProcess, now: float) -> None:
         """A heartbeat is late: leave a slow actor running, restart a silent or unresponsive one (runtime/liveness.py)."""

@@ -55,14 +55,19 @@ def use_token_if_found() -> str | None:
     if source is None:
         return None
     os.environ[AUTH_MODE_ENV] = "token"
-    try:  # Ray caches its config per process: refresh it, as ray.init(address="auto") does when it finds a token
+    _refresh_ray_config()
+    logging.getLogger(__name__).debug("ray token authentication from %s", source)
+    return source
+
+
+def _refresh_ray_config() -> None:
+    """Ray caches its config per process: refresh it, as ray.init(address="auto") does when it finds a token."""
+    try:
         from ray._raylet import Config
 
         Config.initialize("")
-    except (ImportError, AttributeError):  # another Ray: the variable, read when ray.init starts its core worker
+    except (ImportError, AttributeError):  # another Ray: the variable is read when ray.init starts its core worker
         pass
-    logging.getLogger(__name__).debug("ray token authentication from %s", source)
-    return source
 
 
 def connect_error(address: str, error: BaseException, source: str | None) -> str:
