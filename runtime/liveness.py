@@ -7,10 +7,11 @@ on the same loaded machine, which is how a run once restarted actors 135 times i
 due and missing, the supervisor reads the process itself (``/proc/<pid>/stat``):
 
 - stopped (SIGSTOP, a debugger), a zombie, or gone: **silent**, restarted;
-- its CPU time grew since the last look (it computes: imports, a model load, a fit, an event loop starved of CPU),
-  or it waits on the disk (state D): **slow**, left running, looked at again one window later;
-- neither over a whole window (asleep with nothing to do, yet no heartbeat comes: a deadlock, a lost bus):
-  **silent**, restarted;
+- its CPU time grew since the last look (it computes: imports, a model load, a fit), or one of its threads is
+  runnable (R: it runs, or waits for a CPU that others hold: a reniced actor beside CPU hogs gains no CPU time for
+  seconds) or waits on the disk (D): **slow**, left running, looked at again one window later;
+- none of that (every thread asleep, no CPU time over a whole window, yet no heartbeat comes: a deadlock, a lost
+  bus): **silent**, restarted;
 - slow for longer than ``runtime.max_slow_secs`` past its deadline: **unresponsive**, restarted all the same (a busy
   loop that never yields to the heartbeat).
 
@@ -29,29 +30,47 @@ OK, SLOW, SILENT, UNRESPONSIVE = "ok", "slow", "silent", "unresponsive"
 for too long (restart)."""
 STOPPED_STATES = frozenset("TtZX")
 """/proc states of a process that cannot make progress: stopped, traced-stopped, zombie, dead."""
-WAITING_STATES = frozenset("D")
-"""Uninterruptible sleep: waiting on the disk (a checkpoint on a slow volume). Counts as progress."""
+BUSY_STATES = frozenset("RD")
+"""A thread that runs or waits for a CPU (R), or waits on the disk (D: a checkpoint on a slow volume): the process is
+alive and wants to go on. Counts as progress."""
 STARTUP_GRACE_FACTOR = 3.0
 """A restart's grace is at least this many times the actor's previous start (spawn to first heartbeat)."""
 
 
 @dataclass(frozen=True)
 class ProcessSample:
-    """One look at a process: its scheduler state and CPU time (all threads, in clock ticks)."""
+    """One look at a process: its scheduler state, its CPU time (all threads, in clock ticks), and whether any of its
+    threads is runnable or waiting on the disk right now."""
 
     state: str
     cpu_ticks: int
+    busy_threads: int = 0
+    """Threads in state R (running or waiting for a CPU) or D (waiting on the disk). A thread starved of CPU (the
+    reasoner at nice 19 beside stress-ng loads its model in a worker thread) gains no CPU time for seconds, but is R."""
+
+
+def _stat_fields(text: str) -> list[str]:
+    # Field 2 (the command) is in parentheses and may hold spaces or ')': the fields after it follow the last ')'.
+    return text[text.rindex(")") + 2:].split()
 
 
 def read_process(pid: int) -> ProcessSample | None:
-    """The process's state and CPU time from /proc; None where it is gone (or there is no /proc: not Linux)."""
+    """The process's state, CPU time and busy threads from /proc; None where it is gone (or there is no /proc)."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
+        fields = _stat_fields(Path(f"/proc/{pid}/stat").read_text())
+    except (OSError, ValueError):
         return None
-    # Field 2 (the command) is in parentheses and may hold spaces or ')': the fields after it follow the last ')'.
-    fields = text[text.rindex(")") + 2:].split()
-    return ProcessSample(state=fields[0], cpu_ticks=int(fields[11]) + int(fields[12]))  # state, utime + stime
+    busy = 0
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        tasks = []
+    for task in tasks:
+        try:
+            busy += _stat_fields((task / "stat").read_text())[0] in BUSY_STATES
+        except (OSError, ValueError, IndexError):  # the thread ended meanwhile
+            pass
+    return ProcessSample(state=fields[0], cpu_ticks=int(fields[11]) + int(fields[12]), busy_threads=busy)  # utime + stime
 
 
 def restart_delay(restarts_in_window: int, first_secs: float, max_secs: float) -> float:
@@ -110,7 +129,7 @@ class Liveness:
             return SILENT
         if self.overdue_since is None:
             self.overdue_since = self.due_at
-        progressed = sample.cpu_ticks > self._baseline_ticks or sample.state in WAITING_STATES
+        progressed = sample.cpu_ticks > self._baseline_ticks or sample.busy_threads > 0 or sample.state in BUSY_STATES
         if not progressed:
             return SILENT
         if now - self.overdue_since > self.max_slow_secs:

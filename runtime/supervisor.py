@@ -354,7 +354,7 @@ class Supervisor:
             if liveness.slow_looks == 1:  # a late spell begins: logged and counted once
                 actor.slow_total += 1
                 self.events.append(SupervisorEvent(now, actor.name, "slow", actor.proc.pid))
-                self.log.warning("actor_slow", child=actor.name, pid=actor.proc.pid, state=sample.state,
+                self.log.warning("actor_slow", child=actor.name, pid=actor.proc.pid, state=sample.state, busy_threads=sample.busy_threads,
                                  starting=liveness.first_beat_at is None, cpu_secs=round(sample.cpu_ticks / CLOCK_TICKS, 2))
             return
         self.events.append(SupervisorEvent(now, actor.name, "silent", actor.proc.pid))

@@ -17,8 +17,8 @@ def fresh(grace: float = 30.0, max_slow: float = 120.0) -> Liveness:
     return Liveness(100.0, window_secs=WINDOW, grace_secs=grace, max_slow_secs=max_slow)
 
 
-def running(state: str = "S", ticks: int = 0) -> ProcessSample:
-    return ProcessSample(state, ticks)
+def running(state: str = "S", ticks: int = 0, busy_threads: int = 0) -> ProcessSample:
+    return ProcessSample(state, ticks, busy_threads)
 
 
 def test_before_its_deadline_an_actor_is_ok_whatever_its_process_does():
@@ -68,6 +68,12 @@ def test_a_process_gone_from_proc_is_silent():
     assert live.judge(131.0, None) == SILENT
 
 
+def test_a_process_whose_thread_waits_for_a_cpu_is_slow_though_it_gained_no_cpu_time():
+    live = fresh()
+    live.beat(110.0, 50)
+    assert live.judge(116.0, running("S", 50, busy_threads=1)) == SLOW  # its loop asleep, its worker starved
+
+
 def test_a_process_waiting_on_the_disk_counts_as_progress():
     live = fresh()
     live.beat(110.0, 50)
@@ -107,7 +113,7 @@ def test_the_start_secs_are_spawn_to_first_heartbeat():
 
 def test_read_process_reads_this_process_and_none_for_a_gone_one():
     sample = read_process(os.getpid())
-    assert sample is not None and sample.state == "R" and sample.cpu_ticks > 0
+    assert sample is not None and sample.state == "R" and sample.cpu_ticks > 0 and sample.busy_threads >= 1
     assert read_process(2**22 + 12345) is None  # above pid_max's usual range
 
 
