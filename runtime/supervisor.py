@@ -176,7 +176,7 @@ class Supervisor:
         actor.started_at = time.monotonic()
         actor.last_beat = None
         actor.restart_at = None
-        sample = read_process(actor.proc.pid)  # a spare's imports are CPU time spent before this start
+        sample = read_process(actor.proc.pid, threads=False)  # a spare's imports are CPU time spent before this start
         rt = self.rt
         grace = startup_grace(rt.startup_grace_by_actor.get(actor.name, rt.startup_grace_secs), actor.last_start_secs)
         actor.liveness = Liveness(actor.started_at, window_secs=rt.heartbeat_interval_secs * rt.heartbeat_liveness,
@@ -317,7 +317,7 @@ class Supervisor:
     def _note_beat(self, actor: ActorProcess) -> None:
         actor.last_beat = time.monotonic()
         first = actor.liveness.first_beat_at is None
-        sample = read_process(actor.proc.pid)
+        sample = read_process(actor.proc.pid, threads=False)
         actor.liveness.beat(actor.last_beat, sample.cpu_ticks if sample else None)
         if first:
             actor.last_start_secs = actor.liveness.start_secs
