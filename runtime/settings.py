@@ -112,9 +112,17 @@ class RuntimeConfig(ConfigSection, kw_only=True):
     heartbeat_interval_secs: PositiveSecs = 1.0
     """How often every actor publishes sys.heartbeat."""
     heartbeat_liveness: PositiveCount = 5
-    """An actor is silent (and restarted) after interval x liveness seconds without a heartbeat."""
+    """A heartbeat is late after interval x liveness seconds; a late actor whose process made no progress over that
+    window (stopped, or asleep with nothing sent) is silent and restarted; one that computes is slow and left running
+    (runtime/liveness.py)."""
     startup_grace_secs: Secs = 30.0
-    """Time a (re)started actor gets before its first heartbeat is required."""
+    """Time a (re)started actor gets before its first heartbeat is due (then judged as a late one); a restart gets at
+    least 3x what the actor's previous start took."""
+    startup_grace_by_actor: dict[str, float] = msgspec.field(default_factory=lambda: {"reasoner": 60.0, "lora": 120.0})
+    """Actor short name -> its own start-up grace in seconds, for actors that load more: the reasoner maps its GGUF,
+    lora its dequantised base model."""
+    max_slow_secs: PositiveSecs = 120.0
+    """A slow actor (late heartbeat, process still computing) is restarted anyway after this long past its deadline."""
     stats_interval_secs: PositiveSecs = 5.0
     """How often every actor publishes sys.stats (counters) and logs them."""
     max_restarts: Count = 3
@@ -123,8 +131,12 @@ class RuntimeConfig(ConfigSection, kw_only=True):
     restart_backoff_secs: Secs = 0.1
     """First restart delay; doubles with each restart of the same actor, up to restart_backoff_max_secs."""
     restart_backoff_max_secs: Secs = 10.0
-    spare_actors: list[str] = msgspec.field(default_factory=lambda: ["policy"])
-    """Actors (short names) that keep a spare process with their imports done, so a restart skips them."""
+    spare_actors: list[str] = msgspec.field(default_factory=lambda: ["policy", "env", "fusion", "risk"])
+    """Actors (short names) that keep a spare process with their imports and warm_up done, so a restart skips them
+    (the decision loop's four: each is back within 2 s of a kill -9, bin/run chaos)."""
+    spare_start_delay_secs: Secs = 20.0
+    """Spares start this long after every actor first sent a heartbeat (a short run or a test never pays their
+    imports); replacements for used ones start at once. 0 = at once."""
     shutdown_grace_secs: Secs = 5.0
     """After sys.shutdown, how long actors get to exit before SIGTERM (then as long again before SIGKILL)."""
     cpu_placement: str = "split"
@@ -135,6 +147,9 @@ class RuntimeConfig(ConfigSection, kw_only=True):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        bad = {name: secs for name, secs in self.startup_grace_by_actor.items() if not secs >= 0}
+        if bad:
+            raise ValueError(f"runtime.startup_grace_by_actor: seconds must be >= 0, got {bad}")
         if self.cpu_placement not in CPU_PLACEMENTS:
             raise ValueError(f"runtime.cpu_placement must be one of {', '.join(CPU_PLACEMENTS)}, got {self.cpu_placement!r}")
 

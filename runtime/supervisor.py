@@ -1,10 +1,13 @@
 """The supervisor: starts the broker and every actor as OS processes and keeps them alive.
 
-- Liveness: every actor publishes ``sys.heartbeat`` each ``heartbeat_interval_secs``; an
-  actor is silent when ``last beat + interval x liveness`` has passed (a new process gets
-  ``startup_grace_secs`` first). A dead or silent actor is restarted with exponential
-  backoff; more than ``max_restarts`` restarts of one actor within ``restart_window_secs``
-  stops the runtime with an error (exit code 1).
+- Liveness: every actor publishes ``sys.heartbeat`` each ``heartbeat_interval_secs``; a heartbeat is due
+  ``interval x liveness`` after the last (a new process gets its start-up grace first). A missing one is judged
+  from the process itself (runtime/liveness.py): a process that computes or waits on the disk is slow and left
+  running; a stopped one, or one that made no progress over the window, is silent. A dead or silent actor is
+  restarted with exponential backoff; more than ``max_restarts`` restarts of one actor within
+  ``restart_window_secs`` stops the runtime with an error (exit code 1). ``restart_counts()`` and
+  ``supervision_figures()`` count what happened, for the run's figures; ``supervision.json`` in the run
+  directory holds the same at the end.
 - Orderly stop (SIGINT/SIGTERM, a job done, a duration): ``sys.shutdown``, wait
   ``shutdown_grace_secs``, SIGTERM, wait again, SIGKILL; then the broker. No orphans.
 - Joined host (``join=`` the addresses of a broker on another host, ``bin/run join``): no broker of
@@ -15,6 +18,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -32,6 +36,7 @@ from bus.client import SyncBus
 from bus.messages import Done, Heartbeat, Message, Progress, Shutdown, Stats
 from runtime.settings import RuntimeSettings
 from runtime.entry import REBIND_ENV, STANDBY_GO, actor_log_name
+from runtime.liveness import OK, SLOW, UNRESPONSIVE, Liveness, read_process, restart_delay, startup_grace
 from runtime.rundir import RunDir
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -56,7 +61,16 @@ class ActorProcess:
     proc: subprocess.Popen | None = None
     started_at: float = 0.0
     last_beat: float | None = None
+    liveness: Liveness | None = None
+    """When the running process's next heartbeat is due and what a missing one means (runtime/liveness.py)."""
     restarts: deque = field(default_factory=deque)
+    """When each restart inside runtime.restart_window_secs happened (the limit and the backoff count these)."""
+    restarts_total: int = 0
+    """Every restart of this actor in the run (the run's figures)."""
+    slow_total: int = 0
+    """How many times its heartbeat was late while the process was alive and progressing (left running)."""
+    last_start_secs: float | None = None
+    """Spawn to first heartbeat of its latest start that beat: a restart's grace scales with it."""
     restart_at: float | None = None
     """When a scheduled restart is due (backoff)."""
     spare: subprocess.Popen | None = None
@@ -70,11 +84,16 @@ class SupervisorEvent:
     at: float
     actor: str
     kind: str
-    """``spawned`` | ``exited`` (the process ended: noticed by poll) | ``silent`` (no heartbeat: killed)."""
+    """``spawned`` | ``exited`` (the process ended: noticed by poll) | ``silent`` (no heartbeat, no progress: killed) |
+    ``slow`` (no heartbeat, alive and progressing: left running)."""
     pid: int
 
 
 MAX_EVENTS = 1000
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+"""Clock ticks a second: the unit of a process's CPU time in /proc."""
+SUPERVISION_FILE = "supervision.json"
+"""In the run directory at the end: Supervisor.supervision_figures()."""
 
 
 class Supervisor:
@@ -95,6 +114,9 @@ class Supervisor:
         self._lock = threading.Lock()
         self.events: deque[SupervisorEvent] = deque(maxlen=MAX_EVENTS)
         """Spawns, deaths and silences of the actors, oldest first (bounded)."""
+        self._broker_restarts_total = 0
+        self._spares_from: float | None = None
+        """When spares may start (every actor ran, plus runtime.spare_start_delay_secs); None before every actor ran."""
 
     # ------------------------------------------------------------------ start
 
@@ -154,6 +176,11 @@ class Supervisor:
         actor.started_at = time.monotonic()
         actor.last_beat = None
         actor.restart_at = None
+        sample = read_process(actor.proc.pid, threads=False)  # a spare's imports are CPU time spent before this start
+        rt = self.rt
+        grace = startup_grace(rt.startup_grace_by_actor.get(actor.name, rt.startup_grace_secs), actor.last_start_secs)
+        actor.liveness = Liveness(actor.started_at, window_secs=rt.heartbeat_interval_secs * rt.heartbeat_liveness,
+                                  grace_secs=grace, max_slow_secs=rt.max_slow_secs, cpu_ticks=sample.cpu_ticks if sample else 0)
         self.events.append(SupervisorEvent(actor.started_at, actor.name, "spawned", actor.proc.pid))
         self.log.info("actor_spawned", child=actor.name, pid=actor.proc.pid)
 
@@ -173,9 +200,20 @@ class Supervisor:
         self.log.info("spare_activated", child=actor.name, pid=spare.pid)
         return spare
 
+    def _start_spares(self, now: float) -> None:
+        """Spares start runtime.spare_start_delay_secs after every actor first ran (a short run, a test, never pays
+        their imports; a spare's imports never slow the runtime's start), then again whenever every actor runs and
+        one was used."""
+        if not self.rt.spare_actors or not all(actor.last_beat is not None for actor in self.actors.values()):
+            return
+        if self._spares_from is None:
+            self._spares_from = now + self.rt.spare_start_delay_secs
+        if now >= self._spares_from:
+            for actor in self.actors.values():
+                self._start_spare(actor)
+
     def _start_spare(self, actor: ActorProcess) -> None:
-        """A standby process for an actor of runtime.spare_actors, started once every actor runs (a spare's imports
-        never slow the runtime's start) and again after each activation."""
+        """A standby process for an actor of runtime.spare_actors (see _start_spares)."""
         if actor.name in self.rt.spare_actors and actor.spare is None and self._stop_reason is None:
             actor.spare = self._spawn(["--actor", actor.spec, "--standby"], actor.name, standby=True)
             self.log.info("spare_started", child=actor.name, pid=actor.spare.pid)
@@ -249,10 +287,7 @@ class Supervisor:
             if isinstance(msg, Heartbeat):
                 actor = self.actors.get(msg.actor)
                 if actor is not None and actor.proc is not None and actor.proc.pid == msg.pid:
-                    actor.last_beat = time.monotonic()
-                    if all(other.last_beat is not None for other in self.actors.values()):
-                        for other in self.actors.values():
-                            self._start_spare(other)
+                    self._note_beat(actor)
             if self.join is not None and isinstance(msg, Shutdown):  # the main runtime stops: so do we
                 self.request_stop("remote_shutdown")
                 return
@@ -269,6 +304,7 @@ class Supervisor:
         now = time.monotonic()
         code = self.broker.returncode if self.broker is not None else None
         self._broker_restarts = [t for t in self._broker_restarts if now - t < self.rt.restart_window_secs] + [now]
+        self._broker_restarts_total += 1
         if len(self._broker_restarts) > self.rt.max_restarts:
             raise RuntimeFailure(f"broker exited with code {code} and was restarted more than {self.rt.max_restarts} times "
                                  f"in {self.rt.restart_window_secs:g} s; see {self.run_dir.stderr_file('broker')}")
@@ -278,11 +314,18 @@ class Supervisor:
         self.events.append(SupervisorEvent(time.monotonic(), "broker", "spawned", self.broker.pid))
         self.log.info("broker_restarted", pid=self.broker.pid, restarts=len(self._broker_restarts))
 
+    def _note_beat(self, actor: ActorProcess) -> None:
+        actor.last_beat = time.monotonic()
+        first = actor.liveness.first_beat_at is None
+        sample = read_process(actor.proc.pid, threads=False)
+        actor.liveness.beat(actor.last_beat, sample.cpu_ticks if sample else None)
+        if first:
+            actor.last_start_secs = actor.liveness.start_secs
+
     def _check_actors(self) -> None:
         if self.broker is not None and self.broker.poll() is not None:
             self._restart_broker()
         now = time.monotonic()
-        rt = self.rt
         for actor in self.actors.values():
             if actor.restart_at is not None:
                 if now >= actor.restart_at:
@@ -296,12 +339,30 @@ class Supervisor:
                 self.events.append(SupervisorEvent(time.monotonic(), actor.name, "exited", actor.proc.pid))
                 self._schedule_restart(actor, f"exited with code {code}")
                 continue
-            since = actor.last_beat if actor.last_beat is not None else actor.started_at + rt.startup_grace_secs
-            if now > since + rt.heartbeat_interval_secs * rt.heartbeat_liveness:
-                self.events.append(SupervisorEvent(now, actor.name, "silent", actor.proc.pid))
-                actor.proc.kill()
-                actor.proc.wait()
-                self._schedule_restart(actor, "silent (no heartbeat)")
+            if now > actor.liveness.due_at:  # /proc is read only when a heartbeat is late
+                self._judge_late(actor, now)
+        self._start_spares(now)
+
+    def _judge_late(self, actor: ActorProcess, now: float) -> None:
+        """A heartbeat is late: leave a slow actor running, restart a silent or unresponsive one (runtime/liveness.py)."""
+        liveness = actor.liveness
+        sample = read_process(actor.proc.pid)
+        verdict = liveness.judge(now, sample)
+        if verdict == OK:
+            return
+        if verdict == SLOW:
+            if liveness.slow_looks == 1:  # a late spell begins: logged and counted once
+                actor.slow_total += 1
+                self.events.append(SupervisorEvent(now, actor.name, "slow", actor.proc.pid))
+                self.log.warning("actor_slow", child=actor.name, pid=actor.proc.pid, state=sample.state, busy_threads=sample.busy_threads,
+                                 starting=liveness.first_beat_at is None, cpu_secs=round(sample.cpu_ticks / CLOCK_TICKS, 2))
+            return
+        self.events.append(SupervisorEvent(now, actor.name, "silent", actor.proc.pid))
+        actor.proc.kill()
+        actor.proc.wait()
+        state = sample.state if sample is not None else "gone"
+        why = "silent (no heartbeat, " + ("no progress" if verdict != UNRESPONSIVE else f"slow over {self.rt.max_slow_secs:g} s")
+        self._schedule_restart(actor, f"{why}, process state {state})")
 
     def _schedule_restart(self, actor: ActorProcess, why: str) -> None:
         now = time.monotonic()
@@ -309,14 +370,30 @@ class Supervisor:
         while actor.restarts and now - actor.restarts[0] > window:
             actor.restarts.popleft()
         actor.restarts.append(now)
+        actor.restarts_total += 1
         if len(actor.restarts) > self.rt.max_restarts:
             raise RuntimeFailure(
                 f"actor '{actor.name}' {why} and was restarted more than {self.rt.max_restarts} times in "
                 f"{window:g} s; giving up (see {self.run_dir.log_file(actor.name)} and {self.run_dir.stderr_file(actor.name)})"
             )
-        delay = min(self.rt.restart_backoff_secs * 2 ** (len(actor.restarts) - 1), self.rt.restart_backoff_max_secs)
+        delay = restart_delay(len(actor.restarts), self.rt.restart_backoff_secs, self.rt.restart_backoff_max_secs)
         actor.restart_at = now + delay
         self.log.warning("actor_restarting", child=actor.name, why=why, restart=len(actor.restarts), delay_secs=delay)
+
+    # ------------------------------------------------------------------ figures
+
+    def restart_counts(self) -> dict[str, int]:
+        """Restarts of each actor (and of the broker, as ``broker``) since start(): what a run's figures report. A
+        run whose count is not 0 was disturbed (its data may differ from a quiet run's)."""
+        return {**{name: actor.restarts_total for name, actor in self.actors.items()}, "broker": self._broker_restarts_total}
+
+    def supervision_figures(self) -> dict[str, Any]:
+        """What the supervisor did in this run: restarts in all and per process, and how often a late heartbeat came
+        from a slow (alive, progressing) actor that was left running."""
+        counts = self.restart_counts()
+        return {"restarts": sum(counts.values()), "restarts_by_process": counts,
+                "slow": sum(actor.slow_total for actor in self.actors.values()),
+                "slow_by_actor": {name: actor.slow_total for name, actor in self.actors.items()}}
 
     # ------------------------------------------------------------------ stop
 
@@ -354,7 +431,9 @@ class Supervisor:
                 proc.wait()
         if self.socket_dir is not None and not self.config.bus.socket_dir:
             shutil.rmtree(self.socket_dir, ignore_errors=True)
-        self.log.info("runtime_stopped", reason=reason)
+        figures = self.supervision_figures()
+        (self.run_dir.path / SUPERVISION_FILE).write_text(json.dumps(figures, indent=1) + "\n")
+        self.log.info("runtime_stopped", reason=reason, restarts=figures["restarts"], slow=figures["slow"])
 
     def _ask_actors_to_stop(self, procs: list[subprocess.Popen], reason: str, grace: float) -> list[subprocess.Popen]:
         """``sys.shutdown``, then the grace period; returns the actors still running. A joined host sends its

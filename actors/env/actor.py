@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from actors.env.decision_book import backtest_report
+from actors.env.factory import load_dataset
 from actors.env.loop import EnvLoop
 from actors.env.paper_actor import PaperEnvActor
 from actors.env.report import entries_sentence, write_report
@@ -65,5 +66,14 @@ def env_actor(**kwargs: Any) -> Actor:
     return SHELLS[kwargs["config"].env.mode](**kwargs)
 
 
+def warm_up(config: Any) -> None:
+    """A spare env (runtime.spare_actors) builds the data set before it waits: the features and the regime HMM's fit
+    and belief are most of an env's start (about 1 s of CPU on the default market, besides the imports), and the
+    activated spare's on_start reads them back from this process's cache (actors/env/factory.py), the same values."""
+    if config.env.mode != "paper":  # the paper env reads bars from a feed: nothing to build ahead
+        load_dataset(config)
+
+
 env_actor.settings_type = EnvLoop.settings_type  # type: ignore[attr-defined]  # what every shell reads (the runtime decodes it)
+env_actor.warm_up = warm_up  # type: ignore[attr-defined]
 ACTOR = env_actor

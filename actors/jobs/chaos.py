@@ -30,15 +30,19 @@ from actors.jobs.config import load_config
 from actors.jobs.presets import BACKTEST, preset_settings
 from bus.client import SyncBus
 from bus.messages import EnvObs, EnvTransition, FusionDecision, Heartbeat, RiskVerdict
+from runtime.liveness import read_process
 
-CHAOS_RUN: dict[str, Any] = {"env.n_envs": 2, "env.step_interval_ms": 50.0}
+CHAOS_RUN: dict[str, Any] = {"env.n_envs": 2, "env.step_interval_ms": 50.0, "runtime.spare_start_delay_secs": 0.0}
 """Over BACKTEST, two envs paced at 20 steps/s: a backtest of an untrained, frozen policy long enough to kill everyone
-in turn."""
+in turn; the spares (runtime.spare_actors) start as soon as the loop runs, and the first kill waits for them."""
 LOOP_ACTORS = ["env", "policy", "fusion", "risk"]
 RECOVERY_TIMEOUT_SECS = 60.0
 SETTLE_SECS = 3.0
 """Healthy running between two kills, so one fault's effects do not count against the next."""
 TARGET_DETECT_SECS = 1.5
+SPARE_READY_TIMEOUT_SECS = 180.0
+"""How long the first kill waits for the spares (runtime.spare_actors) to finish their imports and warm-up."""
+SPARE_LOOK_SECS = 0.3
 TARGET_RECOVER_SECS = 2.0
 
 
@@ -144,14 +148,41 @@ def _settle(client: SyncBus, seconds: float) -> int:
     return last_step
 
 
+def spare_waiting(pid: int, look_secs: float = SPARE_LOOK_SECS) -> bool:
+    """A spare is ready when it waits for its "go": asleep, and no CPU time spent over ``look_secs`` (imports and
+    warm-up done)."""
+    before = read_process(pid)
+    time.sleep(look_secs)
+    after = read_process(pid)
+    return before is not None and after is not None and after.state == "S" and after.cpu_ticks == before.cpu_ticks
+
+
+def wait_for_spares(rt: Any, victims: list[str], timeout_secs: float = SPARE_READY_TIMEOUT_SECS) -> list[str]:
+    """Wait until every actor of ``victims`` in runtime.spare_actors has a spare that finished its imports and warm-up, so a kill
+    measures the restart a settled runtime gets (a spare starts once every actor runs, and imports for seconds).
+    Returns the actors whose spare was not ready in time."""
+    names = [name for name in rt.supervisor.rt.spare_actors if name in rt.supervisor.actors and name in victims]
+    deadline = time.monotonic() + timeout_secs
+    while True:
+        missing = [name for name in names
+                   if (spare := rt.supervisor.actors[name].spare) is None or not spare_waiting(spare.pid)]
+        if not missing or time.monotonic() > deadline:
+            return missing
+        time.sleep(0.2)
+
+
 def run_chaos(rt: Any, actors: list[str], *, reasoner: bool) -> list[FaultResult]:
     results = []
     with SyncBus(rt.addresses, sender="chaos") as client:
         client.subscribe(Heartbeat, EnvObs, FusionDecision, RiskVerdict, EnvTransition, settle_secs=0.3)
         client.recv(RiskVerdict, timeout_secs=120)  # the loop is deciding
+        late = wait_for_spares(rt, actors)
         for actor in actors:
             last_step = _settle(client, SETTLE_SECS)
-            results.append(inject_fault(client, rt, actor, reasoner=reasoner, last_env_step=last_step))
+            result = inject_fault(client, rt, actor, reasoner=reasoner, last_env_step=last_step)
+            if actor in late:
+                result.notes.append(f"its spare was not ready within {SPARE_READY_TIMEOUT_SECS:g} s")
+            results.append(result)
     return results
 
 
@@ -180,4 +211,7 @@ def mode_chaos(args: argparse.Namespace) -> int:
         print(f"run directory: {rt.run_dir}", flush=True)
         results = run_chaos(rt, [*actors, "broker"], reasoner=args.with_reasoner)
     print(table(results))
+    figures = rt.supervisor.supervision_figures()
+    print(f"supervisor: {figures['restarts']} restarts ({', '.join(f'{k} {v}' for k, v in figures['restarts_by_process'].items() if v)}), "
+          f"{figures['slow']} late heartbeats from slow actors left running")
     return 0 if all(r.recovered for r in results) else 1

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_killed_fusion_and_risk_are_detected_by_the_supervisor_and_decisions_flow_again():
-    with running_actors(LOOP_ACTORS, chaos_settings()) as rt:
+    with running_actors(LOOP_ACTORS, {**chaos_settings(), "runtime.spare_actors": ["fusion", "risk"]}) as rt:  # no spare for the others
         results = run_chaos(rt, ["fusion", "risk"], reasoner=False)
 
     assert all(r.recovered for r in results), table(results)

@@ -126,7 +126,8 @@ def test_a_handler_that_raises_ends_the_process_and_the_supervisor_restarts_it()
 
 
 def test_a_spare_with_its_imports_done_takes_over_a_killed_actor_and_is_replaced_then_stopped():
-    settings = {"runtime.heartbeat_interval_secs": 0.2, "runtime.restart_backoff_secs": 0.05, "runtime.spare_actors": ["relay1"]}
+    settings = {"runtime.heartbeat_interval_secs": 0.2, "runtime.restart_backoff_secs": 0.05, "runtime.spare_actors": ["relay1"],
+                "runtime.spare_start_delay_secs": 0.0}
     with running_actors(["runtime.probes:Relay1"], settings) as rt:
         rt.client.subscribe("probe.0", Heartbeat, settle_secs=0.3)
         spare = wait_until(lambda: rt.supervisor.actors["relay1"].spare, 60, "the spare")
@@ -149,3 +150,12 @@ def test_without_spare_actors_no_spare_is_started():
         rt.client.recv(Heartbeat, timeout_secs=30, where=lambda h: h.actor == "relay1")
         rt.client.recv(Heartbeat, timeout_secs=30, where=lambda h: h.actor == "relay1")  # the supervisor saw one too
         assert rt.supervisor.actors["relay1"].spare is None
+
+
+def test_spares_wait_for_their_start_delay():
+    settings = {"runtime.heartbeat_interval_secs": 0.2, "runtime.spare_actors": ["relay1"], "runtime.spare_start_delay_secs": 3600.0}
+    with running_actors(["runtime.probes:Relay1"], settings) as rt:
+        rt.client.subscribe(Heartbeat, settle_secs=0)
+        for _ in range(3):  # the supervisor checked its actors after every one of them ran
+            rt.client.recv(Heartbeat, timeout_secs=30, where=lambda h: h.actor == "relay1")
+        assert rt.supervisor.actors["relay1"].spare is None and rt.supervisor._spares_from is not None

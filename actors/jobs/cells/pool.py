@@ -28,7 +28,8 @@ from typing import Any
 from actors.jobs.cells.cache import CellCache
 from actors.jobs.cells.cell import ROOT, Cell
 from actors.jobs.cells.progress import CellProgress
-from actors.jobs.common import JobStopped
+from actors.jobs.cells.ray_auth import connect_error, use_token_if_found
+from actors.jobs.common import JobError, JobStopped
 
 Runner = Callable[[Any, Cell], Any]
 """A pure function of (payload, cell) -> the cell's result; module-level, so Ray ships it by reference."""
@@ -168,12 +169,22 @@ class CellPool:
                 # $RAY_ADDRESS); without it ray.init joins that one and refuses num_cpus (ValueError).
                 ray.init(address="local", num_cpus=os.cpu_count(), runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}}, **quiet)
             else:
-                ray.init(address=self.address, runtime_env={"working_dir": str(ROOT), "excludes": SHIPPED_EXCLUDES},
-                         **{k: v for k, v in quiet.items() if k != "include_dashboard"})
+                self._join_cluster({k: v for k, v in quiet.items() if k != "include_dashboard"})
             self._owns_ray = True
         self.capacity_cpus = float(ray.cluster_resources().get("CPU", self.capacity_cpus))
         self.node_cpus = max((node["Resources"].get("CPU", 0.0) for node in ray.nodes() if node["Alive"]), default=1.0)
         self._remote = ray.remote(execute)
+
+    def _join_cluster(self, quiet: dict[str, Any]) -> None:
+        """Join the cluster at self.address with the head's token where one is found (actors/jobs/cells/ray_auth.py);
+        a failed join says what to set on this client and on each worker node."""
+        import ray
+
+        source = use_token_if_found()
+        try:
+            ray.init(address=self.address, runtime_env={"working_dir": str(ROOT), "excludes": SHIPPED_EXCLUDES}, **quiet)
+        except (ConnectionError, ray.exceptions.AuthenticationError) as error:
+            raise JobError(connect_error(self.address, error, source)) from None
 
     def put(self, payload: Any) -> Any:
         """The payload once in Ray's object store (shipped to each node that runs a cell), or as it is."""
