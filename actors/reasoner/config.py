@@ -155,10 +155,13 @@ class ReasonerConfig(ConfigSection, kw_only=True):
     """every_bar: query_policy alone decides | news: think when something new arrives for the env (an event made public,
     an entry or exit, the first bar) or every think_every_bars bars; a quiet bar between is answered at once by the
     env's latest thought (published as cached), so a lockstep loop waits for the model only when something is new."""
-    think_every_bars: PositiveCount = 30
-    """think_on = news: think at least this often per env, in loop steps (bars). A carried answer is published for the
-    bar it answers, so fusion.max_staleness_steps does not bound this; the age shows in mean/max_carried_age_bars.
-    30: the lockstep loop's 10 steps/s on 2 cores (docs/experiments/44-news.md); 10 keeps thoughts younger at 1/3 the pace."""
+    think_every_bars: PositiveCount = 10
+    """think_on = news: think at least this often per env, in loop steps (bars). A carried answer keeps the step its
+    prompt read (LlmThought.step_built) and fusion drops a thought older than fusion.max_staleness_steps (10), so above
+    that bound the quiet bars past it get no thought at all: at 30 (the default until issue 51) about two thirds of a
+    calm policy's quiet bars did. 10 = that bound: every decision has a thought at most 10 bars old, at up to 3 times
+    the model's quiet-bar work (30 made the lockstep loop's 10 steps/s on 2 cores, docs/experiments/44-news.md;
+    docs/experiments/age.md)."""
     news_window_minutes: PositiveCount = 90
     """The prompt's {news} shows the events of the last this many minutes (on the env's own bar clock; 90: an 08:30
     release is 60 minutes old at the 09:30 open and moves the market for 30 more)."""

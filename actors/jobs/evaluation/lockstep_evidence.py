@@ -61,6 +61,8 @@ EVENT_THINKING = {"reasoner.think_on": "news"}
 """On a market with events the lockstep runs think when something new arrives (an event, an entry or exit, every
 reasoner.think_every_bars bars) and answer quiet bars with the env's latest thought: a few thousand decisions then take
 minutes on 2 cores instead of hours, and the decisions right after an event still wait for the thought that read it.
+A carried answer is aged from the step its prompt read: fusion drops it past fusion.max_staleness_steps, and the
+reports give the share of decisions with a thought and its real age (actors/jobs/evaluation/thought_ages.py).
 The user's --set reasoner.think_on=every_bar has the last word (actors/jobs/common.py configure)."""
 SPA_FLOORS = ("rl", "flat", "trend")
 """The floors fused is tested against, per flat decision in hindsight $: the policy alone, staying flat, the trend word."""
