@@ -304,10 +304,10 @@ class Supervisor:
         now = time.monotonic()
         code = self.broker.returncode if self.broker is not None else None
         self._broker_restarts = [t for t in self._broker_restarts if now - t < self.rt.restart_window_secs] + [now]
-        self._broker_restarts_total += 1
         if len(self._broker_restarts) > self.rt.max_restarts:
             raise RuntimeFailure(f"broker exited with code {code} and was restarted more than {self.rt.max_restarts} times "
                                  f"in {self.rt.restart_window_secs:g} s; see {self.run_dir.stderr_file('broker')}")
+        self._broker_restarts_total += 1
         self.log.warning("broker_died", exit_code=code)
         self.events.append(SupervisorEvent(now, "broker", "exited", self.broker.pid if self.broker is not None else -1))
         self.broker = self._spawn(["--broker"], "broker", {REBIND_ENV: "1"})
@@ -370,12 +370,12 @@ class Supervisor:
         while actor.restarts and now - actor.restarts[0] > window:
             actor.restarts.popleft()
         actor.restarts.append(now)
-        actor.restarts_total += 1
         if len(actor.restarts) > self.rt.max_restarts:
             raise RuntimeFailure(
                 f"actor '{actor.name}' {why} and was restarted more than {self.rt.max_restarts} times in "
                 f"{window:g} s; giving up (see {self.run_dir.log_file(actor.name)} and {self.run_dir.stderr_file(actor.name)})"
             )
+        actor.restarts_total += 1
         delay = restart_delay(len(actor.restarts), self.rt.restart_backoff_secs, self.rt.restart_backoff_max_secs)
         actor.restart_at = now + delay
         self.log.warning("actor_restarting", child=actor.name, why=why, restart=len(actor.restarts), delay_secs=delay)

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_killed_fusion_and_risk_are_detected_by_the_supervisor_and_decisions_flow_again():
-    with running_actors(LOOP_ACTORS, {**chaos_settings(), "runtime.spare_actors": ["fusion", "risk"]}) as rt:  # no spare for the others
+    with running_actors(LOOP_ACTORS, {**chaos_settings(), "runtime.spare_actors": []}) as rt:  # restarts from scratch: no spares to wait for
         results = run_chaos(rt, ["fusion", "risk"], reasoner=False)
 
     assert all(r.recovered for r in results), table(results)
@@ -29,3 +29,23 @@ def test_the_supervisor_records_each_death_and_respawn_of_an_actor():
         kinds = [(e.kind, e.pid == old_pid) for e in rt.supervisor.events if e.actor == "relay1"]
 
     assert kinds[:3] == [("spawned", True), ("exited", True), ("spawned", False)]
+
+
+def test_a_spare_counts_as_ready_once_it_waits_for_its_go_not_while_it_computes():
+    import subprocess
+    import sys
+
+    from actors.jobs.chaos import spare_waiting
+
+    waiting = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.readline()"], stdin=subprocess.PIPE)
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        from tests.waiting import wait_until
+
+        wait_until(lambda: spare_waiting(waiting.pid), 60, "the waiting process to settle")
+        assert not spare_waiting(busy.pid)
+    finally:
+        for proc in (waiting, busy):
+            proc.kill()
+            proc.wait()
+    assert not spare_waiting(waiting.pid)  # gone

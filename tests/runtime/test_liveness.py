@@ -143,3 +143,17 @@ def test_an_actor_computing_without_heartbeats_is_left_running_and_one_asleep_is
         assert kinds[-2:] == ["silent", "spawned"]
         figures = rt.supervisor.supervision_figures()
         assert figures["restarts"] == 1 and figures["slow"] >= 1
+
+
+@pytest.mark.slow
+def test_an_actor_that_keeps_dying_is_restarted_later_each_time_then_given_up():
+    import json
+
+    settings = {"runtime.max_restarts": 3, "runtime.restart_backoff_secs": 0.05, "runtime.restart_window_secs": 600.0}
+    with running_actors(["tests.runtime.crashing_actor"], settings, wait_started_secs=0) as rt:
+        rt.thread.join(60)
+        lines = [json.loads(line) for line in (rt.run_dir / "logs" / "supervisor.jsonl").read_text().splitlines()]
+        counts = rt.supervisor.restart_counts()
+    delays = [line["delay_secs"] for line in lines if line["event"] == "actor_restarting"]
+    assert delays == pytest.approx([0.05, 0.1, 0.2])  # the fourth death gives up: the runtime stops with an error
+    assert counts["crashing_actor"] == 3 and "restarted more than 3 times" in rt.supervisor.failure
