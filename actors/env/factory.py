@@ -14,6 +14,7 @@ from actors.env.config import DataConfig
 from actors.common.bar_join import load_bar_files
 from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset
+from actors.env.session_features import release_times_ns
 from actors.env.env import FuturesTradingEnv
 from actors.common.instruments import resolve_instrument
 from actors.common.news_market import NEWS_SCENARIOS, generate_news_market
@@ -50,7 +51,8 @@ def build_dataset(
         market = generate_scenario(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price,
                                    start_date=data.synthetic_start_date, tick_size=tick_size, market=market_scenario(data))
     source = f"synthetic({data.scenario}, seed={seed}, days={data.synthetic_days})"
-    dataset = Dataset.from_frame(market.bars, flat_minute, data.train_fraction, data.validation_fraction, source=source)
+    dataset = Dataset.from_frame(market.bars, flat_minute, data.train_fraction, data.validation_fraction, source=source,
+                                 releases=release_times_ns(getattr(market, "events", ())))
     dataset.hidden_regime = market.regime
     dataset.events = getattr(market, "events", ())
     if dataset.events:

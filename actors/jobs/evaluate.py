@@ -32,6 +32,7 @@ from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
 from actors.jobs.evaluation.evidence import REGIME_RULE, summarise
+from actors.jobs.evaluation.diagnostics import diagnostic_lines
 from actors.jobs.evaluation.ledger import append_trials, config_hash, current_commit, ledger_path, read_trials_or_stop, utc_now
 from actors.jobs.evaluation.trials import ledger_market, ledger_trials, walk_forward_records
 from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
@@ -279,13 +280,16 @@ def console_summary(summary: dict) -> str:
         rows.append(f"  ensemble      ${num(e['pnl_per_day'], ',.0f')} a day {interval(e['pnl_per_day_interval'], ',.0f')} "
                     f"({e['seeds']} seeds' mean distribution), minus the momentum floor "
                     f"${num(e['vs_momentum']['pnl_per_day_difference'], ',.0f')} {interval(e['vs_momentum']['interval'], ',.0f')}")
-    for name in ("oracle", REGIME_RULE, summary["momentum_floor"], "buy_and_hold", "random", "flat"):
+    for name in ("oracle", REGIME_RULE, summary["momentum_floor"], "supervised", "buy_and_hold", "random", "flat"):
         if name in summary["variants"]:
             v = summary["variants"][name]
             rows.append(f"  {name:<13} ${num(v['pnl_per_day'], ',.0f')} a day, Sharpe {num(v['sharpe'])}, halted bars {num(v['halted_share'])}")
     rows.append(f"  oracle share {num(summary['oracle_share'], '.3f')}, deflated-Sharpe probability {num(summary['dsr'], '.3f')}, "
                 f"PBO {num(summary['pbo'].get('pbo', float('nan')), '.2f')}")
     rows += [f"  {line}" for line in evidence_lines(summary)]
+    if summary.get("diagnostics"):
+        rows.append("  diagnostics (the policies at the last budget, means over seeds; actors/jobs/evaluation/diagnostics.py):")
+        rows += [f"    {line}" for line in diagnostic_lines(summary["diagnostics"])]
     rows.append("  floors chosen on each fold's training days:")
     rows += [f"    {line[2:]}" for line in floor_choice_lines(summary)]
     if summary.get("news_floors"):

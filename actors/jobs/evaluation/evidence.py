@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from actors.jobs.evaluation.floors import FIXED_FLOORS, MOMENTUM, REGIME_RULE
+from actors.jobs.evaluation.floors import FIXED_FLOORS, MOMENTUM, REGIME_RULE, SUPERVISED
 from actors.jobs.evaluation.significance import (
     bootstrap_mean_interval, data_snooping_tests, deflated_sharpe, expected_max_sharpe, min_track_record_length, pbo_cscv,
     probabilistic_sharpe,
@@ -23,7 +23,7 @@ from actors.jobs.evaluation.significance import (
 from actors.jobs.evaluation.trials import LedgerTrials, counted_trials, per_day_sharpe
 from actors.jobs.evaluation.walkforward import WalkForward, annualised_sharpe, ensemble_name
 
-FLOORS = (*FIXED_FLOORS, MOMENTUM, REGIME_RULE)
+FLOORS = (*FIXED_FLOORS, MOMENTUM, REGIME_RULE, SUPERVISED)
 """Every floor the policy is compared with; the momentum lookback and the regime rule's threshold were chosen on each
 fold's training days (actors/jobs/evaluation/floors.py). The regime rule is a threshold on the policy's own
 market-regime feature: compared, not a floor the verdict needs."""
@@ -183,6 +183,7 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
                            "regime_nets": {str(t): v for t, v in choice.regime_nets.items()}}
                           for k, choice in enumerate(result.floor_choices)],
         "learning_curve": learning_curve, "training": result.training, "ensemble": ensemble,
+        "diagnostics": result.diagnostics,
     }
     summary["success_table"] = [asdict(row) for row in success_rows(summary, result, lockstep)]
     if lockstep is not None:
