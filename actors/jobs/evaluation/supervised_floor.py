@@ -17,6 +17,7 @@ and trades its prediction past a threshold. This floor does the same inside each
 The model is scikit-learn's ``HistGradientBoostingClassifier``: the same histogram gradient boosting as LightGBM
 (binned features, leaf-wise trees), and already installed and pinned (hmmlearn depends on scikit-learn;
 constraints.txt); LightGBM is not in the environment, and adding a package for a floor was not worth a new pin.
+It runs on one thread (threadpoolctl, installed with scikit-learn): evaluate's cells already fill the cores.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from actors.env.dataset import DataSplit
 from actors.env.references import ReferencePolicy, toward
@@ -61,11 +63,12 @@ def labels(split: DataSplit, bars: np.ndarray) -> np.ndarray:
 class SupervisedChoice:
     """One fold's fitted classifier, the threshold chosen on its validation days, and what each threshold netted."""
 
-    model: object
-    threshold: float
-    fit_days: tuple[int, int]
-    validation_days: tuple[int, int]
-    train_bars: int
+    model: object = field(compare=False)
+    """The fitted HistGradientBoostingClassifier (left out of ==: two fits are equal when they chose alike)."""
+    threshold: float = THRESHOLDS[0]
+    fit_days: tuple[int, int] = (0, 0)
+    validation_days: tuple[int, int] = (0, 0)
+    train_bars: int = 0
     nets: dict[float, float] = field(default_factory=dict)
 
     def params(self) -> dict[str, float | int]:
@@ -91,7 +94,8 @@ def _threshold_policy(model, threshold: float) -> ReferencePolicy:
         if bar not in cache:
             split = env.split
             block = np.arange(bar, max(min(bar + 390, split.stop), bar + 1))
-            probabilities = model.predict_proba(inputs(split, block))[:, 1]
+            with threadpool_limits(1):
+                probabilities = model.predict_proba(inputs(split, block))[:, 1]
             cache.clear()
             cache.update(zip(block.tolist(), probabilities.tolist()))
         p_up = cache[bar]
@@ -116,7 +120,8 @@ def fit_classifier(split: DataSplit, start: int, stop: int, seed: int):
         return None, 0
     model = HistGradientBoostingClassifier(max_iter=TREES, max_leaf_nodes=MAX_LEAF_NODES, learning_rate=LEARNING_RATE,
                                            early_stopping=False, random_state=seed)
-    model.fit(inputs(split, bars), (side > 0).astype(np.int8))
+    with threadpool_limits(1):  # OpenMP on busy shared cores spins: 106 s for a fit that takes 1.8 s on one thread
+        model.fit(inputs(split, bars), (side > 0).astype(np.int8))
     return model, len(bars)
 
 
