@@ -105,6 +105,13 @@ def _threshold_policy(model, threshold: float) -> ReferencePolicy:
     return decide
 
 
+def _day_split(dataset, name: str, first_day: int, stop_day: int) -> DataSplit:
+    """Trading days [first_day, stop_day) as a split (walkforward.day_split's, which imports this module's caller)."""
+    starts = dataset.session_starts
+    stop = int(starts[stop_day]) if stop_day < len(starts) else len(dataset)
+    return DataSplit(dataset, name, max(int(starts[first_day]), dataset.warmup_bars), stop)
+
+
 def fit_classifier(split: DataSplit, start: int, stop: int, seed: int):
     """A HistGradientBoostingClassifier on bars [start, stop) of ``split``'s data (up/down of the next bars), on at most
     MAX_TRAIN_BARS of them drawn with ``seed``; (model, bars used), or (None, 0) with fewer than two classes."""
@@ -129,7 +136,6 @@ def fit_supervised(config, train: DataSplit, train_days: tuple[int, int], seed: 
     """Fit on ``train``'s days less its last VALIDATION_SHARE, choose the threshold on those last days (decisions alone,
     costs paid, ties to the first); None when the training days are too few for both parts."""
     from actors.jobs.evaluation.chain import play_window
-    from actors.jobs.evaluation.walkforward import day_split
 
     dataset = train.dataset
     first_day, stop_day = train_days
@@ -138,8 +144,8 @@ def fit_supervised(config, train: DataSplit, train_days: tuple[int, int], seed: 
     if n_days - n_validation < MIN_FIT_DAYS:
         return None
     split_day = stop_day - n_validation
-    fit_split = day_split(dataset, "supervised_fit", first_day, split_day)
-    validation = day_split(dataset, "supervised_validation", split_day, stop_day)
+    fit_split = _day_split(dataset, "supervised_fit", first_day, split_day)
+    validation = _day_split(dataset, "supervised_validation", split_day, stop_day)
     model, used = fit_classifier(fit_split, fit_split.start, fit_split.stop, seed)
     if model is None:
         return None
