@@ -163,6 +163,8 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
         learning_curve.append({"timesteps": budget, "pnl_per_day": float(pooled.mean()),
                                "pnl_per_day_interval": list(bootstrap_mean_interval(pooled)),
                                "sharpe": annualised_sharpe(pooled, capital), "sharpe_per_seed": per_seed,
+                               "trades_per_day": float(np.mean([result.series[n].trades / max(len(result.series[n].daily_pnl), 1)
+                                                                for n in result.policy_names(budget)])),
                                "sharpe_interval": list(_bootstrap_days(pooled, lambda d: annualised_sharpe(d, capital)))})
     psr = probabilistic_sharpe(returns)
     summary = {
