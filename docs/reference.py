@@ -403,10 +403,35 @@ def cli_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+def observation_page() -> str:
+    """The 261 observation columns: groups with their column ranges, then each per-bar extended column."""
+    from actors.common import observation as obs
+
+    lines = ["# Observation reference", "",
+             "*Generated on every docs build from `actors/common/observation.py` (names, groups, notes); the values "
+             "are computed in `actors/env/features.py` and `actors/env/session_features.py`.*", "",
+             f"Layout `{obs.OBSERVATION_LAYOUT}`, {len(obs.FEATURE_NAMES)} columns. A policy checkpoint records the "
+             "layout it was trained on and is refused under another. Every market value at bar t reads bars <= t only.",
+             "", "| group | columns | what |", "| --- | --- | --- |"]
+    for group in obs.FEATURE_GROUPS:
+        columns = obs.observation_columns([group])
+        lines.append(f"| `{group}` | {columns[0]}-{columns[-1]} | {cell(obs.GROUP_NOTES[group])} |")
+    lines += ["", "## Per-bar extended columns", "", "| column | name | group | what |", "| --- | --- | --- | --- |"]
+    group_of = {name: group for group, names in obs.FEATURE_GROUPS.items() for name in names}
+    for name in obs.STATIC_FEATURES:
+        lines.append(f"| {obs.FEATURE_NAMES.index(name)} | `{name}` | {group_of[name]} | {cell(obs.FEATURE_NOTES[name])} |")
+    lines += ["", "## Columns layout 2 replaced", "",
+              "Layout `261/1` had these in the places of the session columns; each repeated what the observation has "
+              "elsewhere.", "", "| name | why it went |", "| --- | --- |"]
+    lines += [f"| `{name}` | {cell(why)} |" for name, why in obs.REPLACED_IN_LAYOUT_2.items()]
+    return "\n".join(lines) + "\n"
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "reference/messages.md": messages_page,
     "reference/config.md": config_page,
     "reference/cli.md": cli_page,
+    "reference/observation.md": observation_page,
 }
 """Generated page (path under docs/) -> the function that writes it."""
 

@@ -73,12 +73,13 @@ class Dataset:
     def from_frame(
         cls, frame: pd.DataFrame, flat_minute_of_day: int, train_fraction: float = 0.7, validation_fraction: float = 0.15,
         source: str = "", repair: RepairReport | None = None, warmup_bars: int = WARMUP_BARS,
-        regime_model: RegimeModel | None = None,
+        regime_model: RegimeModel | None = None, releases: np.ndarray | None = None,
     ) -> Dataset:
         """Features and schedule for ``frame``; ``warmup_bars`` < the default only for tiny hand-made files.
 
         ``regime_model``: the HMM to read ``market_regime`` with (a live window takes the policy's); None fits one
-        on the training split's bars, never on a later one."""
+        on the training split's bars, never on a later one. ``releases``: the scheduled releases' sorted UTC ns
+        (``session_features.release_times_ns``), read by ``minutes_to_release``; None: no calendar."""
         if len(frame) < warmup_bars + 3:
             raise ValueError(f"{source or 'data'}: {len(frame)} bars is too few (need at least {warmup_bars + 3})")
         index = pd.DatetimeIndex(frame.index).as_unit("ns")
@@ -86,7 +87,7 @@ class Dataset:
         bounds = split_by_time(index, train_fraction, validation_fraction)
         if regime_model is None:
             regime_model = regime_model_of(frame.iloc[: bounds["train"][1]])
-        features = compute_features(frame, regime_model)
+        features = compute_features(frame, regime_model, releases)
         schedule = flat_schedule(index, flat_minute_of_day)
         dataset = cls(
             index=index,

@@ -14,6 +14,7 @@ from actors.env.config import DataConfig
 from actors.common.bar_join import load_bar_files
 from actors.env.datafit import check_fit
 from actors.env.dataset import Dataset
+from actors.env.session_features import release_times_ns
 from actors.env.env import FuturesTradingEnv
 from actors.env.regime_model import read_regime_model
 from actors.common.instruments import resolve_instrument
@@ -54,7 +55,7 @@ def build_dataset(
                                    start_date=data.synthetic_start_date, tick_size=tick_size, market=market_scenario(data))
     source = f"synthetic({data.scenario}, seed={seed}, days={data.synthetic_days})"
     dataset = Dataset.from_frame(market.bars, flat_minute, data.train_fraction, data.validation_fraction, source=source,
-                                 regime_model=regime)
+                                 regime_model=regime, releases=release_times_ns(getattr(market, "events", ())))
     dataset.hidden_regime = market.regime
     dataset.events = getattr(market, "events", ())
     if dataset.events:

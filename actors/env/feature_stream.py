@@ -34,6 +34,7 @@ import numpy as np
 
 from actors.env.features import CLIP, N_BAR, PATTERNS, STATIC_FEATURES, _RTH_OPEN_MINUTE, _SESSION_ROLL_HOURS
 from actors.env.regime_model import RegimeBelief, RegimeModel, trend_of
+from actors.env.session_features import SessionState
 
 _NAN = math.nan
 _ET = ZoneInfo("America/New_York")
@@ -44,7 +45,7 @@ _MINUTE_ANGLE = 2 * np.pi * _MINUTES / 1440.0
 # Per minute of day, computed on arrays as the batch code does (numpy's sin/cos may differ from libm's in the last bit).
 _TIME_SIN, _TIME_COS = np.sin(_MINUTE_ANGLE).tolist(), np.cos(_MINUTE_ANGLE).tolist()
 _SESSION_PROGRESS = np.clip((_MINUTES - _RTH_OPEN_MINUTE) / 390.0, -1.5, 1.5).tolist()
-_SQRT10, _SQRT20, _SQRT60 = float(np.sqrt(10)), float(np.sqrt(20)), float(np.sqrt(60))
+_SQRT10, _SQRT60 = float(np.sqrt(10)), float(np.sqrt(60))
 _PATTERN_INDEX = {name: PATTERNS.index(name) for name in PATTERNS}
 
 
@@ -256,8 +257,9 @@ def et_minute_and_session(start_ns: int) -> tuple[int, int]:
 class FeatureStream:
     """Every feature of ``compute_features`` for the newest bar, from state carried over the bars before it."""
 
-    def __init__(self, regime_model: RegimeModel | None = None) -> None:
-        """``regime_model``: the HMM the batch features were computed with (None: unfitted, belief 0)."""
+    def __init__(self, regime_model: RegimeModel | None = None, releases: np.ndarray | None = None) -> None:
+        """``regime_model``: the HMM the batch features were computed with (None: unfitted, belief 0); ``releases``:
+        the scheduled releases' sorted UTC ns the batch features had (None: none)."""
         self.bars = 0
         self._prev_close = self._prev_high = self._prev_low = _NAN
         self._atr = _Ewm(alpha=1.0 / 14, min_periods=14)
@@ -266,23 +268,22 @@ class FeatureStream:
         self._adx = _Ewm(alpha=1.0 / 14, min_periods=14)
         self._ema12, self._ema26 = _Ewm(span=12), _Ewm(span=26)
         self._rsi, self._rsi15, self._rsi60 = _Rsi(14), _Rsi(14 * 15, min_periods=30), _Rsi(14 * 60, min_periods=120)
-        self._close = {n: _Rolling(n, sums=True) for n in (5, 20, 50, 200)}
+        self._close = {n: _Rolling(n, sums=True) for n in (5, 20, 50)}
         self._volume = {n: _Rolling(n, sums=True) for n in (5, 20, 100)}
         self._atr_mean = _Rolling(100, 20, sums=True)
-        self._path = _Rolling(20, sums=True)
         self._lows60, self._highs60 = _Rolling(60, 20), _Rolling(60, 20)
         self._highs10, self._lows10 = _Rolling(10), _Rolling(10)
         self._highs15, self._lows15 = _Rolling(15), _Rolling(15)
         self._highs_before, self._lows_before = _Rolling(45), _Rolling(45)  # of highs / lows 15 bars back
         self._high_lag15, self._low_lag15 = _Lag(15), _Lag(15)
         self._close_lags = _Lag(60)  # the last 61 closes: lags 10, 15, 20, 60 read from it
-        self._adx_lag, self._sma50_lag, self._sma200_lag = _Lag(5), _Lag(5), _Lag(5)
+        self._adx_lag, self._sma50_lag = _Lag(5), _Lag(5)
         self._recent_high_lag, self._recent_low_lag = _Lag(10), _Lag(10)
         self._support_before = self._resistance_before = _NAN
         self._session = None
         self._regime = RegimeBelief(regime_model or RegimeModel.uninformative())
-        self._session_volume = self._session_pv = self._session_first = 0.0
-        self._session_bars = 0
+        self._session_volume = self._session_pv = 0.0
+        self._day = SessionState(releases)
         self._range_sum = 0.0
         self._lowest = self._highest = _NAN
 
@@ -299,7 +300,7 @@ class FeatureStream:
         atr_safe = _positive_or_nan(atr)
         for rolling in self._close.values():
             rolling.push(close)
-        sma5, sma20, sma50, sma200 = (self._close[n].mean() for n in (5, 20, 50, 200))
+        sma5, sma20, sma50 = (self._close[n].mean() for n in (5, 20, 50))
         change = close - prev_close
         rsi = self._rsi.push(change)
         macd = self._ema12.push(close) - self._ema26.push(close)
@@ -323,16 +324,12 @@ class FeatureStream:
         new_session = session != self._session
         belief = self._regime.push(close, high - low, atr, new_session)
         if new_session:
-            self._session, self._session_volume, self._session_pv, self._session_bars = session, 0.0, 0.0, 0
-            self._session_first = close
+            self._session, self._session_volume, self._session_pv = session, 0.0, 0.0
         self._session_volume += volume
         self._session_pv += (high + low + close) / 3.0 * volume
-        self._session_bars += 1
         vwap = _fill(_div(self._session_pv, _positive_or_nan(self._session_volume)), close)
         self._atr_mean.push(atr)
         volatility_regime = _div(atr, self._atr_mean.mean())
-        self._path.push(abs(change))
-        path_length = self._path.sum()
 
         # Levels and patterns.
         self._lows60.push(low)
@@ -355,16 +352,13 @@ class FeatureStream:
         }
         self._support_before, self._resistance_before = support, resistance
 
-        adx_before, sma50_before, sma200_before = self._adx_lag.push(adx14), self._sma50_lag.push(sma50), self._sma200_lag.push(sma200)
-        change15, change20, change60 = close - closes[45], close - closes[40], close - closes[0]
+        adx_before, sma50_before = self._adx_lag.push(adx14), self._sma50_lag.push(sma50)
+        change15, change60 = close - closes[45], close - closes[0]
         rsi15, rsi60 = self._rsi15.push(change15), self._rsi60.push(change60)
         # The logarithms through numpy, as the batch code takes them (log(0) of a bar without volume is -inf, clipped).
         log1p = np.log1p(np.array([volume, volume_mean20]))
         with np.errstate(divide="ignore", invalid="ignore"):
-            logs = np.log(np.array([
-                _div(volume_mean20, _positive_or_nan(volume_mean100)), _div(volume, _positive_or_nan(volume_mean5)),
-                _div(volume, _positive_or_nan(volume_mean20)), _div(close, closes[0]),
-            ]))
+            logs = np.log(np.array([_div(volume_mean20, _positive_or_nan(volume_mean100))]))
 
         bar = _finish([
             _div(change, atr_safe), float(log1p[0] - log1p[1]),
@@ -372,30 +366,24 @@ class FeatureStream:
             rsi / 50.0 - 1.0, _div(macd, atr_safe), _div(_div(momentum, atr_safe), _SQRT10),
             _div(atr, close) * 1000.0, _TIME_SIN[minute], _TIME_COS[minute], _SESSION_PROGRESS[minute],
         ], N_BAR)
-        static = _finish([
-            (adx14 - adx_before) / 10.0,
-            _div(close - vwap, atr_safe) / 5.0,
-            volatility_regime - 1.0,
-            float(logs[0]),
-            _div(change20, atr_safe) / _SQRT20,
-            _div(change60, atr_safe) / _SQRT60,
-            _div(abs(change20), _positive_or_nan(path_length)),
-            _div(high - low, atr_safe) - 1.0,
-            _div(close - self._session_first, atr_safe) / math.sqrt(self._session_bars),
-            belief,
-            _div(sma50 - sma50_before, atr_safe),
-            _div(sma200 - sma200_before, atr_safe),
-            rsi15 / 50.0 - 1.0,
-            rsi60 / 50.0 - 1.0,
-            float(logs[1]),
-            float(logs[2]),
-            float(logs[3]) * 100.0,
-            _div(close - support, _positive_or_nan(resistance - support)) * 2.0 - 1.0,
-            *(float(flags[name]) for name in ("higher_highs", "higher_lows", "lower_highs", "lower_lows", "double_top", "double_bottom")),
-            _div(close - support, atr_safe) / 5.0,
-            _div(resistance - close, atr_safe) / 5.0,
-            float(flags["breakout"]), float(flags["breakdown"]),
-        ], len(STATIC_FEATURES))
+        extended = {
+            "adx_slope": (adx14 - adx_before) / 10.0,
+            "vwap_distance": _div(close - vwap, atr_safe) / 5.0,
+            "volatility_regime": volatility_regime - 1.0,
+            "volume_regime": float(logs[0]),
+            "momentum_60m": _div(change60, atr_safe) / _SQRT60,
+            "spread_ratio": _div(high - low, atr_safe) - 1.0,
+            "market_regime": belief,
+            "sma50_slope": _div(sma50 - sma50_before, atr_safe),
+            "rsi_15m": rsi15 / 50.0 - 1.0,
+            "rsi_60m": rsi60 / 50.0 - 1.0,
+            **{name: float(flags[name]) for name in ("higher_highs", "lower_lows", "double_top", "double_bottom")},
+            "support_distance": _div(close - support, atr_safe) / 5.0,
+            "resistance_distance": _div(resistance - close, atr_safe) / 5.0,
+            "breakout": float(flags["breakout"]), "breakdown": float(flags["breakdown"]),
+            **self._day.push(start_ns, minute, session, high, low, close, atr_safe),
+        }
+        static = _finish([extended[name] for name in STATIC_FEATURES], len(STATIC_FEATURES))
 
         self._range_sum += high - low
         self._lowest = low if _isnan(self._lowest) else min(self._lowest, low)

@@ -5,10 +5,14 @@ Layout of one observation (offsets are module constants; the names live in actor
 - [0, 220)   a 20-bar window (oldest first) of 11 per-bar features ``BAR_FEATURES``
 - [220, 225) 5 position features ``POSITION_FEATURES`` (filled by the env per step)
 - [225, 228) 3 action-validity features ``VALIDITY_FEATURES`` (per step)
-- [228, 238) 10 market-context features ``MARKET_FEATURES``
-- [238, 246) 8 multi-timeframe features ``TIMEFRAME_FEATURES``
-- [246, 256) 10 pattern features ``PATTERN_FEATURES``
+- [228, 235) 7 market-context features ``MARKET_FEATURES``
+- [235, 238) 3 multi-timeframe features ``TIMEFRAME_FEATURES``
+- [238, 246) 8 pattern features ``PATTERN_FEATURES``
+- [246, 256) 10 session features ``SESSION_FEATURES`` (actors/env/session_features.py: the day so far)
 - [256, 261) 5 risk-context features ``RISK_FEATURES`` (per step)
+
+This is layout ``OBSERVATION_LAYOUT`` "261/2" (issue 52): the session features took the places of ten columns that
+repeated others (``REPLACED_IN_LAYOUT_2`` says which and why), so the observation stays 261 wide.
 
 Everything market-derived is computed here for all bars at once (``compute_features``);
 the env only slices rows and adds the per-step position, validity and risk values. The
@@ -39,6 +43,7 @@ from actors.common.observation import (  # the layout's names are the shared voc
     STATIC_FEATURES, TIMEFRAME_FEATURES, VALIDITY_FEATURES, WINDOW_END,
 )
 from actors.env.regime_model import RegimeModel, fit_regime_model, regime_belief, trends_of
+from actors.env.session_features import session_columns
 
 WINDOW = 20
 CLIP = 10.0
@@ -302,13 +307,14 @@ def _finish(columns: list[np.ndarray]) -> np.ndarray:
     return matrix.astype(np.float32)
 
 
-def compute_features(frame: pd.DataFrame, regime_model: RegimeModel | None = None) -> FeatureSet:
+def compute_features(frame: pd.DataFrame, regime_model: RegimeModel | None = None, releases: np.ndarray | None = None) -> FeatureSet:
     """All per-bar features of ``frame`` (UTC index, columns open/high/low/close/volume).
 
     ``regime_model`` is the HMM behind ``market_regime`` (actors/env/regime_model.py), fitted on the training days
-    by the caller (``Dataset.from_frame``); None: an unfitted one, whose belief is 0 on every bar."""
+    by the caller (``Dataset.from_frame``); None: an unfitted one, whose belief is 0 on every bar. ``releases``: the
+    sorted UTC ns of scheduled releases behind ``minutes_to_release`` (actors/env/session_features.py); None: none."""
     with np.errstate(divide="ignore", invalid="ignore"):  # x / 0 and log(0) are handled as inf / NaN, as pandas did
-        return _compute(frame, regime_model or RegimeModel.uninformative())
+        return _compute(frame, regime_model or RegimeModel.uninformative(), releases)
 
 
 def regime_model_of(frame: pd.DataFrame, seed: int = 0) -> RegimeModel:
@@ -320,7 +326,7 @@ def regime_model_of(frame: pd.DataFrame, seed: int = 0) -> RegimeModel:
     return fit_regime_model(close, high - low, atr, session, seed)
 
 
-def _compute(frame: pd.DataFrame, regime_model: RegimeModel) -> FeatureSet:
+def _compute(frame: pd.DataFrame, regime_model: RegimeModel, releases: np.ndarray | None) -> FeatureSet:
     high, low, close, volume = (frame[name].to_numpy(dtype=np.float64) for name in ("high", "low", "close", "volume"))
     et_naive_ns = frame.index.tz_convert(_ET).tz_localize(None).as_unit("ns").asi8
     minute = ((et_naive_ns // 60_000_000_000) % 1440).astype(np.int64)
@@ -328,7 +334,7 @@ def _compute(frame: pd.DataFrame, regime_model: RegimeModel) -> FeatureSet:
 
     atr = wilder(true_range(high, low, close), 14)
     atr_safe = _positive_or_nan(atr)
-    sma5, sma20, sma50, sma200 = (_rolling(close, n, None, "mean") for n in (5, 20, 50, 200))
+    sma5, sma20, sma50 = (_rolling(close, n, None, "mean") for n in (5, 20, 50))
     change = _diff(close)
     rsi = rsi_from_changes(change, 14)
     macd = _ewm_mean(close, span=12) - _ewm_mean(close, span=26)
@@ -350,7 +356,6 @@ def _compute(frame: pd.DataFrame, regime_model: RegimeModel) -> FeatureSet:
     cumulative_volume = sessions.cumsum(volume)
     vwap = _fill(sessions.cumsum((high + low + close) / 3.0 * volume) / _positive_or_nan(cumulative_volume), close)
     volatility_regime = atr / _rolling(atr, 100, 20, "mean")
-    path_length = _rolling(np.abs(change), 20, None, "sum")
     belief = regime_belief(close, high - low, atr, session, regime_model)
 
     # Multi-timeframe.
@@ -371,30 +376,24 @@ def _compute(frame: pd.DataFrame, regime_model: RegimeModel) -> FeatureSet:
         "breakdown": close < _shift(_rolling(low, 60, 20, "min"), 1),
     }
 
-    static = _finish([
-        _diff(adx14, 5) / 10.0,
-        (close - vwap) / atr_safe / 5.0,
-        volatility_regime - 1.0,
-        np.log(volume_mean20 / _positive_or_nan(volume_mean100)),
-        _diff(close, 20) / atr_safe / np.sqrt(20),
-        _diff(close, 60) / atr_safe / np.sqrt(60),
-        np.abs(_diff(close, 20)) / _positive_or_nan(path_length),  # efficiency ratio
-        (high - low) / atr_safe - 1.0,
-        (close - sessions.first(close)) / atr_safe / np.sqrt(sessions.position()),
-        belief,  # market regime: the fitted HMM's expected next change, actors/env/regime_model.py
-        _diff(sma50, 5) / atr_safe,
-        _diff(sma200, 5) / atr_safe,
-        rsi_from_changes(_diff(close, 15), 14 * 15, min_periods=30) / 50.0 - 1.0,
-        rsi_from_changes(_diff(close, 60), 14 * 60, min_periods=120) / 50.0 - 1.0,
-        np.log(volume / _positive_or_nan(volume_mean5)),
-        np.log(volume / _positive_or_nan(volume_mean20)),
-        np.log(close / _shift(close, 60)) * 100.0,
-        (close - support) / _positive_or_nan(resistance - support) * 2.0 - 1.0,
-        *(flags[name] for name in ("higher_highs", "higher_lows", "lower_highs", "lower_lows", "double_top", "double_bottom")),
-        (close - support) / atr_safe / 5.0,
-        (resistance - close) / atr_safe / 5.0,
-        flags["breakout"], flags["breakdown"],
-    ])
+    extended = {
+        "adx_slope": _diff(adx14, 5) / 10.0,
+        "vwap_distance": (close - vwap) / atr_safe / 5.0,
+        "volatility_regime": volatility_regime - 1.0,
+        "volume_regime": np.log(volume_mean20 / _positive_or_nan(volume_mean100)),
+        "momentum_60m": _diff(close, 60) / atr_safe / np.sqrt(60),
+        "spread_ratio": (high - low) / atr_safe - 1.0,
+        "market_regime": belief,  # the fitted HMM's expected next change, actors/env/regime_model.py
+        "sma50_slope": _diff(sma50, 5) / atr_safe,
+        "rsi_15m": rsi_from_changes(_diff(close, 15), 14 * 15, min_periods=30) / 50.0 - 1.0,
+        "rsi_60m": rsi_from_changes(_diff(close, 60), 14 * 60, min_periods=120) / 50.0 - 1.0,
+        **{name: flags[name] for name in ("higher_highs", "lower_lows", "double_top", "double_bottom")},
+        "support_distance": (close - support) / atr_safe / 5.0,
+        "resistance_distance": (resistance - close) / atr_safe / 5.0,
+        "breakout": flags["breakout"], "breakdown": flags["breakdown"],
+        **session_columns(close, high, low, atr_safe, minute, frame.index.as_unit("ns").asi8, sessions, releases),
+    }
+    static = _finish([extended[name] for name in STATIC_FEATURES])  # the layout's order (actors/common/observation.py)
 
     volume_ratio = volume_mean5 / volume_mean20
     return FeatureSet(

@@ -187,7 +187,7 @@ def evaluate_options(parser: argparse.ArgumentParser) -> None:
                         "joined into one calendar (actors/common/bar_join.py; default regimes)")
     parser.add_argument("--folds", type=int, help="walk-forward test windows (default 3, --quick 2)")
     parser.add_argument("--seeds", type=int, default=None, help="seeds per fold (mean and 95%% interval over them; default 3, --quick 1)")
-    parser.add_argument("--budgets", help="training steps of the learning curve, comma-separated (default 50000,100000,200000; --quick 50000,100000)")
+    parser.add_argument("--budgets", help="training steps of the learning curve, comma-separated (default 25000,50000,100000,150000,200000; --quick 25000,50000,75000,100000)")
     parser.add_argument("--days", type=int, help="trading days of a synthetic market (default 700, --quick 400)")
     parser.add_argument("--train-days", type=int, help="training days of the first fold (default: 57%% of the days, --quick 62.5%%); "
                         "the test windows share the days after it and its purge")

@@ -36,6 +36,7 @@ from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
 from actors.jobs.evaluation.evidence import REGIME_RULE, Row, summarise
+from actors.jobs.evaluation.diagnostics import diagnostic_lines
 from actors.jobs.evaluation.ledger import append_trials, config_hash, current_commit, ledger_path, read_trials_or_stop, utc_now
 from actors.jobs.evaluation.trials import ledger_market, ledger_trials, walk_forward_records
 from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
@@ -50,12 +51,13 @@ from actors.jobs.evaluation.walkforward import plan_walk_forward
 from actors.jobs.config import Config
 from runtime.rundir import create_run_dir
 
-QUICK = {"days": 400, "folds": 2, "seeds": 1, "budgets": (50_000, 100_000), "train_share": 0.625}
-FULL = {"days": 700, "folds": 3, "seeds": 3, "budgets": (50_000, 100_000, 200_000), "train_share": 0.57}
+QUICK = {"days": 400, "folds": 2, "seeds": 1, "budgets": (25_000, 50_000, 75_000, 100_000), "train_share": 0.625}
+FULL = {"days": 700, "folds": 3, "seeds": 3, "budgets": (25_000, 50_000, 100_000, 150_000, 200_000), "train_share": 0.57}
 """The first fold trains on ``train_share`` of the days (--quick: 250 of 400, two test windows of 74 days; full: 398 of
 700, three of 100), unless --train-days says otherwise. Issue 18's sweeps (docs/experiments/README.md) trained on 500 days
 and found the out-of-sample P&L highest near 100k steps (+$249..+$345 a day over 3 seeds, momentum +$263), falling again
-by 400k: hence the budgets."""
+by 400k: hence the largest budgets. The curve has 4-5 points (issue 52): a seed trains once, stopping at each budget to
+play the test window, so the points below the largest cost a test play each, not a training run."""
 """Synthetic days are cheap, and a policy trained on a few dozen days memorises their noise (issue 18: on 44 days, in
 sample +$1,259 a day and out of sample -$95), so every fold trains on at least a few hundred days."""
 SCENARIO_MARKETS = SCENARIO_NAMES
@@ -252,11 +254,11 @@ def report_markdown(summary: Summary) -> str:
     lines += ensemble_lines(summary)
     lines += lockstep_lines(summary)
     lines += ["", "## Every variant", "", *variant_lines(summary), "", "## Learning curve", "", "![learning curve](learning_curve.png)", "",
-              "| env steps | $ per day | 95% interval | daily Sharpe | Sharpe per seed |", "| --- | --- | --- | --- | --- |"]
+              "| env steps | $ per day | 95% interval | daily Sharpe | Sharpe per seed | trades a day |", "| --- | --- | --- | --- | --- | --- |"]
     for point in summary.learning_curve:
         per_seed = ", ".join(num(s) for s in point.sharpe_per_seed)
         lines.append(f"| {point.timesteps:,} | {num(point.pnl_per_day, ',.0f')} | {interval(point.pnl_per_day_interval, ',.0f')} | "
-                     f"{num(point.sharpe)} | {per_seed} |")
+                     f"{num(point.sharpe)} | {per_seed} | {num(point.trades_per_day, '.1f')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -286,13 +288,16 @@ def console_summary(summary: Summary) -> str:
         rows.append(f"  ensemble      ${num(e.pnl_per_day, ',.0f')} a day {interval(e.pnl_per_day_interval, ',.0f')} "
                     f"({e.seeds} seeds' mean distribution), minus the momentum floor "
                     f"${num(e.vs_momentum.pnl_per_day_difference, ',.0f')} {interval(e.vs_momentum.interval, ',.0f')}")
-    for name in ("oracle", REGIME_RULE, summary.momentum_floor, "buy_and_hold", "random", "flat"):
+    for name in ("oracle", REGIME_RULE, summary.momentum_floor, "supervised", "buy_and_hold", "random", "flat"):
         if name in summary.variants:
             v = summary.variants[name]
             rows.append(f"  {name:<13} ${num(v.pnl_per_day, ',.0f')} a day, Sharpe {num(v.sharpe)}, halted bars {num(v.halted_share)}")
     rows.append(f"  oracle share {num(summary.oracle_share, '.3f')}, deflated-Sharpe probability {num(summary.deflation.dsr, '.3f')}, "
                 f"PBO {num(summary.pbo.pbo, '.2f')}")
     rows += [f"  {line}" for line in evidence_lines(summary.deflation, summary.snooping)]
+    if summary.diagnostics:
+        rows.append("  diagnostics (the policies at the last budget, means over seeds; actors/jobs/evaluation/diagnostics.py):")
+        rows += [f"    {line}" for line in diagnostic_lines(summary.diagnostics)]
     rows.append("  floors chosen on each fold's training days:")
     rows += [f"    {line[2:]}" for line in floor_choice_lines(summary)]
     if summary.news_floors:

@@ -17,7 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from actors.common.observation import OBSERVATION_LAYOUT
+
 CHECKPOINT_DIR_NAME = "checkpoints"
+LAYOUT_BEFORE_KEY = "261/1"
+"""The observation layout of a checkpoint saved before checkpoints recorded theirs (issue 52)."""
 FORMAT_VERSION = 1
 _NAME_PATTERN = re.compile(r"^policy_(\d+)\.zip$")
 _MODEL_MEMBER = "sb3_model.zip"
@@ -41,7 +45,7 @@ def write_checkpoint(directory: Path, num_timesteps: int, checkpoint: Checkpoint
     directory.mkdir(parents=True, exist_ok=True)
     final_path = directory / f"policy_{num_timesteps:012d}.zip"
     temp_path = directory / f".{final_path.name}.tmp-{os.getpid()}"
-    meta = {**checkpoint.meta, "format_version": FORMAT_VERSION, "num_timesteps": num_timesteps}
+    meta = {**checkpoint.meta, "format_version": FORMAT_VERSION, "num_timesteps": num_timesteps, "observation_layout": OBSERVATION_LAYOUT}
     try:
         with open(temp_path, "wb") as raw:
             with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_STORED) as archive:
@@ -68,6 +72,10 @@ def read_checkpoint(path: Path) -> Checkpoint:
         raise ValueError(f"{path} is not a policy checkpoint: {error}") from error
     if meta.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"{path}: checkpoint format {meta.get('format_version')} is not {FORMAT_VERSION}")
+    layout = meta.get("observation_layout", LAYOUT_BEFORE_KEY)
+    if layout != OBSERVATION_LAYOUT:
+        raise ValueError(f"{path}: trained on observation layout {layout}, this code builds layout {OBSERVATION_LAYOUT} "
+                         f"(actors/common/observation.py): train a new policy")
     return Checkpoint(model_bytes=model_bytes, normalizer_bytes=normalizer_bytes, meta=meta)
 
 

@@ -20,7 +20,7 @@ from actors.common.statistics import (
     bootstrap_interval, bootstrap_mean_interval, deflated_sharpe, expected_max_sharpe, min_track_record_length, per_draw,
     probabilistic_sharpe, wilson_interval,
 )
-from actors.jobs.evaluation.floors import FIXED_FLOORS, MOMENTUM, REGIME_RULE
+from actors.jobs.evaluation.floors import FIXED_FLOORS, MOMENTUM, REGIME_RULE, SUPERVISED
 from actors.jobs.evaluation.significance import data_snooping_tests, pbo_cscv
 from actors.jobs.evaluation.summary import (
     Beats, Comparison, Deflation, Difference, Ensemble, FloorChoiceRow, LearningPoint, Pbo, PolicyFigures, Snooping, Summary,
@@ -29,7 +29,7 @@ from actors.jobs.evaluation.summary import (
 from actors.jobs.evaluation.trials import LedgerTrials, counted_trials, deflated_variant, per_day_sharpe
 from actors.jobs.evaluation.walkforward import WalkForward, annualised_sharpe, ensemble_name
 
-FLOORS = (*FIXED_FLOORS, MOMENTUM, REGIME_RULE)
+FLOORS = (*FIXED_FLOORS, MOMENTUM, REGIME_RULE, SUPERVISED)
 """Every floor the policy is compared with; the momentum lookback and the regime rule's threshold were chosen on each
 fold's training days (actors/jobs/evaluation/floors.py). The regime rule is a threshold on the policy's own
 market-regime feature: compared, not a floor the verdict needs."""
@@ -151,7 +151,9 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
         per_seed = [annualised_sharpe(np.asarray(result.series[name].daily_pnl), capital) for name in result.policy_names(budget)]
         learning_curve.append(LearningPoint(
             timesteps=budget, pnl_per_day=float(pooled.mean()), pnl_per_day_interval=bootstrap_mean_interval(pooled),
-            sharpe=annualised_sharpe(pooled, capital), sharpe_per_seed=per_seed, sharpe_interval=_sharpe_interval(pooled, capital)))
+            sharpe=annualised_sharpe(pooled, capital), sharpe_per_seed=per_seed, sharpe_interval=_sharpe_interval(pooled, capital),
+            trades_per_day=float(np.mean([result.series[n].trades / max(len(result.series[n].daily_pnl), 1)
+                                          for n in result.policy_names(budget)]))))
     names = result.policy_names()
     first = variants[names[0]]
     summary = Summary(
@@ -172,7 +174,7 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
                                       regime_nets={str(t): v for t, v in choice.regime_nets.items()})
                        for k, choice in enumerate(result.floor_choices)],
         learning_curve=learning_curve, training=result.training, ensemble=_ensemble_summary(result, series, MOMENTUM, capital),
-        lockstep=lockstep.to_json() if lockstep is not None else None)
+        lockstep=lockstep.to_json() if lockstep is not None else None, diagnostics=result.diagnostics)
     summary = msgspec.structs.replace(summary, success_table=success_rows(summary, result, lockstep))
     return msgspec.structs.replace(summary, verdict=headline(summary))
 

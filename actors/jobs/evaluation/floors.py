@@ -11,6 +11,9 @@ Tunable floors (actors/env/references.py builds each rule):
 
 - ``momentum``: the lookback N of ``momentum_N`` (``MOMENTUM_LOOKBACKS``: 30, 60, 120 bars).
 - ``regime_rule``: the belief threshold of the regime rule (``REGIME_THRESHOLDS``: 0.2, 0.4, 0.6).
+- ``supervised``: a gradient-boosted classifier of the next 30 bars' side, fitted on the training days less their
+  last quarter, its probability threshold chosen on that quarter (actors/jobs/evaluation/supervised_floor.py):
+  what a user of FreqAI would pick instead of reinforcement learning.
 
 ``flat``, ``random`` and ``buy_and_hold`` tune nothing; ``oracle`` is the ceiling.
 """
@@ -25,6 +28,7 @@ from actors.env.dataset import DataSplit
 from actors.env.references import (
     MOMENTUM_LOOKBACKS, ReferencePolicy, momentum_policy, reference_policies, regime_rule_policy,
 )
+from actors.jobs.evaluation.supervised_floor import SUPERVISED, SupervisedChoice, fit_supervised
 
 MOMENTUM = "momentum"
 """The momentum floor with its lookback fitted on the training days."""
@@ -45,26 +49,33 @@ class FloorChoice:
     """[first, stop) trading days the choice was made on."""
     momentum_nets: dict[int, float] = field(default_factory=dict)
     regime_nets: dict[float, float] = field(default_factory=dict)
+    supervised: SupervisedChoice | None = None
+    """The supervised floor's classifier and threshold; None when the training days were too few to fit it."""
 
     def params(self) -> dict[str, float | int]:
-        return {"momentum_lookback": self.momentum_lookback, "regime_threshold": self.regime_threshold}
+        return {"momentum_lookback": self.momentum_lookback, "regime_threshold": self.regime_threshold,
+                **(self.supervised.params() if self.supervised else {})}
 
     def params_of(self, floor: str) -> dict[str, float | int]:
         """What ``floor`` chose (the trials ledger's ``params``); {} for a floor that tunes nothing."""
         return {MOMENTUM: {"momentum_lookback": self.momentum_lookback},
-                REGIME_RULE: {"regime_threshold": self.regime_threshold}}.get(floor, {})
+                REGIME_RULE: {"regime_threshold": self.regime_threshold},
+                SUPERVISED: self.supervised.params() if self.supervised else {}}.get(floor, {})
 
     def text(self) -> str:
         first, stop = self.train_days
         if stop <= first:
             return f"momentum {self.momentum_lookback} bars, regime rule {self.regime_threshold:g} (no training days: the defaults)"
+        supervised = f", {self.supervised.text()}" if self.supervised else ""
         return (f"momentum {self.momentum_lookback} bars, regime rule {self.regime_threshold:g} "
-                f"(chosen on training days {first}-{stop - 1}, decisions alone)")
+                f"(chosen on training days {first}-{stop - 1}, decisions alone){supervised}")
 
 
-def fit_floors(config, train: DataSplit, train_days: tuple[int, int], regime_feature: bool = True) -> FloorChoice:
+def fit_floors(config, train: DataSplit, train_days: tuple[int, int], regime_feature: bool = True,
+               supervised: bool = True) -> FloorChoice:
     """Each tunable floor's setting with the highest net P&L on ``train`` (decisions alone, costs paid); ties go to
-    the first candidate. ``train`` must hold the training days only: this function never sees the test window."""
+    the first candidate. ``train`` must hold the training days only: this function never sees the test window.
+    ``supervised``: also fit the supervised floor (its threshold on the last of those days)."""
     from actors.jobs.evaluation.chain import play_window
 
     momentum = {n: play_window(config, train, momentum_policy(n), risk=False).net_pnl for n in MOMENTUM_LOOKBACKS}
@@ -72,7 +83,8 @@ def fit_floors(config, train: DataSplit, train_days: tuple[int, int], regime_fea
               if regime_feature else {})
     return FloorChoice(momentum_lookback=max(momentum, key=momentum.__getitem__),
                        regime_threshold=max(regime, key=regime.__getitem__) if regime else REGIME_THRESHOLDS[1],
-                       train_days=train_days, momentum_nets=momentum, regime_nets=regime)
+                       train_days=train_days, momentum_nets=momentum, regime_nets=regime,
+                       supervised=fit_supervised(config, train, train_days, config.run.seed) if supervised else None)
 
 
 def fit_floors_on_split(config, split: DataSplit) -> FloorChoice:
@@ -92,6 +104,8 @@ def chosen_floors(choice: FloorChoice, regime, seed: int) -> dict[str, Reference
     floors = {name: fixed[name] for name in FIXED_FLOORS}
     floors[MOMENTUM] = momentum_policy(choice.momentum_lookback)
     floors[REGIME_RULE] = regime_rule_policy(choice.regime_threshold)
+    if choice.supervised is not None:
+        floors[SUPERVISED] = choice.supervised.policy()
     if "oracle" in fixed:
         floors["oracle"] = fixed["oracle"]
     return floors

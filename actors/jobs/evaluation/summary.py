@@ -140,6 +140,8 @@ class LearningPoint(Record, frozen=True, kw_only=True):
     sharpe: float
     sharpe_per_seed: list[float]
     sharpe_interval: Interval
+    trades_per_day: float = float("nan")
+    """Mean trades a day of the budget's seeds: whether more steps trade less or more."""
 
 
 class Ensemble(Record, frozen=True, kw_only=True):
@@ -180,6 +182,8 @@ class Summary(Record, frozen=True, kw_only=True):
     ensemble: Ensemble | None
     success_table: list[Any] = []
     """The success table's rows (``evidence.Row``)."""
+    diagnostics: list[dict[str, Any]] = []
+    """Per fold, how the policies trade and what they do where the edges are (actors/jobs/evaluation/diagnostics.py)."""
     lockstep: dict[str, Any] | None = None
     """The lockstep run's own JSON (``LockstepEvidence.to_json``), with --lockstep-decisions."""
     verdict: str = ""

@@ -27,6 +27,7 @@ from actors.common.statistics import TRADING_DAYS_PER_YEAR, sharpe_ratio
 from actors.env.statistics import session_of
 from actors.jobs.evaluation.chain import (InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, frozen_policy_config,
                                           learner_decide, play_window)
+from actors.jobs.evaluation.diagnostics import fold_diagnostics
 from actors.jobs.evaluation.floors import FloorChoice, chosen_floors, fit_floors
 from actors.jobs.evaluation.folds import Fold, walk_forward_folds
 from actors.policy.checkpoint import Checkpoint
@@ -79,6 +80,8 @@ class WalkForward:
     ``bin/run evaluate --lockstep-decisions`` plays through the actors at the start of that fold's test window."""
     floor_choices: list[FloorChoice] = field(default_factory=list)
     """Per fold, what the tunable floors chose on its training days (actors/jobs/evaluation/floors.py)."""
+    diagnostics: list[dict] = field(default_factory=list)
+    """Per fold, how the policies trade and what they do where the edges are (actors/jobs/evaluation/diagnostics.py)."""
 
     def policy_names(self, budget: int | None = None) -> list[str]:
         budget = self.budgets[-1] if budget is None else budget
@@ -237,6 +240,9 @@ def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int
                 add(policy_name(budget, seed), window)
                 say(f"fold {fold.index + 1}/{len(folds)} seed {seed} {budget:,} steps: test days {fold.test_start_day}-"
                     f"{fold.test_stop_day - 1}, net ${window.net_pnl:,.0f}, {len(window.trades)} trades")
+        _, test = plan.splits(fold, plan.dataset)
+        result.diagnostics.append(fold_diagnostics(plan.config, plan.dataset, fold.index, test.start, test.stop,
+                                                   [policies[(fold.index, seed)].windows[budgets[-1]] for seed in seeds]))
         if fold is folds[-1]:
             first = policies[(fold.index, seeds[0])]
             steps, checkpoint = first.checkpoints[budgets[-1]]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from actors.env.features import _ET, _RTH_OPEN_MINUTE, CLIP, PATTERNS, FeatureSet, _session_ids
+from actors.env.features import _ET, _RTH_OPEN_MINUTE, CLIP, PATTERNS, STATIC_FEATURES, FeatureSet, _session_ids
 from actors.env.regime_model import RegimeModel, regime_belief, trends_of
 
 
@@ -49,7 +49,39 @@ def _finish(columns: list[pd.Series | np.ndarray]) -> np.ndarray:
     return np.clip(matrix, -CLIP, CLIP).astype(np.float32)
 
 
-def reference_features(frame: pd.DataFrame, regime_model: RegimeModel | None = None) -> FeatureSet:
+def reference_session_columns(frame, close, high, low, atr_safe, minute, session, releases) -> dict[str, pd.Series]:
+    """The session features of actors/env/session_features.py written with pandas groupbys: an independent version."""
+    by = pd.Series(session)
+    grouped_close = close.groupby(by)
+    first = grouped_close.transform("first")
+    last_of = grouped_close.last()
+    prior = by.map(last_of.shift(1))
+    one_bar = np.log(close / grouped_close.shift(1)).fillna(0.0)
+    squared = (one_bar * one_bar).groupby(by).cumsum()
+    count = by.groupby(by).cumcount() + 1
+    since_roll = (pd.Series(minute) + 360) % 1440
+    known = since_roll >= (9 * 60 + 59 + 360) % 1440
+    first_known = known & (known.astype(int).groupby(by).cumsum() == 1)
+    first30_close = close.where(first_known).groupby(by).ffill()
+    columns = {
+        "return_since_open": np.log(close / first) * 100.0,
+        "gap_return": np.log(first / prior) * 100.0,
+        "first_30m_return": np.log(first30_close / prior) * 100.0,
+        "minutes_to_close": ((960 - pd.Series(minute) - 1) % 1440) / 390.0,
+        "minutes_to_break": ((1020 - pd.Series(minute) - 1) % 1440) / 390.0,
+    }
+    for window in (15, 60):
+        recent = squared - squared.groupby(by).shift(window).fillna(0.0)
+        columns[f"realized_vol_{window}"] = np.sqrt(recent / np.minimum(count, window)) / np.sqrt(squared / count) - 1.0
+    columns["session_high_distance"] = (high.groupby(by).cummax() - close) / atr_safe / 10.0
+    columns["session_low_distance"] = (close - low.groupby(by).cummin()) / atr_safe / 10.0
+    bar_end = pd.Series(frame.index.as_unit("ns").asi8 + 60_000_000_000)
+    ahead = [min((r - end for r in (releases if releases is not None else ()) if r >= end), default=390 * 60_000_000_000) for end in bar_end]
+    columns["minutes_to_release"] = np.minimum(np.array(ahead, dtype=np.float64) / 60e9, 390.0) / 390.0
+    return columns
+
+
+def reference_features(frame: pd.DataFrame, regime_model: RegimeModel | None = None, releases=None) -> FeatureSet:
     """All per-bar features of ``frame`` (UTC index, columns open/high/low/close/volume)."""
     high, low, close, volume = (frame[name].astype(np.float64).reset_index(drop=True) for name in ("high", "low", "close", "volume"))
     et_naive_ns = frame.index.tz_convert(_ET).tz_localize(None).as_unit("ns").asi8
@@ -58,7 +90,7 @@ def reference_features(frame: pd.DataFrame, regime_model: RegimeModel | None = N
 
     atr = wilder(true_range(high, low, close), 14)
     atr_safe = atr.where(atr > 0)
-    sma5, sma20, sma50, sma200 = (close.rolling(n, min_periods=n).mean() for n in (5, 20, 50, 200))
+    sma5, sma20, sma50 = (close.rolling(n, min_periods=n).mean() for n in (5, 20, 50))
     rsi = rsi_from_changes(close.diff(), 14)
     macd = close.ewm(span=12, adjust=False).mean() - close.ewm(span=26, adjust=False).mean()
     momentum = close - close.shift(10)
@@ -88,10 +120,6 @@ def reference_features(frame: pd.DataFrame, regime_model: RegimeModel | None = N
     vwap = (cumulative_pv / cumulative_volume.where(cumulative_volume > 0)).fillna(close)
     atr_mean100 = atr.rolling(100, min_periods=20).mean()
     volatility_regime = atr / atr_mean100
-    path_length = close.diff().abs().rolling(20, min_periods=20).sum()
-    efficiency = (close - close.shift(20)).abs() / path_length.where(path_length > 0)
-    session_open = close.groupby(session_series).transform("first")
-    bars_into_session = session_series.groupby(session_series).cumcount() + 1
     market_regime = regime_belief(close.to_numpy(), (high - low).to_numpy(), atr.to_numpy(), np.asarray(session),
                                   regime_model or RegimeModel.uninformative())  # a recursion: the one definition
 
@@ -100,7 +128,6 @@ def reference_features(frame: pd.DataFrame, regime_model: RegimeModel | None = N
     rsi60 = rsi_from_changes(close.diff(60), 14 * 60, min_periods=120)
     support = low.rolling(60, min_periods=20).min()
     resistance = high.rolling(60, min_periods=20).max()
-    band = (resistance - support).where(lambda width: width > 0)
 
     # Patterns (10-bar halves, 60-bar levels).
     recent_high, earlier_high = high.rolling(10).max(), high.shift(10).rolling(10).max()
@@ -114,30 +141,24 @@ def reference_features(frame: pd.DataFrame, regime_model: RegimeModel | None = N
     breakout = close > high.shift(1).rolling(60, min_periods=20).max()
     breakdown = close < low.shift(1).rolling(60, min_periods=20).min()
 
-    static = _finish([
-        (adx14 - adx14.shift(5)) / 10.0,
-        (close - vwap) / atr_safe / 5.0,
-        volatility_regime - 1.0,
-        np.log(volume_mean20 / volume_mean100.where(volume_mean100 > 0)),
-        (close - close.shift(20)) / atr_safe / np.sqrt(20),
-        (close - close.shift(60)) / atr_safe / np.sqrt(60),
-        efficiency,
-        (high - low) / atr_safe - 1.0,
-        (close - session_open) / atr_safe / np.sqrt(bars_into_session),
-        market_regime,
-        (sma50 - sma50.shift(5)) / atr_safe,
-        (sma200 - sma200.shift(5)) / atr_safe,
-        rsi15 / 50.0 - 1.0,
-        rsi60 / 50.0 - 1.0,
-        np.log(volume / volume_mean5.where(volume_mean5 > 0)),
-        np.log(volume / volume_mean20.where(volume_mean20 > 0)),
-        np.log(close / close.shift(60)) * 100.0,
-        (close - support) / band * 2.0 - 1.0,
-        higher_highs, higher_lows, lower_highs, lower_lows, double_top, double_bottom,
-        (close - support) / atr_safe / 5.0,
-        (resistance - close) / atr_safe / 5.0,
-        breakout, breakdown,
-    ])
+    extended = {
+        "adx_slope": (adx14 - adx14.shift(5)) / 10.0,
+        "vwap_distance": (close - vwap) / atr_safe / 5.0,
+        "volatility_regime": volatility_regime - 1.0,
+        "volume_regime": np.log(volume_mean20 / volume_mean100.where(volume_mean100 > 0)),
+        "momentum_60m": (close - close.shift(60)) / atr_safe / np.sqrt(60),
+        "spread_ratio": (high - low) / atr_safe - 1.0,
+        "market_regime": market_regime,
+        "sma50_slope": (sma50 - sma50.shift(5)) / atr_safe,
+        "rsi_15m": rsi15 / 50.0 - 1.0,
+        "rsi_60m": rsi60 / 50.0 - 1.0,
+        "higher_highs": higher_highs, "lower_lows": lower_lows, "double_top": double_top, "double_bottom": double_bottom,
+        "support_distance": (close - support) / atr_safe / 5.0,
+        "resistance_distance": (resistance - close) / atr_safe / 5.0,
+        "breakout": breakout, "breakdown": breakdown,
+        **reference_session_columns(frame, close, high, low, atr_safe, minute, session, releases),
+    }
+    static = _finish([extended[name] for name in STATIC_FEATURES])
 
     pattern = np.select(
         [breakout, breakdown, double_top, double_bottom, higher_highs & higher_lows, lower_highs & lower_lows],

@@ -61,7 +61,13 @@ def test_a_tiny_walk_forward_writes_the_success_table_and_a_verdict(tmp_path, ma
     choices = metrics["floor_choices"]
     assert [c["fold"] for c in choices] == [0, 1] and all(c["momentum_lookback"] in (30, 60, 120) for c in choices)
     assert [r.params["momentum_lookback"] for r in mine if r.variant == "momentum"] == [c["momentum_lookback"] for c in choices]
+    # issue 52: the supervised floor is a floor in the ledger with its threshold; diagnostics per fold; trades a day per budget
+    assert [r.params["supervised_threshold"] for r in mine if r.variant == "supervised"] == [c["supervised_threshold"] for c in choices]
+    assert "supervised" in metrics["comparisons"] and [d["fold"] for d in metrics["diagnostics"]] == [0, 1]
+    assert {"first30", "fade15", "trades_per_day"} <= set(metrics["diagnostics"][0])
+    assert all(point["trades_per_day"] >= 0 for point in metrics["learning_curve"])
     out = capsys.readouterr().out
+    assert "diagnostics (the policies at the last budget" in out
     assert market in out and "ensemble" in out
     assert "floors chosen on each fold's training days" in out and "minimum track record (PSR 0.95)" in out
     assert ("planted trends" if market == "regimes" else "nothing to learn") in out

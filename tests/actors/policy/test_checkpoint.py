@@ -130,3 +130,30 @@ def test_a_resumed_phase_can_take_its_rollout_size_from_the_config(tmp_path):
     assert (restored.model.n_steps, restored.model.batch_size, restored.model.n_epochs) == (4, 4, 1)
     assert restored.num_timesteps == learner.num_timesteps
     assert restored.model.rollout_buffer.buffer_size == 4
+
+
+def _with_meta(path, change) -> None:
+    """Rewrite the checkpoint at ``path`` with its meta.json changed by ``change(meta)``."""
+    import json
+
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    meta = json.loads(members["meta.json"])
+    change(meta)
+    members["meta.json"] = json.dumps(meta).encode()
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+
+
+@pytest.mark.parametrize("layout", ["261/1", None])  # another layout, and a checkpoint from before the key (layout 1)
+def test_a_checkpoint_of_another_observation_layout_is_refused_in_one_line(tmp_path, layout):
+    from actors.common.observation import OBSERVATION_LAYOUT
+
+    path = trained_learner(steps=8).save_checkpoint(tmp_path)
+    assert read_checkpoint(path).meta["observation_layout"] == OBSERVATION_LAYOUT
+    _with_meta(path, (lambda meta: meta.pop("observation_layout")) if layout is None else (lambda meta: meta.update(observation_layout=layout)))
+    with pytest.raises(ValueError) as refused:
+        read_checkpoint(path)
+    message = str(refused.value)
+    assert "observation layout 261/1" in message and OBSERVATION_LAYOUT in message and "\n" not in message

@@ -84,5 +84,5 @@ def test_the_walk_forward_fits_each_fold_s_floors_before_its_purge_and_plays_the
         _, test = plan.splits(fold, plan.fold_dataset(fold))
         played = play_window(config, test, momentum_policy(cell.choice.momentum_lookback)).daily_pnl.tolist()
         assert cell.windows["momentum"].daily_pnl.tolist() == played
-        assert {"flat", "random", "buy_and_hold", "momentum", "regime_rule"} <= set(cell.windows)
+        assert {"flat", "random", "buy_and_hold", "momentum", "regime_rule", "supervised"} <= set(cell.windows)
         assert not any(name.startswith("momentum_") for name in cell.windows)  # no fixed lookback plays the test days
