@@ -13,6 +13,7 @@ from actors.env.statistics import MIN_TRADES
 from actors.fusion import trained_model_path
 from actors.jobs.common import JobError, JobResult, configure, run_job
 from actors.jobs.config import Config
+from actors.jobs.fingerprint import record_reproducibility, without_free_running_reasoner
 from actors.jobs.presets import BACKTEST, REPRODUCIBLE
 from actors.jobs.train import policy_checkpoint
 from bus.messages import Done, Message
@@ -50,8 +51,10 @@ def run_backtest(
             observe(msg)
             return isinstance(msg, Done) and msg.actor == ENV
 
+    config = without_free_running_reasoner(config)
     result = run_job(config, "backtest", run_dir=run_dir, done_actor=ENV, progress_actor=ENV, progress_label=label, quiet=args.quiet,
                      watch=watch, stop_when=stop_when)
+    record_reproducibility(config, result.run_dir.path)
     if ENV not in result.done:
         raise JobError(f"backtest stopped before the env finished its pass (run directory {result.run_dir.path})")
     return result, dict(result.done[ENV].summary)
