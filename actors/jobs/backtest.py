@@ -16,6 +16,7 @@ from actors.jobs.backtest_ledger import backtest_record, backtest_session_pnl, r
 from actors.jobs.common import JobError, JobResult, configure, run_job
 from actors.jobs.evaluation.ledger import current_commit
 from actors.jobs.config import Config
+from actors.jobs.fingerprint import record_reproducibility, without_free_running_reasoner
 from actors.jobs.presets import BACKTEST, REPRODUCIBLE
 from actors.jobs.train import policy_checkpoint
 from actors.jobs.train_ledger import policy_variant
@@ -54,8 +55,10 @@ def run_backtest(
             observe(msg)
             return isinstance(msg, Done) and msg.actor == ENV
 
+    config = without_free_running_reasoner(config)
     result = run_job(config, "backtest", run_dir=run_dir, done_actor=ENV, progress_actor=ENV, progress_label=label, quiet=args.quiet,
                      watch=watch, stop_when=stop_when)
+    record_reproducibility(config, result.run_dir.path)
     if ENV not in result.done:
         raise JobError(f"backtest stopped before the env finished its pass (run directory {result.run_dir.path})")
     return result, dict(result.done[ENV].summary)

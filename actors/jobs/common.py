@@ -10,13 +10,10 @@ from pathlib import Path
 from collections.abc import Sequence
 from typing import Any, Callable
 
-import msgspec
-
 from actors import LORA, REASONER
 from actors.common.bar_files import DataError
 from actors.env import check_data
 from actors.jobs.config import Config, load_config
-from actors.jobs.fingerprint import add_to_metrics, run_reproducibility, verdict_line, write_fingerprint
 from actors.reasoner import ModelFileError, check_model_files
 from actors.jobs.presets import Preset, preset_settings
 from actors.jobs.progress import ProgressView, console_enabled
@@ -49,8 +46,6 @@ class JobResult:
     last_stats: dict[str, Stats] = field(default_factory=dict)
     last: dict[type, Message] = field(default_factory=dict)
     elapsed_secs: float = 0.0
-    reproducibility: dict[str, Any] = field(default_factory=dict)
-    """Restarts, missed deadlines, dropped steps and the verdict (actors/jobs/fingerprint.py), also in fingerprint.json."""
 
     def record(self, msg: Message, view: ProgressView, watch: tuple[type[Message], ...]) -> None:
         """Keep the latest message of each kind a job reads afterwards."""
@@ -115,7 +110,6 @@ def run_job(
             raise JobError(str(exc)) from None
     for warning in data_warnings:  # before any trading, where the user reads it
         print(f"warning: {warning}", file=sys.stderr, flush=True)
-    config = without_free_running_reasoner(config)
     rd = create_run_dir(config, mode, run_dir)
     log = configure_logging(
         log_file=rd.log_file("supervisor"), level=config.logging.level, console=console_enabled(config, quiet),
@@ -144,30 +138,7 @@ def run_job(
         raise JobError(f"runtime failed: {supervisor.failure} (run directory {rd.path})")
     if supervisor.stop_reason in USER_STOP_REASONS:
         raise JobStopped(rd.path, supervisor.stop_reason)
-    result.reproducibility = record_reproducibility(config, rd)
     return result
-
-
-def without_free_running_reasoner(config: Config) -> Config:
-    """A reproducible run has no free-running reasoner: which steps its thoughts reach depends on the machine's pace.
-    In lockstep (env.thought_lag_steps >= 1) every step waits for its thought, so the reasoner stays."""
-    if not config.run.reproducible or config.env.thought_lag_steps or REASONER not in config.runtime.actors:
-        return config
-    print("reproducible run: the reasoner is left out (free-running, its thoughts would land where the machine's pace puts "
-          "them; lockstep keeps it)", file=sys.stderr, flush=True)
-    actors = [actor for actor in config.runtime.actors if actor != REASONER]
-    return msgspec.structs.replace(config, runtime=msgspec.structs.replace(config.runtime, actors=actors))
-
-
-def record_reproducibility(config: Config, rd: RunDir) -> dict[str, Any]:
-    """fingerprint.json in the run directory, the figures in its report's metrics.json (a backtest's), and, for a
-    reproducible run, one line on stdout saying whether it was."""
-    figures = run_reproducibility(rd.path, config.run.reproducible)
-    path = write_fingerprint(rd.path, config, figures)
-    add_to_metrics(rd.path / config.env.report_dir / "metrics.json", figures)
-    if config.run.reproducible:
-        print(f"{verdict_line(figures)}; fingerprint: {path}", flush=True)
-    return figures
 
 
 def _cell(value: Any) -> str:

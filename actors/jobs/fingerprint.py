@@ -18,9 +18,14 @@ import json
 import os
 import platform
 import subprocess
+import sys
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+import msgspec
+
+from actors import REASONER
 
 from actors.jobs.cells.cell import code_fingerprint
 from actors.jobs.evaluation.ledger import config_hash, current_commit
@@ -158,6 +163,28 @@ def write_fingerprint(run_dir: Path, config, figures: dict[str, Any]) -> Path:
     path = Path(run_dir) / FINGERPRINT_FILE
     path.write_text(json.dumps({**fingerprint(config), "reproducibility": figures}, indent=2, sort_keys=True) + "\n")
     return path
+
+
+def without_free_running_reasoner(config):
+    """A reproducible run has no free-running reasoner: which steps its thoughts reach depends on the machine's pace.
+    In lockstep (env.thought_lag_steps >= 1) every step waits for its thought, so the reasoner stays."""
+    if not config.run.reproducible or config.env.thought_lag_steps or REASONER not in config.runtime.actors:
+        return config
+    print("reproducible run: the reasoner is left out (free-running, its thoughts would land where the machine's pace puts "
+          "them; lockstep keeps it)", file=sys.stderr, flush=True)
+    actors = [actor for actor in config.runtime.actors if actor != REASONER]
+    return msgspec.structs.replace(config, runtime=msgspec.structs.replace(config.runtime, actors=actors))
+
+
+def record_reproducibility(config, run_dir: Path) -> dict[str, Any]:
+    """After a run through the actors (train, backtest and what runs them): fingerprint.json in the run directory, the
+    figures in its report's metrics.json (a backtest's), and, for a reproducible run, one line saying whether it was."""
+    figures = run_reproducibility(run_dir, config.run.reproducible)
+    path = write_fingerprint(run_dir, config, figures)
+    add_to_metrics(Path(run_dir) / config.env.report_dir / "metrics.json", figures)
+    if config.run.reproducible:
+        print(f"{verdict_line(figures)}; fingerprint: {path}", flush=True)
+    return figures
 
 
 def add_to_metrics(metrics_file: Path, figures: dict[str, Any]) -> None:

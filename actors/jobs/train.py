@@ -16,6 +16,7 @@ from actors.common.figures import labelled
 from actors.jobs.common import JobError, JobResult, configure, format_table, run_job
 from actors.jobs.config import Config
 from actors.jobs.evaluation.ledger import current_commit, ledger_path, read_trials_or_stop
+from actors.jobs.fingerprint import record_reproducibility, without_free_running_reasoner
 from actors.jobs.presets import REPRODUCIBLE, TRAIN
 from actors.jobs.train_ledger import record_training
 from actors.policy import CheckpointNotFound, checkpoint_steps, find_checkpoint, latest_checkpoint
@@ -118,8 +119,10 @@ def run_training(config: Config, args: argparse.Namespace, run_dir: Path | None 
     exact budget (``exact_budget``) until the env's too, so its figures are counted at the budget's step."""
     if stop_when is None and config.run.reproducible and config.env.max_steps:
         stop_when = both_done(POLICY, ENV)
+    config = without_free_running_reasoner(config)
     result = run_job(config, "train", run_dir=run_dir, done_actor=POLICY, progress_actor=POLICY, progress_label="train",
                      quiet=args.quiet, watch=watch, stop_when=stop_when)
+    record_reproducibility(config, result.run_dir.path)
     if POLICY not in result.done:
         raise JobError(f"training stopped before the policy finished (run directory {result.run_dir.path})")
     return result

@@ -4,7 +4,8 @@ turn it on."""
 from __future__ import annotations
 
 from actors.jobs.cli import build_parser
-from actors.jobs.common import configure, without_free_running_reasoner
+from actors.jobs.common import configure
+from actors.jobs.fingerprint import without_free_running_reasoner
 from actors.jobs.presets import BACKTEST, LOCKSTEP, PAPER, REPRODUCIBLE, TRAIN
 from actors.jobs.train import both_done, exact_budget
 from bus.messages import Done
