@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from actors.env.config import SCENARIO_NAMES
+from actors.common.markets import market_names
 from actors.env.factory import build_dataset
 from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
@@ -53,8 +53,6 @@ and found the out-of-sample P&L highest near 100k steps (+$249..+$345 a day over
 by 400k: hence the budgets."""
 """Synthetic days are cheap, and a policy trained on a few dozen days memorises their noise (issue 18: on 44 days, in
 sample +$1,259 a day and out of sample -$95), so every fold trains on at least a few hundred days."""
-SCENARIO_MARKETS = SCENARIO_NAMES
-"""Every synthetic market --market names (actors/env/config.py); anything else is a bars file."""
 
 
 def plan(args: argparse.Namespace) -> dict:
@@ -93,11 +91,11 @@ def market_settings(market: str | list[str], days: int) -> dict:
     """The [data] keys of ``--market``: a synthetic scenario, or one or more bars files joined into one calendar
     (actors/common/bar_join.py; their paths joined by os.pathsep in data.path)."""
     markets = [market] if isinstance(market, str) else list(market)
-    if len(markets) == 1 and markets[0] in SCENARIO_MARKETS:
+    if len(markets) == 1 and markets[0] in market_names():  # a registered market (actors/common/markets.py)
         return {"data.source": "synthetic", "data.scenario": markets[0], "data.synthetic_days": days}
     for name in markets:
         if not Path(name).is_file():
-            raise JobError(f"--market takes {' | '.join(SCENARIO_MARKETS)} or bars files; no file {name}")
+            raise JobError(f"--market takes {' | '.join(market_names())} or bars files; no file {name}")
     return {"data.source": "file", "data.path": os.pathsep.join(str(Path(name).resolve()) for name in markets)}
 
 
