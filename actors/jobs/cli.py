@@ -325,6 +325,32 @@ def run_mode(args: argparse.Namespace) -> int:
     return handler(args)
 
 
+USER_ERRORS = (
+    "actors.common.file_errors:FileError",  # a bars, event or checkpoint file: file, row, column
+    "actors.policy:CheckpointNotFound",
+    "actors.reasoner:ModelFileError",
+    "actors.common.llm.model:ModelNotFound",
+    "actors.jobs.evaluation.ledger:LedgerError",
+    "actors.jobs.cells.space:SpaceError",
+    "actors.dashboard.source:DashboardError",
+    "bus.auth:CurveKeyError",
+    "runtime.rundir:JoinTargetError",
+)
+"""The errors a user's input causes, each with a message that names the file (and row and field where it has them):
+bin/run prints the message as one line and exits 1, never a traceback. A new such error: one line here
+(tests/actors/jobs/test_bad_inputs.py feeds every mode a bad file)."""
+
+
+def is_user_error(exc: BaseException) -> bool:
+    """``exc`` is one of USER_ERRORS (a class whose module was never imported cannot have been raised: none is imported here)."""
+    for entry in USER_ERRORS:
+        module_name, _, name = entry.partition(":")
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(exc, getattr(module, name)):
+            return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from actors.jobs.common import JobError, JobStopped
@@ -341,6 +367,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bin/run: config error: {exc}", file=sys.stderr)
         return 2
     except JobError as exc:
+        print(f"bin/run: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        if not is_user_error(exc):
+            raise  # a bug: its traceback is what to report
         print(f"bin/run: {exc}", file=sys.stderr)
         return 1
 

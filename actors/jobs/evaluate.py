@@ -30,6 +30,7 @@ from actors.common.markets import market_names
 from actors.env.factory import build_dataset
 from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
+from actors.jobs.inputs import check_option_files
 from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
 from actors.jobs.evaluation.evidence import REGIME_RULE, summarise
 from actors.jobs.evaluation.ledger import append_trials, config_hash, current_commit, ledger_path, read_trials_or_stop, utc_now
@@ -115,16 +116,17 @@ def mode_evaluate(args: argparse.Namespace) -> int:
         raise JobError("evaluate --fusion-warmup needs --lockstep-decisions N (it teaches the fusion network of the lockstep runs)")
     if fusion_warmup < 0:
         raise JobError(f"--fusion-warmup takes a positive number of decisions, got {fusion_warmup}")
+    check_option_files(args)  # --adapter: a file that is no GGUF stops the job now, not after the walk-forward
     adapter = check_lockstep_ready(config, getattr(args, "adapter", None)) if lockstep_decisions else {}
     ledger = ledger_path(config.run)
     _read_ledger(ledger)  # a corrupt ledger stops the run now, not after the training
     commit = current_commit()  # the code that runs (a commit made while it trains is not it)
+    instrument = resolve_instrument(config.instrument)
+    seed = config.data.seed if config.data.seed >= 0 else config.run.seed
+    dataset = build_dataset(config.data, config.account, seed, instrument.tick_size, symbol=instrument.symbol)  # a bad file stops here
     rd = create_run_dir(config, "evaluate", args.run_dir)
     out = rd.path / "evaluate"
     out.mkdir(parents=True, exist_ok=True)
-    instrument = resolve_instrument(config.instrument)
-    seed = config.data.seed if config.data.seed >= 0 else config.run.seed
-    dataset = build_dataset(config.data, config.account, seed, instrument.tick_size, symbol=instrument.symbol)
     seeds = [config.run.seed + k for k in range(settings["seeds"])]
     purge = purge_days_for(config.lora.hindsight_horizon_bars, bars_per_session(dataset.session_starts, len(dataset)))
     n_days = len(dataset.session_starts)
