@@ -23,7 +23,7 @@ from actors.jobs.presets import BACKTEST, LOCKSTEP, TRAIN, Lockstep, Preset, Tho
 from actors.jobs.evaluate import success_lines
 from actors.jobs.inputs import check_option_files
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
-from actors.jobs.evaluation.sources import SourceBook, SourceScores, pooled
+from actors.jobs.evaluation.decision_sources import SourceBook, SourceScores, pooled
 from actors.jobs.lora import (FirstRoundWatch, learn_in_run_config, adapter_file_settings, published_adapter_settings,
                               run_round_rows, versions_book)
 from actors.jobs.main import HYBRID, MAIN_TRAINING, hybrid_settings

@@ -41,7 +41,7 @@ from actors.env.dataset import Dataset
 from actors.jobs.config import Config
 from actors.jobs.evaluation.event_sources import EventScores, event_scores, event_signs_by_id
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
-from actors.jobs.evaluation.sources import (AGREEMENT_TARGET, FUSION_ACCURACY_TARGET, LLM_ACCURACY_TARGET, Share, SourceScores,
+from actors.jobs.evaluation.decision_sources import (AGREEMENT_TARGET, FUSION_ACCURACY_TARGET, LLM_ACCURACY_TARGET, Share, SourceScores,
                                            finite_or_none)
 from actors.jobs.evaluation.walkforward import WalkForward
 
