@@ -21,7 +21,7 @@ Why 0.2: at the calibrated volatility a round trip of 3 MNQ ($7.7 of commission 
 slippage) costs 0.27 of a bar's sigma in dollars, 4.5x what it cost at the old, too-wide
 volatility, and at 0.12 the momentum rules netted about nothing (0-26 % of the oracle on
 seeds 0 and 1, no risk stage); at 0.2 the 60-bar rule makes 39-43 % of the oracle
-($300-340 of $760-800 a day), the structure issue 18 describes. 0.12 and 0.15 stay one
+($300-340 of $760-800 a day), a trend a momentum rule can read but not exhaust. 0.12 and 0.15 stay one
 setting away (harder: momentum at 0-26 % of the oracle). The 261 features hold returns and slopes up to 200 bars (momentum, SMA
 slopes, VWAP distance), so a trend is readable from them after some 30-60 bars of it.
 ``tests/actors/common/test_synthetic.py``

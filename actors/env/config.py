@@ -97,7 +97,7 @@ class EnvConfig(ConfigSection, kw_only=True):
     """Trailing stop distance in ATR(14) units when the trail is on."""
     management_actions: bool = True
     """Allow MOVE_SL_TO_BE, ENABLE_TRAIL and DISABLE_TRAIL in a position; false masks them, so a position ends only by
-    the opposite signal, its stop or target, or a forced exit (the entry/exit design of issue 18's experiments)."""
+    the opposite signal, its stop or target, or a forced exit (the entry/exit design of the policy sweeps, docs/experiments/README.md)."""
     reward_scale_usd: Positive = 100.0
     """Reward = change in equity (dollars) / this; see actors/env/rewards.py."""
     drawdown_penalty: NonNegative = 10.0
@@ -105,7 +105,7 @@ class EnvConfig(ConfigSection, kw_only=True):
     entry_penalty_usd: NonNegative = 0.0
     """Training-only turnover charge subtracted from the reward (not the account) on each entry; see actors/env/rewards.py.
     0 with the policy's default features_seen (a $30 charge taught that policy never to trade: $0 a day out of
-    sample, $10 gave +$101, none +$513); with all 261 features, $30 held back churn (issue 18)."""
+    sample, $10 gave +$101, none +$513); with all 261 features, $30 held back churn (docs/experiments/README.md)."""
     verdict_deadline_ms: Positive = 5_000.0
     """Without a risk.verdict for the current step by then, every env holds (counted, timed_out)."""
     max_steps: Count = 0
