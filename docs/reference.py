@@ -241,13 +241,22 @@ def config_keys(root: type | None = None, toml_text: str | None = None) -> list[
 
 def _keys_of(struct: type, prefix: str, comments: dict[str, str]) -> Iterator[ConfigKey]:
     docs = attribute_docstrings(struct)
+    choices = struct.choices() if callable(getattr(struct, "choices", None)) else {}
     for field in mi.type_info(struct).fields:
         key = f"{prefix}{field.name}"
         if isinstance(field.type, mi.StructType):
             yield from _keys_of(field.type.cls, f"{key}.", comments)
             continue
-        yield ConfigKey(key=key, type=render_type(field.type), default=render_default(field), doc=docs.get(field.name, ""),
+        doc = " ".join(part for part in (docs.get(field.name, ""), _choices_text(choices.get(field.name))) if part)
+        yield ConfigKey(key=key, type=render_type(field.type), default=render_default(field), doc=doc,
                         comment=comments.get(key, ""), struct=struct.__name__)
+
+
+def _choices_text(choices: dict[str, str] | None) -> str:
+    """A registry's values of a key (a section's ``choices()``, e.g. data.scenario's markets), each with what it is."""
+    if not choices:
+        return ""
+    return "One of: " + "; ".join(f"`{value}`: {what}" for value, what in choices.items()) + "."
 
 
 def undocumented_config_keys(root: type | None = None, toml_text: str | None = None) -> list[str]:

@@ -95,12 +95,12 @@ STANDBY_GO = b"go\n"
 
 def _place(process: str, config, log) -> None:
     """runtime.cpu_placement: hold this process on its CPUs (runtime/placement.py) and log where."""
-    from runtime.placement import place_process
+    from runtime.placement import place_process, process_role
 
-    from actors import REASONER
-
-    run_has_llm = REASONER in {actor_log_name(spec) for spec in config.runtime.actors}
-    cpus = place_process(process, config.runtime.cpu_placement, config.runtime.llm_cpus, run_has_llm)
+    rt = config.runtime
+    run_has_llm = bool(set(rt.llm_actors) & {actor_log_name(spec) for spec in rt.actors})
+    role = process_role(process, rt.loop_actors, rt.llm_actors)
+    cpus = place_process(role, rt.cpu_placement, rt.llm_cpus, run_has_llm)
     if cpus is not None:
         log.info("cpu_placed", cpus=sorted(cpus), placement=config.runtime.cpu_placement)
 

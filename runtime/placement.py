@@ -10,7 +10,9 @@ shares one core: each hop hands over on a warm cache and the reasoner never take
 fan-out work (fusion and risk reading each observation) no longer runs beside the critical path, so a
 full-speed backtest with the reasoner steps about 14% slower on 2 cores.
 
-Only the loop's event-loop threads (and the zmq I/O threads they start) are held: a loop actor's
+Which process is which is a setting, not a name known here: ``runtime.loop_actors`` are the loop's (the broker
+always is), ``runtime.llm_actors`` compute with the LLM, and a run places anything only when it starts one of the
+latter. Only the loop's event-loop threads (and the zmq I/O threads they start) are held: a loop actor's
 worker thread (PPO and fusion updates) runs anywhere, so training uses every core. Other actors
 (lora, dashboard, jobs) are never placed. Linux affinity is per thread and inherited by the
 threads a thread starts, so the process is placed before its bus exists.
@@ -21,12 +23,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from actors import ENV, FEED, FUSION, POLICY, REASONER, RISK
-
-LOOP_PROCESSES = frozenset({ENV, POLICY, FUSION, RISK, FEED, "broker"})
-"""The processes on the obs -> verdict path (and the feed's bar -> obs): held on the loop's CPUs."""
-LLM_PROCESSES = frozenset({REASONER})
-"""Held on the last runtime.llm_cpus CPUs, worker threads too (llama.cpp computes in the worker)."""
+LOOP, LLM = "loop", "llm"
+"""A placed process's role: the loop's CPUs (every CPU but the last llm_cpus) or the LLM's (the last llm_cpus)."""
+BROKER = "broker"
+"""The runtime's own process on the loop's path (every frame crosses it)."""
 
 _released_cpus: set[int] | None = None
 """What a loop actor's worker thread gets back (the CPUs the process was allowed before placement)."""
@@ -41,11 +41,18 @@ def cpu_split(available: Iterable[int], llm_cpus: int) -> tuple[set[int], set[in
     return set(cpus[:-llm_cpus]), set(cpus[-llm_cpus:])
 
 
-def place_process(process: str, placement: str, llm_cpus: int, run_has_llm: bool = True) -> set[int] | None:
-    """Hold the calling thread (and the threads it starts later) on this process's CPUs under ``placement``.
-    Returns the CPUs, or None where the process is not placed (off, no reasoner in the run, another actor, one CPU,
-    not Linux). Without a reasoner there is nothing to keep the loop from: it gets every CPU (a full-speed training
-    run's fan-out work then runs beside the critical path)."""
+def process_role(process: str, loop_actors: Iterable[str], llm_actors: Iterable[str]) -> str | None:
+    """LOOP, LLM or None (not placed) for a process by its short name, from runtime.loop_actors and llm_actors."""
+    if process == BROKER or process in set(loop_actors):
+        return LOOP
+    return LLM if process in set(llm_actors) else None
+
+
+def place_process(process: str | None, placement: str, llm_cpus: int, run_has_llm: bool = True) -> set[int] | None:
+    """Hold the calling thread (and the threads it starts later) on the CPUs of ``process``, its role (LOOP, LLM or
+    None), under ``placement``. Returns the CPUs, or None where the process is not placed (off, no LLM actor in the
+    run, no role, one CPU, not Linux). Without an LLM actor there is nothing to keep the loop from: it gets every
+    CPU (a full-speed training run's fan-out work then runs beside the critical path)."""
     global _released_cpus
     if placement == "off" or not run_has_llm or not hasattr(os, "sched_setaffinity"):
         return None
@@ -54,10 +61,10 @@ def place_process(process: str, placement: str, llm_cpus: int, run_has_llm: bool
     if split is None:
         return None
     loop_cpus, llm_cpus_set = split
-    if process in LOOP_PROCESSES:
+    if process == LOOP:
         chosen = loop_cpus
         _released_cpus = set(available)
-    elif process in LLM_PROCESSES:
+    elif process == LLM:
         chosen = llm_cpus_set
     else:
         return None

@@ -4,14 +4,14 @@ An actor's settings extend ``RuntimeSettings`` with the sections it reads (its o
 the root ``Config`` of actors/jobs/config.py extends it with every section. Decoding a run directory's config.toml
 into a subclass ignores the sections it does not list (the job validated the whole tree before writing it), so
 the runtime starts an actor with its own settings without importing actors/jobs/config.py or any actor's section.
-Imports nothing but msgspec, the stdlib and config.checks.
+Imports nothing but msgspec, the stdlib and config.checks: the actor names below are defaults (data), written again in
+config/default.toml; tests/runtime/test_placement.py holds them to the actor packages.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from actors import DECISION_LOOP  # names only: actors/__init__.py imports nothing
 from config.checks import ConfigSection, Count, Port, PositiveCount, PositiveSecs, Secs
 
 
@@ -107,8 +107,9 @@ CPU_PLACEMENTS = ("split", "off")
 
 
 class RuntimeConfig(ConfigSection, kw_only=True):
-    actors: list[str] = msgspec.field(default_factory=lambda: list(DECISION_LOOP))
-    """Actors to start, each in its own process: a name X means actors/X/actor.py; a dotted path names a module."""
+    actors: list[str] = msgspec.field(default_factory=lambda: ["env", "policy", "reasoner", "fusion", "risk"])
+    """Actors to start, each in its own process: a name X means actors/X/actor.py; a dotted path names a module
+    (the default: the decision loop, actors.DECISION_LOOP)."""
     heartbeat_interval_secs: PositiveSecs = 1.0
     """How often every actor publishes sys.heartbeat."""
     heartbeat_liveness: PositiveCount = 5
@@ -144,6 +145,13 @@ class RuntimeConfig(ConfigSection, kw_only=True):
     (runtime/placement.py) | off: the scheduler places every process."""
     llm_cpus: PositiveCount = 1
     """split: how many CPUs (the last ones) the reasoner holds; give reasoner.n_threads at most this many."""
+    loop_actors: list[str] = msgspec.field(default_factory=lambda: ["env", "policy", "fusion", "risk", "feed"])
+    """split: actors (short names) on the decision loop's path (obs -> verdict, bar -> obs): their event-loop threads
+    and the broker hold every CPU but the last llm_cpus; their worker threads run anywhere. An actor in neither list
+    is not placed."""
+    llm_actors: list[str] = msgspec.field(default_factory=lambda: ["reasoner"])
+    """split: actors (short names) that compute with the LLM: they hold the last llm_cpus CPUs, worker threads too.
+    A run that starts none of them places no process (the loop then gets every CPU)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

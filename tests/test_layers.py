@@ -1,6 +1,6 @@
 """The layers of docs/architecture.md, read from every module's imports (including those inside functions).
 
-runtime/ and bus/ know no actor package but the shared vocabulary (bus/messages.py builds its messages
+runtime/ imports nothing of actors/ (not even the names in actors/__init__.py); bus/ knows only the shared vocabulary (bus/messages.py builds its messages
 from actors/common); an actor's package imports no other actor's, only actors/common; actors/common
 imports no actor; only actors/jobs/ brings several actors together.
 """
@@ -55,8 +55,18 @@ def test_config_imports_nothing_above_it():
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
-def test_runtime_imports_no_actor_not_even_the_shared_vocabulary():
-    assert {str(p.relative_to(ROOT)) for p in python_files("runtime") if actor_packages_imported(p)} == set()
+def test_runtime_imports_no_actor_not_even_the_shared_vocabulary_nor_the_names_in_actors_init():
+    """Where a process runs and how it starts come from the settings (runtime.loop_actors, llm_actors) and the actor's
+    class, so runtime/ imports nothing of actors/, ``from actors import NAME`` included."""
+    offenders = {str(p.relative_to(ROOT)): sorted(name for name in imported_modules(p) if name.split(".")[0] == "actors")
+                 for p in python_files("runtime")}
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_runtime_check_sees_an_import_of_the_actors_package_itself(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from actors import REASONER\n")
+    assert imported_modules(module) == {"actors"} and not actor_packages_imported(module)
 
 
 def test_the_bus_reads_only_the_shared_vocabulary():

@@ -36,6 +36,7 @@ import pandas as pd
 
 from actors.common.events import MarketEvent
 from actors.common.news_releases import RELEASES, ReleaseKind
+from actors.common.markets import Market, MarketRequest, register
 from actors.common.news_words import headline_text, release_text
 from actors.common.realistic import RealisticScenario, generate_scenario
 from actors.common.synthetic import BARS_PER_SESSION, MarketScenario, SyntheticMarket
@@ -248,6 +249,23 @@ def write_calendar_csv(events: tuple[MarketEvent, ...] | list[MarketEvent], path
 
 def _iso(time_ns: int) -> str:
     return pd.Timestamp(time_ns, tz="UTC").tz_convert(ET).isoformat()
+
+
+# ---------------------------------------------------------------------- the markets this module registers
+
+
+def _make(name: str):
+    def make_bars(request: MarketRequest) -> NewsMarket:
+        return generate_news_market(request.days, request.seed, request.start_price, request.start_date, request.tick_size, name)
+    return make_bars
+
+
+_CALIBRATION = ("event sizes (EFFECTS) are assumptions of the order of NQ's release-day moves, not fitted (this module's "
+                "docstring, docs/experiments/44-news.md); tests/actors/common/test_news_market.py checks the planted moves")
+register(Market(name="news", null_twin="news_null", make_bars=_make("news"), calibration=_CALIBRATION,
+                help="realistic with scheduled releases and headlines whose words carry the sign of the move"))
+register(Market(name="news_null", null_twin=None, make_bars=_make("news_null"), calibration=_CALIBRATION,
+                help="the same events and words over realistic_null, moves independent of them"))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -54,6 +54,7 @@ import numpy as np
 import pandas as pd
 from scipy.signal import lfilter
 
+from actors.common.markets import Market, MarketRequest, register
 from actors.common.synthetic import (
     BARS_PER_SESSION, RANGE, TREND_DOWN, TREND_UP, VOLATILE, MarketScenario, SyntheticMarket, generate_market, session_timestamps,
 )
@@ -296,3 +297,20 @@ def generate_scenario(days: int = 60, seed: int = 0, start_price: float = 18_000
     if isinstance(market, RealisticScenario) or market in REALISTIC_SCENARIOS:
         return generate_realistic(days, seed, start_price, start_date, tick_size, market)  # type: ignore[arg-type]
     return generate_market(days, seed, start_price, start_date, tick_size, market)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------- the markets this module registers
+
+
+def _make(name: str):
+    def make_bars(request: MarketRequest) -> SyntheticMarket:
+        return generate_realistic(request.days, request.seed, request.start_price, request.start_date, request.tick_size, name)
+    return make_bars
+
+
+_CALIBRATION = ("REALISTIC's strengths measured by bin/bench market against real NQ's variance-ratio bands "
+                "(docs/experiments/43-realistic-market.md); tests/actors/common/test_realistic.py holds them in the bands")
+register(Market(name="realistic", null_twin="realistic_null", make_bars=_make("realistic"), calibration=_CALIBRATION,
+                help="intraday momentum, hour-scale reversion and volatility clustering at the strength traders report"))
+register(Market(name="realistic_null", null_twin=None, make_bars=_make("realistic_null"), calibration=_CALIBRATION,
+                help="realistic's twin: the same volatility, gaps, jumps and volume, every edge removed"))

@@ -138,7 +138,7 @@ class AccountRules:
 
 @dataclass
 class Scores:
-    """Hindsight-labelled decisions (flat, with a thought) as in actors/jobs/evaluation/sources.py, counted as they arrive."""
+    """Hindsight-labelled decisions (flat, with a thought) as in actors/jobs/evaluation/decision_sources.py, counted as they arrive."""
 
     scored: int = 0
     fused_hits: int = 0

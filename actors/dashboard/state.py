@@ -8,7 +8,7 @@ the decisions table follow env 0 (one account walking through the data); counter
 Everything is derived from the typed messages (bus/messages.py): candles, stops and targets from env.obs's market
 context, halted stretches from risk.verdict and the evaluation-account walk from env.obs and env.episode (walk.py),
 trust from fusion.decision, fusion accuracy from env.hindsight labels joined to the fusion decisions of the same step
-(as actors/jobs/evaluation/sources.py scores it after a run), learning from policy.update and lora.round (or the
+(as actors/jobs/evaluation/decision_sources.py scores it after a run), learning from policy.update and lora.round (or the
 same messages read back from a finished run's log), the trades of a finished run from its report (report.py).
 
 The records are model.py's, the page's text lines.py's, market events' (md.event) news.py's. Over 400 lines, on

@@ -19,8 +19,9 @@ __all__ = ["check_data"]
 
 
 def check_data(config: EnvSettings) -> tuple[str, ...]:
-    """Read the user's bars file once (data.source = "file" and the env actor runs), so a broken file is
-    one DataError naming file, row and column instead of an env actor failing until the restart limit.
+    """Read the user's bars files once (data.source = "file", a paper run's env.paper_history_path; the env actor
+    runs), so a broken file is one DataError naming file, row and column instead of an env actor failing until the
+    restart limit.
 
     Returns the warnings of data that reads but does not fit the env's rules (bar interval, prices
     that move less than a tick, bars in the preset's flat window): a job prints them before trading."""
@@ -29,7 +30,11 @@ def check_data(config: EnvSettings) -> tuple[str, ...]:
     from actors.common.instruments import resolve_instrument
     from actors.env.datafit import check_fit
 
-    if config.data.source != "file" or ENV not in config.runtime.actors:
+    if ENV not in config.runtime.actors:
+        return ()
+    if config.env.mode == "paper" and config.env.paper_history_path:  # the bars that warm a paper run's features up
+        load_bars(config.env.paper_history_path, config.data.timezone, config.data.dayfirst)
+    if config.data.source != "file":
         return ()
     frame, _ = load_bars(config.data.path, config.data.timezone, config.data.dayfirst)
     instrument = resolve_instrument(config.instrument)

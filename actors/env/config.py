@@ -10,12 +10,12 @@ from typing import Annotated
 import msgspec
 
 from actors.common.market_settings import AccountConfig, InstrumentConfig
+from actors.common.markets import market_help, market_names
 from config.checks import ConfigSection, Count, NonNegative, Positive, PositiveCount, PositiveSecs
 from config.checks import require as _require
 from runtime.settings import RuntimeSettings
 
 DATA_SOURCES = ("synthetic", "file")
-SCENARIO_NAMES = ("regimes", "null", "realistic", "realistic_null", "news", "news_null")
 ENV_MODES = ("train", "backtest", "paper")
 SPLITS = ("train", "validation", "test", "all")
 EPISODE_STARTS = ("random", "session_open")
@@ -35,11 +35,8 @@ class DataConfig(ConfigSection, kw_only=True):
     dayfirst: str = "auto"
     """auto | yes | no: how to read ambiguous dates like 03/04/2024 (auto: day-first only when the data proves it)."""
     scenario: str = "regimes"
-    """synthetic: regimes (planted trends and ranges, the default) | null (the same seed's random walk: nothing to
-    learn) | realistic (real NQ's multi-bar figures, edges at the strength traders report) | realistic_null (its
-    twin without edges) | news (a base market with releases and headlines that move it, actors/common/news_market.py)
-    | news_null (the same events and words, moves independent of them); effect sizes in actors/common/synthetic.py
-    and actors/common/realistic.py."""
+    """synthetic: the market, one of those registered in actors/common/markets.py (the default regimes: planted trends
+    and ranges; each has a null twin with nothing to learn); their effect sizes are in the module that registers them."""
     trend_drift_sigmas: Annotated[float, msgspec.Meta(ge=0)] = 0.2
     """synthetic, regimes: drift per bar in a trend regime, in units of the bar's sigma (smaller = a harder market)."""
     min_regime_bars: Annotated[int, msgspec.Meta(ge=1)] = 30
@@ -66,7 +63,7 @@ class DataConfig(ConfigSection, kw_only=True):
     def __post_init__(self) -> None:
         _require(self.source in DATA_SOURCES, "data.source", f"must be one of {DATA_SOURCES}, got {self.source!r}")
         _require(self.source != "file" or bool(self.path), "data.path", "is required when data.source = 'file'")
-        _require(self.scenario in SCENARIO_NAMES, "data.scenario", f"must be one of {SCENARIO_NAMES}, got {self.scenario!r}")
+        _require(self.scenario in market_names(), "data.scenario", f"must be one of {market_names()}, got {self.scenario!r}")
         _require(self.min_regime_bars < self.max_regime_bars, "data.max_regime_bars", "must be > data.min_regime_bars")
         _require(self.dayfirst in DAYFIRST_CHOICES, "data.dayfirst", f"must be one of {DAYFIRST_CHOICES}, got {self.dayfirst!r}")
         super().__post_init__()
@@ -75,6 +72,11 @@ class DataConfig(ConfigSection, kw_only=True):
             "data.validation_fraction",
             "train_fraction + validation_fraction must leave a test split (< 1)",
         )
+
+    @classmethod
+    def choices(cls) -> dict[str, dict[str, str]]:
+        """Keys whose values a registry holds: key -> {value: what it is} (docs/reference.py lists them)."""
+        return {"scenario": market_help()}
 
 
 class EnvConfig(ConfigSection, kw_only=True):
@@ -99,7 +101,7 @@ class EnvConfig(ConfigSection, kw_only=True):
     """Trailing stop distance in ATR(14) units when the trail is on."""
     management_actions: bool = True
     """Allow MOVE_SL_TO_BE, ENABLE_TRAIL and DISABLE_TRAIL in a position; false masks them, so a position ends only by
-    the opposite signal, its stop or target, or a forced exit (the entry/exit design of issue 18's experiments)."""
+    the opposite signal, its stop or target, or a forced exit (the entry/exit design of the policy sweeps, docs/experiments/README.md)."""
     reward_scale_usd: Positive = 100.0
     """Reward = change in equity (dollars) / this; see actors/env/rewards.py."""
     drawdown_penalty: NonNegative = 10.0
@@ -107,7 +109,7 @@ class EnvConfig(ConfigSection, kw_only=True):
     entry_penalty_usd: NonNegative = 0.0
     """Training-only turnover charge subtracted from the reward (not the account) on each entry; see actors/env/rewards.py.
     0 with the policy's default features_seen (a $30 charge taught that policy never to trade: $0 a day out of
-    sample, $10 gave +$101, none +$513); with all 261 features, $30 held back churn (issue 18)."""
+    sample, $10 gave +$101, none +$513); with all 261 features, $30 held back churn (docs/experiments/README.md)."""
     verdict_deadline_ms: Positive = 5_000.0
     """Without a risk.verdict for the current step by then, every env holds (counted, timed_out)."""
     max_steps: Count = 0

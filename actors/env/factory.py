@@ -18,9 +18,7 @@ from actors.env.session_features import release_times_ns
 from actors.env.env import FuturesTradingEnv
 from actors.env.regime_model import read_regime_model
 from actors.common.instruments import resolve_instrument
-from actors.common.news_market import NEWS_SCENARIOS, generate_news_market
-from actors.common.realistic import RealisticScenario, generate_scenario, realistic_scenario
-from actors.common.synthetic import REALISTIC_NAMES, MarketScenario, scenario
+from actors.common.markets import MarketRequest, make_market
 
 if TYPE_CHECKING:
     from actors.env.config import EnvSettings
@@ -47,12 +45,8 @@ def build_dataset(
                                      regime_model=regime)
         dataset.warnings = fit.warnings
         return dataset
-    if data.scenario in NEWS_SCENARIOS:  # a base market with releases and headlines on top
-        market = generate_news_market(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price,
-                                      start_date=data.synthetic_start_date, tick_size=tick_size, news=data.scenario)
-    else:
-        market = generate_scenario(data.synthetic_days, seed=seed, start_price=data.synthetic_start_price,
-                                   start_date=data.synthetic_start_date, tick_size=tick_size, market=market_scenario(data))
+    request = MarketRequest(data.synthetic_days, seed, data.synthetic_start_price, data.synthetic_start_date, tick_size, settings=data)
+    market = make_market(data.scenario, request)  # the registered market (actors/common/markets.py)
     source = f"synthetic({data.scenario}, seed={seed}, days={data.synthetic_days})"
     dataset = Dataset.from_frame(market.bars, flat_minute, data.train_fraction, data.validation_fraction, source=source,
                                  regime_model=regime, releases=release_times_ns(getattr(market, "events", ())))
@@ -67,15 +61,6 @@ def bar_paths(source: str) -> list[str]:
     """The files of ``data.path``: one path, or several joined by the path separator (``a.csv:b.csv`` on Linux, as
     ``bin/run evaluate --market a.csv b.csv`` writes them), read into one calendar by actors/common/bar_join.py."""
     return [part for part in source.split(os.pathsep) if part]
-
-
-def market_scenario(data: DataConfig) -> MarketScenario | RealisticScenario:
-    """The [data] section's synthetic market: the named scenario with its effect sizes from the config
-    (realistic and realistic_null carry their own, actors/common/realistic.py; the regime keys do not apply)."""
-    if data.scenario in REALISTIC_NAMES:
-        return realistic_scenario(data.scenario)
-    drift = data.trend_drift_sigmas if data.scenario == "regimes" else 0.0
-    return scenario(data.scenario, trend_drift_sigmas=drift, min_regime_bars=data.min_regime_bars, max_regime_bars=data.max_regime_bars)
 
 
 def load_dataset(config: EnvSettings, path: str | None = None) -> Dataset:

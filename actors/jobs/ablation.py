@@ -23,8 +23,9 @@ from actors.jobs.cells.ablation import ablation_on_cells
 from actors.jobs.cells.pool import cost_markdown
 from actors.jobs.presets import BACKTEST, LOCKSTEP, REPRODUCIBLE, TRAIN, Lockstep, Preset, Thoughts, preset_settings
 from actors.jobs.evaluate import success_lines
+from actors.jobs.inputs import check_option_files
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
-from actors.jobs.evaluation.sources import SourceBook, SourceScores, pooled
+from actors.jobs.evaluation.decision_sources import SourceBook, SourceScores, pooled
 from actors.jobs.lora import (FirstRoundWatch, learn_in_run_config, adapter_file_settings, published_adapter_settings,
                               run_round_rows, versions_book)
 from actors.jobs.main import HYBRID, MAIN_TRAINING, hybrid_settings
@@ -273,6 +274,7 @@ def variant_backtest(args: argparse.Namespace, root: Path, seed: int, index: int
 
 def mode_ablation(args: argparse.Namespace) -> int:
     base = configure(args)
+    check_option_files(args)  # --data, --model, --adapter: a broken file stops the job before the training
     root = ablation_root(args, base)
     n_seeds = max(1, getattr(args, "seeds", None) or 3)
     seeds = [base.run.seed + i for i in range(n_seeds)]

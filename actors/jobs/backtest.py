@@ -29,12 +29,17 @@ def backtest_settings(checkpoint: Path, data: Path | None, name: str = "") -> di
     the run's name."""
     settings: dict[str, Any] = {"policy.model_path": str(checkpoint)}
     if data is not None:
-        if not data.is_file():
-            raise JobError(f"no such data file: {data}")
-        settings.update({"data.source": "file", "data.path": str(data.resolve()), "env.split": "all"})
+        settings.update(data_file_settings(data))
     if name:
         settings["run.name"] = name
     return settings
+
+
+def data_file_settings(data: Path) -> dict[str, Any]:
+    """--data FILE: all of the file is the test (env.split = all); a missing file is a JobError."""
+    if not data.is_file():
+        raise JobError(f"no such data file: {data}")
+    return {"data.source": "file", "data.path": str(data.resolve()), "env.split": "all"}
 
 
 def trained_fusion_settings(run_dir: Path) -> dict[str, Any]:

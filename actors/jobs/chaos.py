@@ -202,11 +202,12 @@ def table(results: list[FaultResult]) -> str:
 
 
 def mode_chaos(args: argparse.Namespace) -> int:
-    from actors.jobs.common import user_settings
+    from actors.jobs.common import check_run_files, user_settings
     from runtime.testing import running_actors
 
     actors = LOOP_ACTORS + (["reasoner"] if args.with_reasoner else [])
     settings = {**chaos_settings(args.config), **user_settings(args.overrides)}
+    check_run_files(load_config(args.config, {**settings, "runtime.actors": actors}))  # a bad file: one line, no actor crash loop
     with running_actors(actors, settings, config_path=args.config, keep_run_dir=True, wait_started_secs=180) as rt:
         print(f"run directory: {rt.run_dir}", flush=True)
         results = run_chaos(rt, [*actors, "broker"], reasoner=args.with_reasoner)

@@ -32,7 +32,7 @@ MODES = {
     "join": "this host's share of a runtime whose broker runs on another host (--join BUS, implies this mode): start only [runtime].actors, connect them over tcp with CURVE, restart them as needed, stop on Ctrl-C or the main runtime's shutdown",
     "keys": "make CURVE key pairs for a tcp bus beyond loopback (--dir DIR): a server pair and --clients client pairs",
     "paper": "paper-trade on a live feed until Ctrl-C: attach one with bin/feed --run RUN_DIR (optional --model CHECKPOINT)",
-    "evaluate": "walk-forward evidence: per fold, train the policy on the days before a test window and test it frozen, against flat, random, buy-and-hold, momentum rules and the oracle; success table, deflated Sharpe, PBO, learning curve (--market regimes|null|realistic|news (each with a _null twin)|FILE, --folds, --seeds, --quick; --lockstep-decisions N [--adapter PATH] [--fusion-warmup M]: the fusion and LLM rows)",
+    "evaluate": "walk-forward evidence: per fold, train the policy on the days before a test window and test it frozen, against flat, random, buy-and-hold, momentum rules and the oracle; success table, deflated Sharpe, PBO, learning curve (--market MARKET|FILE: a registered synthetic market or bars files, --folds, --seeds, --quick; --lockstep-decisions N [--adapter PATH] [--fusion-warmup M]: the fusion and LLM rows)",
     "dashboard": "a live dashboard of a run in the browser (--run RUN_DIR live or finished, or --bus BUS_JSON; --port, --host); "
                  "main/train/backtest/paper/evaluate/ablation/sweep --dashboard start one beside the job",
     "sweep": "an Optuna search over SPACE.toml's settings (bin/run sweep SPACE.toml): each trial a walk-forward on the validation folds, pruned fold by fold, on Ray workers; the best trial tested once on the held-out test folds; every trial in the ledger",
@@ -180,11 +180,35 @@ def paper_options(parser: argparse.ArgumentParser) -> None:
     _dashboard(parser)
 
 
+class LazyHelpStore(argparse._StoreAction):
+    """A stored option whose help is written when shown (``help_from()``): --market's lists the registered markets,
+    and building the parser imports none of their modules (bin/run --help stays light)."""
+
+    def __init__(self, *args, help_from: Callable[[], str], **kwargs) -> None:
+        self._help_from = help_from
+        super().__init__(*args, **kwargs)
+
+    @property
+    def help(self) -> str:  # type: ignore[override]
+        return self._help_from()
+
+    @help.setter
+    def help(self, _value: str | None) -> None:
+        pass
+
+
+def market_option_help() -> str:
+    """--market's help: every market of actors/common/markets.py with its help line, then files."""
+    from actors.common.markets import market_help
+
+    names = "; ".join(f"{name}: {line}" for name, line in market_help().items())
+    return (f"a synthetic market with a known answer ({names}) | one or more bars files, joined into one calendar "
+            "(actors/common/bar_join.py); default regimes").replace("%", "%%")
+
+
 def evaluate_options(parser: argparse.ArgumentParser) -> None:
     _ray(parser, "local for a grid of 60,000 training steps or more, else off")
-    parser.add_argument("--market", nargs="+", help="a synthetic market with a known answer: regimes | null | realistic | "
-                        "realistic_null | news | news_null (each null twin has nothing to learn) | one or more bars files, "
-                        "joined into one calendar (actors/common/bar_join.py; default regimes)")
+    parser.add_argument("--market", nargs="+", action=LazyHelpStore, help_from=market_option_help)
     parser.add_argument("--folds", type=int, help="walk-forward test windows (default 3, --quick 2)")
     parser.add_argument("--seeds", type=int, default=None, help="seeds per fold (mean and 95%% interval over them; default 3, --quick 1)")
     parser.add_argument("--budgets", help="training steps of the learning curve, comma-separated (default 25000,50000,100000,150000,200000; --quick 25000,50000,75000,100000)")
@@ -310,6 +334,32 @@ def run_mode(args: argparse.Namespace) -> int:
     return handler(args)
 
 
+USER_ERRORS = (
+    "actors.common.file_errors:FileError",  # a bars, event or checkpoint file: file, row, column
+    "actors.policy:CheckpointNotFound",
+    "actors.reasoner:ModelFileError",
+    "actors.common.llm.model:ModelNotFound",
+    "actors.jobs.evaluation.ledger:LedgerError",
+    "actors.jobs.cells.space:SpaceError",
+    "actors.dashboard.source:DashboardError",
+    "bus.auth:CurveKeyError",
+    "runtime.rundir:JoinTargetError",
+)
+"""The errors a user's input causes, each with a message that names the file (and row and field where it has them):
+bin/run prints the message as one line and exits 1, never a traceback. A new such error: one line here
+(tests/actors/jobs/test_bad_inputs.py feeds every mode a bad file)."""
+
+
+def is_user_error(exc: BaseException) -> bool:
+    """``exc`` is one of USER_ERRORS (a class whose module was never imported cannot have been raised: none is imported here)."""
+    for entry in USER_ERRORS:
+        module_name, _, name = entry.partition(":")
+        module = sys.modules.get(module_name)
+        if module is not None and isinstance(exc, getattr(module, name)):
+            return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from actors.jobs.common import JobError, JobStopped
@@ -326,6 +376,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bin/run: config error: {exc}", file=sys.stderr)
         return 2
     except JobError as exc:
+        print(f"bin/run: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        if not is_user_error(exc):
+            raise  # a bug: its traceback is what to report
         print(f"bin/run: {exc}", file=sys.stderr)
         return 1
 

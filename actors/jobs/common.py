@@ -10,10 +10,11 @@ from pathlib import Path
 from collections.abc import Sequence
 from typing import Any, Callable
 
-from actors import LORA, REASONER
+from actors import LORA, POLICY, REASONER
 from actors.common.bar_files import DataError
 from actors.env import check_data
 from actors.jobs.config import Config, load_config
+from actors.policy import check_checkpoint
 from actors.reasoner import ModelFileError, check_model_files
 from actors.jobs.presets import Preset, preset_settings
 from actors.jobs.progress import ProgressView, console_enabled
@@ -84,6 +85,25 @@ def user_settings(texts: list[str]) -> dict[str, Any]:
     return settings
 
 
+def check_run_files(config: Config) -> None:
+    """Read the files the configured actors will read (the bars, the paper history, the LLM's model and adapter, the
+    policy's checkpoint) before any process starts: a bad one is one error naming it, not an actor failing until the
+    restart limit. The warnings of data that reads but does not fit go to stderr, before any trading."""
+    try:
+        data_warnings = check_data(config)
+    except DataError as exc:
+        raise JobError(f"data: {exc}") from None
+    if REASONER in config.runtime.actors:
+        try:
+            check_model_files(config.reasoner)
+        except ModelFileError as exc:
+            raise JobError(str(exc)) from None
+    if POLICY in config.runtime.actors and Path(config.policy.model_path).is_file():
+        check_checkpoint(Path(config.policy.model_path))
+    for warning in data_warnings:
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
+
+
 def run_job(
     config: Config,
     mode: str,
@@ -99,17 +119,7 @@ def run_job(
     """Start the runtime with ``config``; stop when ``done_actor`` announces sys.done (or on Ctrl-C/duration),
     or, given ``stop_when``, when it says so of a message. The last message of each ``watch`` type is kept in
     ``JobResult.last``."""
-    try:
-        data_warnings = check_data(config)
-    except DataError as exc:
-        raise JobError(f"data: {exc}") from None
-    if REASONER in config.runtime.actors:
-        try:
-            check_model_files(config.reasoner)
-        except ModelFileError as exc:
-            raise JobError(str(exc)) from None
-    for warning in data_warnings:  # before any trading, where the user reads it
-        print(f"warning: {warning}", file=sys.stderr, flush=True)
+    check_run_files(config)
     rd = create_run_dir(config, mode, run_dir)
     log = configure_logging(
         log_file=rd.log_file("supervisor"), level=config.logging.level, console=console_enabled(config, quiet),

@@ -30,10 +30,11 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
-from actors.env.config import SCENARIO_NAMES
+from actors.common.markets import market_names
 from actors.env.factory import build_dataset
 from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
+from actors.jobs.inputs import check_option_files
 from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
 from actors.jobs.evaluation.evidence import REGIME_RULE, Row, summarise
 from actors.jobs.evaluation.diagnostics import diagnostic_lines
@@ -60,8 +61,6 @@ by 400k: hence the largest budgets. The curve has 4-5 points (issue 52): a seed 
 play the test window, so the points below the largest cost a test play each, not a training run."""
 """Synthetic days are cheap, and a policy trained on a few dozen days memorises their noise (issue 18: on 44 days, in
 sample +$1,259 a day and out of sample -$95), so every fold trains on at least a few hundred days."""
-SCENARIO_MARKETS = SCENARIO_NAMES
-"""Every synthetic market --market names (actors/env/config.py); anything else is a bars file."""
 
 
 def plan(args: argparse.Namespace) -> dict:
@@ -100,11 +99,11 @@ def market_settings(market: str | list[str], days: int) -> dict:
     """The [data] keys of ``--market``: a synthetic scenario, or one or more bars files joined into one calendar
     (actors/common/bar_join.py; their paths joined by os.pathsep in data.path)."""
     markets = [market] if isinstance(market, str) else list(market)
-    if len(markets) == 1 and markets[0] in SCENARIO_MARKETS:
+    if len(markets) == 1 and markets[0] in market_names():  # a registered market (actors/common/markets.py)
         return {"data.source": "synthetic", "data.scenario": markets[0], "data.synthetic_days": days}
     for name in markets:
         if not Path(name).is_file():
-            raise JobError(f"--market takes {' | '.join(SCENARIO_MARKETS)} or bars files; no file {name}")
+            raise JobError(f"--market takes {' | '.join(market_names())} or bars files; no file {name}")
     return {"data.source": "file", "data.path": os.pathsep.join(str(Path(name).resolve()) for name in markets)}
 
 
@@ -124,16 +123,17 @@ def mode_evaluate(args: argparse.Namespace) -> int:
         raise JobError("evaluate --fusion-warmup needs --lockstep-decisions N (it teaches the fusion network of the lockstep runs)")
     if fusion_warmup < 0:
         raise JobError(f"--fusion-warmup takes a positive number of decisions, got {fusion_warmup}")
+    check_option_files(args)  # --adapter: a file that is no GGUF stops the job now, not after the walk-forward
     adapter = check_lockstep_ready(config, getattr(args, "adapter", None)) if lockstep_decisions else {}
     ledger = ledger_path(config.run)
     _read_ledger(ledger)  # a corrupt ledger stops the run now, not after the training
     commit = current_commit()  # the code that runs (a commit made while it trains is not it)
+    instrument = resolve_instrument(config.instrument)
+    seed = config.data.seed if config.data.seed >= 0 else config.run.seed
+    dataset = build_dataset(config.data, config.account, seed, instrument.tick_size, symbol=instrument.symbol)  # a bad file stops here
     rd = create_run_dir(config, "evaluate", args.run_dir)
     out = rd.path / "evaluate"
     out.mkdir(parents=True, exist_ok=True)
-    instrument = resolve_instrument(config.instrument)
-    seed = config.data.seed if config.data.seed >= 0 else config.run.seed
-    dataset = build_dataset(config.data, config.account, seed, instrument.tick_size, symbol=instrument.symbol)
     seeds = [config.run.seed + k for k in range(settings["seeds"])]
     purge = purge_days_for(config.lora.hindsight_horizon_bars, bars_per_session(dataset.session_starts, len(dataset)))
     n_days = len(dataset.session_starts)

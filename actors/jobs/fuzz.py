@@ -120,11 +120,13 @@ def fuzz_loop(client: SyncBus, pids: dict[str, Any], frames: int, *, seed: int =
 
 
 def mode_fuzz(args: argparse.Namespace) -> int:
-    from actors.jobs.common import user_settings
+    from actors.jobs.common import check_run_files, user_settings
+    from actors.jobs.config import load_config
     from runtime.testing import running_actors
 
     settings = {**LOOP_SETTINGS, **user_settings(args.overrides)}
     actors = list(settings.pop("runtime.actors", LOOP_ACTORS))
+    check_run_files(load_config(args.config, {**settings, "runtime.actors": actors}))  # a bad file: one line, no actor crash loop
     with running_actors(actors, settings, config_path=args.config, keep_run_dir=True) as rt:
         print(f"run directory: {rt.run_dir}", flush=True)
         with SyncBus(rt.addresses, sender="fuzz-watch") as client:

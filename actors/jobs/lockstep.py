@@ -4,7 +4,7 @@ scored against the hindsight label of its bar.
 The main job's phase 4 (actors/jobs/main.py) and ``bin/run evaluate --lockstep-decisions N``
 (actors/jobs/evaluation/lockstep_evidence.py) both run it: a frozen policy on the first ``steps`` decisions of a
 split, the LLM in every decision (the LOCKSTEP preset), hindsight labels published (env.publish_hindsight), and a
-``SourceBook`` on the bus that scores RL advice, LLM advice and the fused action (actors/jobs/evaluation/sources.py).
+``SourceBook`` on the bus that scores RL advice, LLM advice and the fused action (actors/jobs/evaluation/decision_sources.py).
 It prints the LLM's figures, the sources' table and the last thought, and writes ``sources.json`` beside the report.
 """
 
@@ -20,7 +20,7 @@ from actors.common.actions import Action
 from actors.jobs.backtest import run_backtest
 from actors.jobs.common import configure, format_table
 from actors.jobs.evaluation.event_sources import EventReads
-from actors.jobs.evaluation.sources import SourceBook, SourceScores
+from actors.jobs.evaluation.decision_sources import SourceBook, SourceScores
 from actors.jobs.evaluation.thought_ages import ThoughtAges, ages_text, fusion_figures
 from actors.jobs.presets import BACKTEST, LOCKSTEP, REPRODUCIBLE
 from bus.messages import LlmThought

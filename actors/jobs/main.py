@@ -36,6 +36,7 @@ from actors.jobs.presets import BACKTEST, LOCKSTEP, REPRODUCIBLE, TRAIN
 from actors.jobs.lora import FirstRoundWatch, learn_in_run_config, published_adapter_settings, run_round_rows, versions_book
 from actors.jobs.evaluation.backtest_evidence import backtest_evidence_rows, choose_on_validation, play_floors
 from actors.env.factory import load_dataset
+from actors.jobs.inputs import check_option_files
 from actors.jobs.evaluation.calibration import market_lines
 from actors.jobs.lockstep import lockstep_backtest
 from actors.jobs.train import MAIN_STAGES, exact_budget, policy_checkpoint, run_training, train_settings, training_summary
@@ -148,6 +149,7 @@ def choose_policy(args: argparse.Namespace, data: dict[str, Any], candidates: di
 def mode_main(args: argparse.Namespace) -> int:
     data = data_settings(args)
     base = configure(args, data)
+    check_option_files(args, data)  # phase 3 tests on --data: a broken file stops the job now, not after the training
     root = main_root(args, base)
     read_trials_or_stop(ledger_path(base.run), "main")  # a corrupt trials ledger stops the job now, not after its training
     commit = current_commit()

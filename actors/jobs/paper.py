@@ -53,12 +53,13 @@ def paper_settings(model: Path | None) -> dict[str, Any]:
     return {} if model is None else {"policy.model_path": str(policy_checkpoint(model))}
 
 
-def write_vendor_bars(path: Path, *, days: int, seed: int, start_date: str = "2023-11-27", market: Any = "regimes") -> list[str]:
-    """``days`` synthetic sessions of ``market`` (a scenario name or object, data.scenario) as a vendor CSV (naive
-    US/Eastern timestamps); returns each session's 09:30 bar time."""
-    from actors.common.realistic import generate_scenario
+def write_vendor_bars(path: Path, *, days: int, seed: int, start_date: str = "2023-11-27", market: str = "regimes",
+                      settings: Any = None) -> list[str]:
+    """``days`` synthetic sessions of ``market`` (a registered market, data.scenario; ``settings``: the [data] section
+    for its own keys) as a vendor CSV (naive US/Eastern timestamps); returns each session's 09:30 bar time."""
+    from actors.common.markets import MarketRequest, make_market
 
-    frame = generate_scenario(days, seed, WRITE_BARS_START_PRICE, start_date, market=market).bars
+    frame = make_market(market, MarketRequest(days, seed, WRITE_BARS_START_PRICE, start_date, settings=settings)).bars
     local = frame.index.tz_convert("America/New_York")
     out = frame.reset_index(drop=True)
     out.insert(0, "timestamp", local.strftime("%Y-%m-%d %H:%M:%S"))
@@ -106,10 +107,8 @@ def session_span(opens: list[str], max_listed: int = 4) -> str:
 def mode_paper(args: argparse.Namespace) -> int:
     if getattr(args, "write_bars", None) is not None:
         days = args.days or 2
-        from actors.env.factory import market_scenario
-
         config = configure(args)
-        opens = write_vendor_bars(args.write_bars, days=days, seed=config.run.seed, market=market_scenario(config.data))
+        opens = write_vendor_bars(args.write_bars, days=days, seed=config.run.seed, market=config.data.scenario, settings=config.data)
         print(f"wrote {days * 390} bars ({days} sessions, NQ from {WRITE_BARS_START_PRICE:,.0f}) to {args.write_bars}; "
               f"sessions open at {session_span(opens)} (US/Eastern)")
         return EXIT_OK

@@ -187,11 +187,12 @@ def table(memory: dict[str, ProcessMemory], counts: LoopCounts, minutes: float, 
 
 
 def mode_soak(args: argparse.Namespace) -> int:
-    from actors.jobs.common import user_settings
+    from actors.jobs.common import check_run_files, user_settings
     from runtime.testing import running_actors
 
     settings = {**soak_settings(args.config), **user_settings(args.overrides)}
     actors = list(settings.pop("runtime.actors", SOAK_ACTORS))
+    check_run_files(load_config(args.config, {**settings, "runtime.actors": actors}))  # a bad file: one line, no actor crash loop
     with running_actors(actors, settings, config_path=args.config, keep_run_dir=True, wait_started_secs=300) as rt:
         print(f"run directory: {rt.run_dir}", flush=True)
         csv_path = rt.run_dir / "soak.csv"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from actors.common.file_errors import FileError
 from actors.lora.experience import Experience
 
 _SCHEMA = """
@@ -194,5 +195,22 @@ def write_experiences_file(path: str | Path, experiences: Iterable[Experience]) 
     return path
 
 
+class ExperienceFileError(FileError):
+    """An experience file (``bin/run lora --experiences FILE``) with a line that is not an experience: file, line, field."""
+
+
 def read_experiences_file(path: str | Path) -> list[Experience]:
-    return [_decode(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    """The experiences of a JSON-lines file; a line that is not one raises ExperienceFileError naming it."""
+    experiences = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            experiences.append(_decode(line))
+        except json.JSONDecodeError as error:
+            raise ExperienceFileError(path, f"not JSON ({error.msg})", row=number, unit="line") from None
+        except KeyError as error:
+            raise ExperienceFileError(path, "missing", row=number, field=str(error.args[0]), unit="line") from None
+        except (TypeError, ValueError, AttributeError) as error:
+            raise ExperienceFileError(path, f"not an experience ({error})", row=number, unit="line") from None
+    return experiences

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from actors.common.observation import OBSERVATION_LAYOUT
+from actors.common.file_errors import FileError
 
 CHECKPOINT_DIR_NAME = "checkpoints"
 LAYOUT_BEFORE_KEY = "261/1"
@@ -61,22 +62,48 @@ def write_checkpoint(directory: Path, num_timesteps: int, checkpoint: Checkpoint
     return final_path
 
 
+class CheckpointError(FileError):
+    """A file given as a policy checkpoint that is not one (or of another format); the message names it."""
+
+
 def read_checkpoint(path: Path) -> Checkpoint:
-    """Read a checkpoint file; a file that is not one raises ValueError naming it."""
+    """Read a checkpoint file; a file that is not one raises CheckpointError (a ValueError) naming it."""
     try:
         with zipfile.ZipFile(path) as archive:
             model_bytes = archive.read(_MODEL_MEMBER)
             normalizer_bytes = archive.read(_NORMALIZER_MEMBER)
-            meta = json.loads(archive.read(_META_MEMBER))
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not a policy checkpoint: {error}") from error
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"{path}: checkpoint format {meta.get('format_version')} is not {FORMAT_VERSION}")
+            meta = _meta(archive, path)
+    except (zipfile.BadZipFile, KeyError) as error:
+        raise CheckpointError(path, f"not a policy checkpoint ({error})") from error
     layout = meta.get("observation_layout", LAYOUT_BEFORE_KEY)
     if layout != OBSERVATION_LAYOUT:
-        raise ValueError(f"{path}: trained on observation layout {layout}, this code builds layout {OBSERVATION_LAYOUT} "
-                         f"(actors/common/observation.py): train a new policy")
+        raise CheckpointError(path, f"trained on observation layout {layout}, this code builds layout {OBSERVATION_LAYOUT} "
+                              "(actors/common/observation.py): train a new policy")
     return Checkpoint(model_bytes=model_bytes, normalizer_bytes=normalizer_bytes, meta=meta)
+
+
+def check_checkpoint(path: Path) -> None:
+    """Refuse a file that is not a checkpoint of this format (CheckpointError) by its table of contents and its
+    meta.json alone, before a job starts the processes that would read it."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            missing = {_MODEL_MEMBER, _NORMALIZER_MEMBER, _META_MEMBER} - set(archive.namelist())
+            if missing:
+                raise CheckpointError(path, f"not a policy checkpoint (no {', '.join(sorted(missing))} in it)")
+            _meta(archive, path)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise CheckpointError(path, f"not a policy checkpoint ({error})") from error
+
+
+def _meta(archive: zipfile.ZipFile, path: Path) -> dict[str, Any]:
+    try:
+        meta = json.loads(archive.read(_META_MEMBER))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise CheckpointError(path, f"not a policy checkpoint ({_META_MEMBER}: {error})") from error
+    if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
+        version = meta.get("format_version") if isinstance(meta, dict) else None
+        raise CheckpointError(path, f"checkpoint format {version} is not {FORMAT_VERSION}")
+    return meta
 
 
 def list_checkpoints(directory: Path) -> list[tuple[int, Path]]:

@@ -246,7 +246,7 @@ def _print_news_lines(market: str, held_out, truth, answers: dict[str, list[int]
     """One line a reader on the held-out event-bar prompts: match with the hindsight label and with the surprise's
     sign, hindsight $ a prompt, each with its 95 % interval; the models' answers beside the floors'. Then how often the
     label is the surprise's side at all: a reader of the words can match the labels no better than that (plus luck)."""
-    from actors.jobs.evaluation.sources import MeanDifference
+    from actors.jobs.evaluation.decision_sources import MeanDifference
     from actors.lora.news_prompts import floor_answers, label_agreement, score
 
     def rate(hits: list[bool]) -> str:
@@ -330,7 +330,7 @@ def _usd_line(path: str, market: str, held_out, base, adapter, trends) -> str:
     word alone (BUY where the prompt says up, SELL where down, HOLD where sideways: does the adapter read more than
     that one word, which the policy sees too?) and the labels themselves (the oracle: the better side or nothing)."""
     from actors.common.actions import BUY, HOLD, SELL
-    from actors.jobs.evaluation.sources import MeanDifference
+    from actors.jobs.evaluation.decision_sources import MeanDifference
     from actors.lora.dollars import answer_usd
 
     def usd(answers) -> list[float]:

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from actors import DECISION_LOOP
 from actors.jobs.config import load_config
 from config.tree import ConfigError
 from runtime import placement
-from runtime.placement import cpu_split, place_process, release_worker_thread
+from runtime.placement import LLM, LOOP, cpu_split, place_process, process_role, release_worker_thread
+from runtime.settings import RuntimeConfig
 from runtime.testing import running_actors
 
 CPUS = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
@@ -37,6 +39,24 @@ def test_an_unknown_placement_is_a_config_error_naming_the_key():
         load_config(overrides={"runtime.cpu_placement": "both"})
 
 
+def test_a_process_role_comes_from_the_runtime_settings_and_the_broker_is_the_loops():
+    rt = RuntimeConfig()
+    roles = {name: process_role(name, rt.loop_actors, rt.llm_actors) for name in ("broker", "env", "feed", "reasoner", "lora")}
+    assert roles == {"broker": LOOP, "env": LOOP, "feed": LOOP, "reasoner": LLM, "lora": None}
+    assert process_role("mine", ["mine"], []) == LOOP and process_role("reasoner", [], []) is None
+
+
+def test_the_runtimes_default_actor_names_are_actor_packages_and_the_decision_loop():
+    """The runtime names no actor in its code; its defaults (data) must still name real ones."""
+    rt = RuntimeConfig()
+    assert rt.actors == list(DECISION_LOOP)
+    root = Path(__file__).resolve().parents[2]
+    for name in {*rt.actors, *rt.loop_actors, *rt.llm_actors, *rt.spare_actors}:
+        assert (root / "actors" / name / "actor.py").is_file(), name
+    config = load_config()
+    assert (config.runtime.loop_actors, config.runtime.llm_actors) == (rt.loop_actors, rt.llm_actors)
+
+
 def _in_thread(fn):
     """Run ``fn`` in a fresh thread (Linux affinity is per thread: the test's own thread is never placed)."""
     out: list = []
@@ -55,7 +75,7 @@ def restore_released():
 @needs_two_cpus
 def test_a_loop_thread_is_held_and_its_worker_runs_anywhere(restore_released):
     def placed_then_worker():
-        held = place_process("policy", "split", 1)
+        held = place_process(LOOP, "split", 1)
         own = os.sched_getaffinity(0)
         with ThreadPoolExecutor(max_workers=1, initializer=release_worker_thread) as worker:
             in_worker = worker.submit(os.sched_getaffinity, 0).result()
@@ -72,10 +92,10 @@ def test_a_loop_thread_is_held_and_its_worker_runs_anywhere(restore_released):
 
 @needs_two_cpus
 def test_the_reasoner_holds_the_last_cpu_and_others_are_not_placed(restore_released):
-    assert _in_thread(lambda: (place_process("reasoner", "split", 1), os.sched_getaffinity(0))) == ({CPUS[-1]}, {CPUS[-1]})
-    assert _in_thread(lambda: (place_process("lora", "split", 1), os.sched_getaffinity(0))) == (None, set(CPUS))
-    assert _in_thread(lambda: (place_process("env", "off", 1), os.sched_getaffinity(0))) == (None, set(CPUS))
-    assert _in_thread(lambda: (place_process("env", "split", 1, run_has_llm=False), os.sched_getaffinity(0))) == (None, set(CPUS))
+    assert _in_thread(lambda: (place_process(LLM, "split", 1), os.sched_getaffinity(0))) == ({CPUS[-1]}, {CPUS[-1]})
+    assert _in_thread(lambda: (place_process(None, "split", 1), os.sched_getaffinity(0))) == (None, set(CPUS))
+    assert _in_thread(lambda: (place_process(LOOP, "off", 1), os.sched_getaffinity(0))) == (None, set(CPUS))
+    assert _in_thread(lambda: (place_process(LOOP, "split", 1, run_has_llm=False), os.sched_getaffinity(0))) == (None, set(CPUS))
 
 
 def _allowed_cpus(run_dir: Path, actor: str) -> set[int]:
@@ -123,5 +143,5 @@ def test_a_sandbox_that_forbids_placement_leaves_the_process_where_it_is(monkeyp
         raise PermissionError("operation not permitted")
 
     monkeypatch.setattr(os, "sched_setaffinity", forbidden)
-    assert place_process("env", "split", 1) is None and placement._released_cpus is None
+    assert place_process(LOOP, "split", 1) is None and placement._released_cpus is None
     release_worker_thread()  # nothing to give back, and no error

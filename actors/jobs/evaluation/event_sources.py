@@ -31,7 +31,7 @@ import numpy as np
 from actors.common.actions import BUY, HOLD, SELL
 from actors.common.hindsight import action_pnl_usd
 from actors.common.news_floors import keyword_sign
-from actors.jobs.evaluation.sources import MeanDifference, Share, SourceBook
+from actors.jobs.evaluation.decision_sources import MeanDifference, Share, SourceBook
 from bus.messages import FusionDecision, LlmThought, Message
 
 SIDE = {1: BUY, -1: SELL, 0: HOLD}

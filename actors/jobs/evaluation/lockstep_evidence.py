@@ -6,7 +6,7 @@ The walk-forward itself is policy-only (in one process, no LLM). With the flag, 
 first N decisions of that fold's test window through the actors, every decision with the previous step's thought:
 once on the base model (``<run>/evaluate/lockstep-base``) and, given ``--adapter``, once more with that GGUF LoRA
 adapter in the reasoner (``lockstep-adapter``). Each run scores RL advice, LLM advice and the fused action against
-the hindsight label of every flat decision (actors/jobs/evaluation/sources.py).
+the hindsight label of every flat decision (actors/jobs/evaluation/decision_sources.py).
 
 ``--fusion-warmup M`` (with ``fusion.method = network``): before each of those runs, the same model plays M lockstep
 decisions of the last training days (they end a purge before the test window, so no hindsight label looks into it)
@@ -41,7 +41,7 @@ from actors.env.dataset import Dataset
 from actors.jobs.config import Config
 from actors.jobs.evaluation.event_sources import EventScores, event_scores, event_signs_by_id
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
-from actors.jobs.evaluation.sources import (AGREEMENT_TARGET, FUSION_ACCURACY_TARGET, LLM_ACCURACY_TARGET, Share, SourceScores,
+from actors.jobs.evaluation.decision_sources import (AGREEMENT_TARGET, FUSION_ACCURACY_TARGET, LLM_ACCURACY_TARGET, Share, SourceScores,
                                            finite_or_none)
 from actors.jobs.evaluation.walkforward import WalkForward
 

@@ -17,7 +17,7 @@ from actors.common.realistic import (
 )
 from actors.common.synthetic import TREND_DOWN, TREND_UP, generate_market
 from actors.env.config import DataConfig
-from actors.env.factory import market_scenario
+from actors.common.markets import MarketRequest, make_market
 
 ROOT = Path(__file__).resolve().parents[3]
 TOO_NOISY_AT_80 = {"vr_60"}
@@ -118,7 +118,7 @@ def test_generate_scenario_makes_every_scenario_and_leaves_regimes_and_null_as_t
     for name in ("regimes", "null"):
         assert generate_scenario(5, seed=2, market=name).bars.equals(generate_market(5, seed=2, market=name).bars)
     assert generate_scenario(5, seed=2, market="realistic").bars.equals(generate_realistic(5, seed=2).bars)
-    assert market_scenario(DataConfig(scenario="realistic")).name == "realistic"
+    assert make_market("realistic", MarketRequest(5, seed=2, settings=DataConfig())).bars.equals(generate_realistic(5, seed=2).bars)
 
 
 def test_bad_shares_are_refused_with_the_field_named():

@@ -65,7 +65,7 @@ def test_one_seed_shows_no_interval_and_several_seeds_do():
 
 def test_the_success_table_scores_the_seeds_system_and_says_what_this_run_could_not_measure():
     from actors.jobs.ablation import LORA_VARIANT, SYSTEM_VARIANT, ablation_success_rows
-    from actors.jobs.evaluation.sources import Share, SourceScores
+    from actors.jobs.evaluation.decision_sources import Share, SourceScores
 
     rows = [{"variant": SYSTEM_VARIANT, "per_seed": [{"win_rate": 0.40, "sharpe": 1.0}, {"win_rate": 0.44, "sharpe": 2.0},
                                                      {"win_rate": 0.42, "sharpe": 1.5}]}]

@@ -11,7 +11,7 @@ from actors.common.actions import BUY, HOLD, SELL
 from actors.common.events import MarketEvent
 from actors.jobs.evaluation.event_sources import EventReads, EventSigns, event_scores, event_signs_by_id
 from actors.jobs.evaluation.lockstep_evidence import LockstepEvidence, fused_against_floors, lockstep_rows
-from actors.jobs.evaluation.sources import PairedDifference, Share, SourceBook, SourceScores
+from actors.jobs.evaluation.decision_sources import PairedDifference, Share, SourceBook, SourceScores
 from bus.messages import EnvHindsight, FusionDecision, LlmThought
 
 FLAT = np.ones(6, dtype=bool)

@@ -8,7 +8,7 @@ import numpy as np
 
 from actors.jobs.evaluation.evidence import success_rows
 from actors.jobs.evaluation.lockstep_evidence import LockstepEvidence, news_window_start_day, verdict_above, window_settings
-from actors.jobs.evaluation.sources import PairedDifference, Share, SourceScores
+from actors.jobs.evaluation.decision_sources import PairedDifference, Share, SourceScores
 from actors.jobs.evaluation.summary import Summary
 from actors.jobs.evaluation.walkforward import VariantSeries, WalkForward
 from tests.actors.jobs.evaluation.summaries import a_summary

@@ -10,7 +10,7 @@ import numpy as np
 from actors.common.actions import BUY, NO_ACTION
 from actors.jobs.evaluation.lockstep_evidence import LockstepEvidence
 from actors.jobs.evaluation.lockstep_report import lockstep_lines
-from actors.jobs.evaluation.sources import PairedDifference, Share, SourceScores
+from actors.jobs.evaluation.decision_sources import PairedDifference, Share, SourceScores
 from actors.jobs.evaluation.thought_ages import ThoughtAges, ages_text
 from bus.messages import FusionDecision, LlmThought
 

@@ -1,6 +1,6 @@
 """Run ``bin/run evaluate`` once per settings variant, in parallel processes, and put the results side by side.
 
-    python -m actors.jobs.evaluation.sweep --variants variants.toml --out DIR [--parallel N] -- EVALUATE_ARGS...
+    python -m actors.jobs.evaluation.variant_grid --variants variants.toml --out DIR [--parallel N] -- EVALUATE_ARGS...
 
 ``variants.toml`` names one table per variant, each holding the dotted settings it changes
 (``"policy.gamma" = 0.97``); an empty table is the defaults. Every variant runs the same
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     evaluate_args = argv[argv.index("--") + 1:] if "--" in argv else []
     own = argv[: argv.index("--")] if "--" in argv else argv
-    parser = argparse.ArgumentParser(prog="python -m actors.jobs.evaluation.sweep", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m actors.jobs.evaluation.variant_grid", description=__doc__.split("\n\n")[0])
     parser.add_argument("--variants", type=Path, required=True, help="TOML file: one table of dotted settings per variant")
     parser.add_argument("--out", type=Path, required=True, help="directory for each variant's run directory, log and sweep.md")
     parser.add_argument("--parallel", type=int, default=max(1, (os.cpu_count() or 2) - 1), help="variants run at once")

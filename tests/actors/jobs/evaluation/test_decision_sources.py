@@ -4,8 +4,8 @@ import msgspec
 import numpy as np
 
 from actors.common.actions import BUY, HOLD, N_ACTIONS, NO_ACTION, SELL
-from actors.jobs.evaluation.sources import SourceBook, score_sources
-from actors.jobs.evaluation.sources import _Decision as D
+from actors.jobs.evaluation.decision_sources import SourceBook, score_sources
+from actors.jobs.evaluation.decision_sources import _Decision as D
 from bus.messages import EnvHindsight, EnvObs, FusionDecision
 from tests.bus.samples import sample_struct
 
@@ -67,7 +67,7 @@ def test_the_book_joins_decisions_flat_flags_and_labels_that_arrive_as_bus_messa
 
 
 def test_fused_minus_rl_is_paired_on_the_same_decisions_and_pools_by_its_counts():
-    from actors.jobs.evaluation.sources import pooled
+    from actors.jobs.evaluation.decision_sources import pooled
 
     decisions = {(0, k): D(fused=BUY, rl=HOLD, llm=BUY) for k in range(6)}  # fusion followed the LLM
     labels = {(0, k): (BUY if k < 4 else HOLD) for k in range(6)}  # right 4 times (RL wrong), wrong twice (RL right)
@@ -97,7 +97,7 @@ def test_a_short_position_is_not_flat_though_buy_is_allowed_there_to_close_it():
 
 
 def test_hindsight_dollars_weigh_what_each_source_would_have_made_and_pool_by_their_sums():
-    from actors.jobs.evaluation.sources import pooled
+    from actors.jobs.evaluation.decision_sources import pooled
 
     # Fusion followed the LLM's SELL where RL held: right twice for +$300, wrong once for -$250.
     decisions = {(0, k): D(fused=SELL, rl=HOLD, llm=SELL) for k in range(3)}

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from actors.jobs.evaluation.sweep import evaluate_command, load_variants, override_text, result_rows
+from actors.jobs.evaluation.variant_grid import evaluate_command, load_variants, override_text, result_rows
 
 
 def test_variants_are_tables_of_dotted_settings_and_an_empty_table_is_the_defaults(tmp_path):
