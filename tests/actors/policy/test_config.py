@@ -17,8 +17,9 @@ def test_every_policy_key_is_in_default_toml_with_a_comment():
     section = tomllib.loads(DEFAULT_TOML.read_text())["policy"]
     assert set(section) == set(PolicyConfig.__struct_fields__)
     policy_lines = DEFAULT_TOML.read_text().split("[policy]")[1].split("\n[")[0]
-    for line in policy_lines.strip().splitlines():
-        assert "#" in line, f"undocumented line: {line}"
+    lines = policy_lines.strip().splitlines()
+    for above, line in zip(["#"] + lines, lines):  # a key's comment is on its line or on the line above it
+        assert "#" in line or above.lstrip().startswith("#"), f"undocumented line: {line}"
     assert msgspec.convert(section, PolicyConfig) == PolicyConfig()
 
 
