@@ -15,7 +15,7 @@ from config.checks import require as _require
 from runtime.settings import RuntimeSettings
 
 DATA_SOURCES = ("synthetic", "file")
-SCENARIO_NAMES = ("regimes", "null", "realistic", "realistic_null", "news", "news_null")
+SCENARIO_NAMES = ("regimes", "null", "realistic", "realistic_null", "news", "news_null", "news_drift", "news_drift_null")
 ENV_MODES = ("train", "backtest", "paper")
 SPLITS = ("train", "validation", "test", "all")
 EPISODE_STARTS = ("random", "session_open")
@@ -37,8 +37,10 @@ class DataConfig(ConfigSection, kw_only=True):
     scenario: str = "regimes"
     """synthetic: regimes (planted trends and ranges, the default) | null (the same seed's random walk: nothing to
     learn) | realistic (real NQ's multi-bar figures, edges at the strength traders report) | realistic_null (its
-    twin without edges) | news (a base market with releases and headlines that move it, actors/common/news_market.py)
-    | news_null (the same events and words, moves independent of them); effect sizes in actors/common/synthetic.py
+    twin without edges) | news (a base market with releases and headlines, sized like the literature: a jump in the
+    release bar and a volatility burst, no drift; actors/common/news_market.py) | news_null (the same events and words,
+    bursts independent of them) | news_drift / news_drift_null (the earlier news market, a drift after each event:
+    stronger than the literature, a unit test of reading direction); effect sizes in actors/common/synthetic.py
     and actors/common/realistic.py."""
     trend_drift_sigmas: Annotated[float, msgspec.Meta(ge=0)] = 0.2
     """synthetic, regimes: drift per bar in a trend regime, in units of the bar's sigma (smaller = a harder market)."""

@@ -180,7 +180,7 @@ def paper_options(parser: argparse.ArgumentParser) -> None:
 def evaluate_options(parser: argparse.ArgumentParser) -> None:
     _ray(parser, "local for a grid of 60,000 training steps or more, else off")
     parser.add_argument("--market", nargs="+", help="a synthetic market with a known answer: regimes | null | realistic | "
-                        "realistic_null | news | news_null (each null twin has nothing to learn) | one or more bars files, "
+                        "realistic_null | news | news_null | news_drift | news_drift_null (each null twin has nothing to learn) | one or more bars files, "
                         "joined into one calendar (actors/common/bar_join.py; default regimes)")
     parser.add_argument("--folds", type=int, help="walk-forward test windows (default 3, --quick 2)")
     parser.add_argument("--seeds", type=int, default=None, help="seeds per fold (mean and 95%% interval over them; default 3, --quick 1)")
