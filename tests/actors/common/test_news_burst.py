@@ -89,10 +89,10 @@ def test_the_words_carry_tier_and_size_and_the_keyword_lists_read_them(twins):
     buckets = [size_name(z) for z in news.surprise]
     assert set(buckets) == set(SIZE_NAMES)
     figures = []
-    for event, bucket in zip(news.events, buckets):
+    for event, bucket, held in zip(news.events, buckets, news.template_held_out):
         tier, size = keyword_key(event)
         assert tier == event.importance, event.text  # a headline's subject says its tier, a release's name
-        if math.isnan(event.actual):
+        if math.isnan(event.actual) and not held:  # the lists were written from the training templates only
             assert size == bucket, event.text
         else:  # a figure rounded to the release's decimals may cross a bucket's edge
             figures.append(size == bucket)
