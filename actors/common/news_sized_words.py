@@ -39,7 +39,7 @@ HEADLINE_LEAD_INS = {
 }
 HEADLINE_TAILS = {
     "in_line": (", as expected", ", in line with expectations", ", as forecast", ", no surprise there"),
-    "modest": ("", ", sources say", " - report", ", people familiar say"),
+    "modest": ("", ", sources say", " - wire", ", people familiar say"),
     "large": (", a big surprise", ", catching markets off guard", ", a major surprise", ", well beyond forecasts"),
     "shock": (", stunning markets", " in a shock move", ", a shock to markets", ", a historic surprise"),
 }
