@@ -275,6 +275,11 @@ class LlmThought(ThoughtHeader, Message, frozen=True, kw_only=True):
     sender that predates the field)."""
     news_ids: list[str] = []
     """Their event ids, in the same order."""
+    risk_level: int = -1
+    """The answer's risk read (reasoner.risk_read): 0 CALM, 1 ELEVATED, 2 EXTREME; -1 none (off, unparsed, or from a
+    sender that predates the field: a defaulted field, so no schema version bump)."""
+    risk_minutes: int = 0
+    """For how many minutes the read holds (0 for CALM or none)."""
 
 
 class FusionDecision(FusedBatch, Message, frozen=True, kw_only=True):

@@ -4,10 +4,11 @@ Each is a plain function of the events, priced in hindsight dollars at each even
 event has just become public, a long or a short entered at the next bar's open and closed by the triple barrier
 (actors/common/hindsight.py, the LoRA labels' stop, target and horizon):
 
-- ``keyword_actions``: a bag-of-words rule on the event's text with FIXED word lists (KEYWORD_BULLISH,
-  KEYWORD_BEARISH: generic market words, written once): BUY when
-  more bullish than bearish words, SELL when fewer, HOLD on a tie. It does not read numbers, so a release line
-  without a verdict word ("CPI 3.4% vs 3.1% expected") is a tie: what a reader that reads figures adds;
+- ``keyword_actions``: a bag-of-words rule on the event's text with FIXED lists (KEYWORD_PHRASES, then
+  KEYWORD_BULLISH, KEYWORD_BEARISH; written to cover every template of both news markets, so the floor is fair):
+  BUY when more bullish than bearish words, SELL when fewer, HOLD on a tie; and for a release with its figures,
+  the figure against its consensus read through the release's polarity (``keyword_event_sign``: above-consensus
+  payrolls bullish, above-consensus CPI bearish), which words alone cannot tell;
 - ``flat_actions``: stay flat around events (HOLD: $0, the prop-firm news rule's answer);
 - ``oracle_actions``: the side of each surprise's sign, known (the ceiling of reading an event once it is public;
   on news_null it is worth nothing, as everything there).
@@ -17,6 +18,7 @@ event has just become public, a long or a short entered at the next bar's open a
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
@@ -26,17 +28,26 @@ import pandas as pd
 from actors.common.actions import BUY, HOLD, SELL
 from actors.common.events import MarketEvent
 from actors.common.hindsight import BarrierSpec, action_pnl_usd, triple_barrier_label
+from actors.common.news_releases import RELEASES
 
 KEYWORD_BULLISH = frozenset((
     "beat", "beats", "beating", "raise", "raises", "record", "buyback", "eases", "ease", "easing", "deal", "stimulus",
     "win", "wins", "strong", "stronger", "surge", "surges", "rally", "cooler", "cools", "dovish", "approves", "upgrade",
-    "optimism", "progress", "boost",
+    "optimism", "progress", "boost", "cut", "cuts", "softer",
 ))
 KEYWORD_BEARISH = frozenset((
     "miss", "misses", "missing", "probe", "tariff", "tariffs", "tighten", "tightens", "tightening", "weak", "weaker", "warn",
     "warns", "lose", "loses", "hike", "hikes", "hotter", "hawkish", "collapse", "downgrade", "fears", "fewer", "slump",
-    "plunge", "sanctions",
+    "plunge", "sanctions", "firmer",
 ))
+KEYWORD_PHRASES = {
+    "rate cuts": 1, "cuts rates": 1, "cuts later": 1, "more cuts": 1, "drops tightening bias": 1, "qe restart": 1,
+    "inflation easing": 1, "inflation is easing": 1, "dovish pivot": 1,
+    "fewer cuts": -1, "cuts full-year guidance": -1, "cut its guidance": -1, "walks away": -1, "walk away": -1,
+    "higher for longer": -1, "higher rates": -1, "re-accelerating": -1, "picking up": -1, "keeps tightening bias": -1,
+    "not yet confident": -1, "faster qt": -1, "hawkish turn": -1,
+}
+"""Phrases read before single words (and removed, so "fewer cuts" is not also the bullish word "cuts")."""
 """Fixed, documented lists of generic market words (a floor anyone could write). Written beside the synthetic
 templates, so they cover most of their verbs: on the words' own signs the rule is nearly always right where it takes
 a side; what it cannot do is read a figure against its consensus ("above" or "higher" is good news for payrolls and
@@ -50,14 +61,28 @@ ATR_BARS = 14
 
 
 def keyword_sign(text: str) -> int:
-    """+1 when the text has more bullish than bearish words, -1 when fewer, 0 on a tie (none of either, say)."""
-    words = _WORD.findall(text.lower())
-    score = sum(word in KEYWORD_BULLISH for word in words) - sum(word in KEYWORD_BEARISH for word in words)
+    """+1 when the text has more bullish than bearish phrases and words, -1 when fewer, 0 on a tie (none of either)."""
+    lowered = text.lower()
+    score = 0
+    for phrase, sign in KEYWORD_PHRASES.items():
+        score += sign * lowered.count(phrase)
+        lowered = lowered.replace(phrase, " ")
+    words = _WORD.findall(lowered)
+    score += sum(word in KEYWORD_BULLISH for word in words) - sum(word in KEYWORD_BEARISH for word in words)
     return int(np.sign(score))
 
 
+def keyword_event_sign(event: MarketEvent) -> int:
+    """A release with its figures: sign(actual - consensus) x the release's polarity (0 when equal); otherwise the
+    words' ``keyword_sign``."""
+    release = RELEASES.get(event.name)
+    if release is not None and math.isfinite(event.actual) and math.isfinite(event.consensus):
+        return int(np.sign(event.actual - event.consensus) * release.polarity)
+    return keyword_sign(event.text)
+
+
 def keyword_actions(events: Sequence[MarketEvent]) -> np.ndarray:
-    return np.array([_side(keyword_sign(event.text)) for event in events], dtype=np.int64)
+    return np.array([_side(keyword_event_sign(event)) for event in events], dtype=np.int64)
 
 
 def oracle_actions(surprise: np.ndarray) -> np.ndarray:
@@ -107,7 +132,7 @@ def news_floor_figures(events: Sequence[MarketEvent], event_bar: np.ndarray, sur
     figures = {"events": float(priced.sum())}
     for name, actions in (("keyword", keyword), ("flat", flat_actions(len(events))), ("oracle", oracle_actions(surprise))):
         figures[f"{name}_usd_per_event"] = float(np.mean(dollars(actions[priced], long[priced], short[priced]))) if priced.any() else 0.0
-    signs = np.array([keyword_sign(event.text) for event in events])
+    signs = np.array([keyword_event_sign(event) for event in events])
     sided = signs != 0
     figures["keyword_sided_share"] = float(sided.mean()) if len(signs) else 0.0
     figures["keyword_accuracy_on_words"] = float(np.mean(signs[sided] == text_sign[sided])) if sided.any() else 0.0

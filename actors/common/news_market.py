@@ -1,4 +1,4 @@
-"""The synthetic ``news`` market: a base market (``realistic``, actors/common/realistic.py) with releases and headlines on top.
+"""The synthetic news markets: a base market (``realistic``, actors/common/realistic.py) with releases and headlines on top.
 
 Events, each a ``MarketEvent`` kept beside the bars (like the hidden regime) and never in their columns:
 
@@ -8,23 +8,31 @@ Events, each a ``MarketEvent`` kept beside the bars (like the hidden regime) and
   decisions (every 32 business days: about 8 a year) hit inside the session;
 - unscheduled headlines at random minutes of the session (``headlines_per_day`` on average).
 
-Each event has a surprise (a sign and a size ``|z|``, mean ~1). On ``news`` its sign sets the move: a jump at the
-event's bar (the opening gap for an 08:30 release) and a drift the same way over the next ``drift_bars`` bars.
-On ``news_null`` the same events with the same words move the market by the same amounts in a sign drawn
-independently: nothing in the words is worth anything there.
+Each event has a surprise z (a sign and a size ``|z|``). Four scenarios:
 
-Sizes (``EFFECTS``), per unit of ``|z|``: ASSUMPTIONS of the order of NQ's release-day moves, not fitted to
-data here: a CPI or payrolls surprise moves NQ some 0.3-1 % in the first minutes (e.g. CPI on 2022-11-10,
-+5 % over the day, is an outlier); an FOMC decision 0.3-0.6 %; ISM or sentiment 0.1-0.2 %; a single company
-or policy headline 0.05-0.2 %. We use a jump of 0.40 % (high importance), 0.15 % (medium), 0.08 % (low)
-and a further drift of half that over 30 minutes. Against the base market's midday sigma of 0.018 % a bar,
-a high release's drift is ~0.37 sigma a bar: readable from the words, hard from the bars alone.
+- ``news`` (sized like the literature; actors/common/news_burst.py has the figures and sources): the jump inside
+  the release bar, a volatility burst whose size and length scale with the tier and ``|z|`` (about 15 minutes),
+  extra volume on event bars, NO drift after the release. ``|z| ~ |N(0, 1)|``; the words
+  (actors/common/news_sized_words.py) carry the tier and the size ("in line", "well above", "shock") as well as
+  the sign, some templates held out of training (``NewsMarket.template_held_out``). A reader one bar late cannot
+  call the direction; it can know when the next minutes are dangerous.
+- ``news_null``: the same events and words; the bursts and jumps (same tiers and sizes, shuffled) at bars and in
+  signs drawn independently of them.
+- ``news_drift``: the earlier market, STRONGER THAN THE LITERATURE, kept as a unit test of reading direction: a
+  jump at the event's bar and a drift the same way over the next ``drift_bars`` (30) bars worth half the jump
+  (per-event signal-to-noise 0.72 / 0.37 / 0.21 by importance), fixed polarity, no extra volume; ``|z|`` =
+  ``0.5 + 0.7 |N(0,1)|``; words from actors/common/news_words.py (sign only).
+- ``news_drift_null``: its twin, the same events and words moving by the same amounts in independent signs.
 
-Words: the headline's words carry the surprise's sign with probability ``reliability`` (0.8) and the opposite
-sign otherwise (a market that reads the news differently than the wire). Releases read their figure against
-the consensus ("CPI y/y 3.4% vs 3.1% expected": hotter inflation reads bearish); headlines come from
-templates with paraphrases and hedges ("may", "sources say"), so no one string gives the sign away.
-``news_text_sign`` is the word truth the tests and the keyword floor are scored against.
+``news_drift`` sizes (``EFFECTS``), per unit of ``|z|``: ASSUMPTIONS of the order of NQ's release-day moves, not
+fitted to data here: a jump of 0.40 % (high importance), 0.15 % (medium), 0.08 % (low) and a further drift of
+half that over 30 minutes. ``news`` keeps those jumps and drops the drift.
+
+Words: the words carry the surprise's sign with probability ``reliability`` (0.8) and the opposite sign otherwise
+(a market that reads the news differently than the wire). Releases read their figure against the consensus
+("CPI y/y 3.4% vs 3.1% expected": hotter inflation reads bearish); headlines come from templates with
+paraphrases and hedges, so no one string gives the sign away. ``news_text_sign`` is the word truth the tests
+and the keyword floor are scored against.
 """
 
 from __future__ import annotations
@@ -35,13 +43,20 @@ import numpy as np
 import pandas as pd
 
 from actors.common.events import MarketEvent
+from actors.common.news_burst import apply_bursts, null_placement, spike_volume
 from actors.common.news_releases import RELEASES, ReleaseKind
+from actors.common.news_sized_words import WrittenEvent, sized_headline, sized_release
 from actors.common.markets import Market, MarketRequest, register
 from actors.common.news_words import headline_text, release_text
-from actors.common.realistic import RealisticScenario, generate_scenario
-from actors.common.synthetic import BARS_PER_SESSION, MarketScenario, SyntheticMarket
+from actors.common.realistic import (
+    REALISTIC_SCENARIOS, RealisticScenario, build_bars, generate_scenario, hidden_regime, realistic_pieces, realistic_returns, realistic_scenario,
+)
+from actors.common.synthetic import BARS_PER_SESSION, MarketScenario, SyntheticMarket, session_timestamps
 
-NEWS_SCENARIOS = ("news", "news_null")
+NEWS_SCENARIOS = ("news", "news_null", "news_drift", "news_drift_null")
+"""``news``/``news_null``: sized like the literature (bursts, no drift); ``news_drift``/``news_drift_null``: the
+earlier market, stronger than the literature, a unit test of reading direction (module docstring)."""
+DRIFT_SCENARIOS = ("news_drift", "news_drift_null")
 NEWS_BASE = "realistic"
 """The base market under ``news`` (actors/common/realistic.py; ``regimes`` is one line away)."""
 NULL_BASE = "realistic_null"
@@ -71,8 +86,12 @@ class NewsScenario:
     drift_bars: int = 30
     effect_scale: float = 1.0
     """Multiplies every jump and drift (0 = events with no effect at all)."""
+    style: str = "burst"
+    """``burst``: the literature-sized moves of news_burst.py (``news``); ``drift``: jump + drift (``news_drift``)."""
 
     def __post_init__(self) -> None:
+        if self.style not in ("burst", "drift"):
+            raise ValueError(f"style must be 'burst' or 'drift', got {self.style!r}")
         if not 0.0 <= self.reliability <= 1.0:
             raise ValueError(f"reliability must be in [0, 1], got {self.reliability}")
         if self.drift_bars < 1:
@@ -83,9 +102,10 @@ def news_scenario(name: str, base: MarketScenario | RealisticScenario | str | No
     """``news`` or ``news_null`` (its base market ``base``, else NEWS_BASE / NULL_BASE), effect sizes overridden."""
     if name not in NEWS_SCENARIOS:
         raise ValueError(f"unknown news scenario {name!r}; choose one of {NEWS_SCENARIOS}")
-    planted = name == "news"
+    planted = name in ("news", "news_drift")
     default_base = NEWS_BASE if planted else NULL_BASE
-    return NewsScenario(name=name, base=default_base if base is None else base, planted=planted, **overrides)
+    style = "drift" if name in DRIFT_SCENARIOS else "burst"
+    return NewsScenario(name=name, base=default_base if base is None else base, planted=planted, style=style, **overrides)
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,6 +123,10 @@ class NewsMarket(SyntheticMarket):
     text_sign: np.ndarray = field(default_factory=lambda: np.zeros(0))
     """Per event: the sign the words carry (= sign(surprise) with probability reliability)."""
     news: NewsScenario = field(default_factory=NewsScenario)
+    template_held_out: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    """Per event: True when its words use a held-out template (news_sized_words.HELD_OUT; all False on news_drift)."""
+    burst_bar: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    """Per burst (``news``): the bar it starts at; the event bars on ``news``, bars drawn apart on ``news_null``."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +188,8 @@ def generate_news_market(days: int = 60, seed: int = 0, start_price: float = 18_
     """The base market of ``seed`` with the events of ``seed`` on top. ``news`` and ``news_null`` of one seed share
     every event and every word; only the sign of the moves differs (planted vs independent)."""
     news = news_scenario(news) if isinstance(news, str) else news
+    if news.style == "burst":
+        return _generate_burst_market(days, seed, start_price, start_date, tick_size, news)
     base = generate_scenario(days, seed, start_price, start_date, tick_size, news.base)
     rng = np.random.default_rng([seed, 44])  # the events' own stream: the base market's draws are untouched
     plan = _event_plan(base.bars.index, rng, news.headlines_per_day)
@@ -177,7 +203,49 @@ def generate_news_market(days: int = 60, seed: int = 0, start_price: float = 18_
     event_bar = np.array([item.bar for item in plan], dtype=np.int64)
     bars = _apply_moves(base.bars, event_bar, move_sign * np.abs(z), [item.importance for item in plan], news, tick_size)
     return NewsMarket(bars, base.regime, base.scenario, events=events, event_bar=event_bar, surprise=z, move_sign=move_sign,
-                      text_sign=text_sign, news=news)
+                      text_sign=text_sign, news=news, template_held_out=np.zeros(n, bool), burst_bar=event_bar)
+
+
+def _generate_burst_market(days: int, seed: int, start_price: float, start_date: str, tick_size: float,
+                           news: NewsScenario) -> NewsMarket:
+    """``news`` / ``news_null``: the realistic base's own draws, its sigma raised by each event's burst (news_burst.py)."""
+    base = realistic_scenario(news.base) if isinstance(news.base, str) and news.base in REALISTIC_SCENARIOS else news.base
+    if not isinstance(base, RealisticScenario):
+        raise ValueError(f"the {news.name} market needs a realistic base market (realistic, realistic_null), got {news.base!r}")
+    pieces = realistic_pieces(days, seed, base)
+    rng = np.random.default_rng([seed, 53])  # the events' own stream: the base market's draws are untouched
+    index = session_timestamps(days, start_date)
+    plan = _event_plan(index, rng, news.headlines_per_day)
+    n = len(plan)
+    z = np.abs(rng.standard_normal(n)) * rng.choice((-1.0, 1.0), n)
+    text_sign = np.where(rng.random(n) < news.reliability, np.sign(z), -np.sign(z))
+    written = [sized_release(item.release, sign, abs(z_i), rng) if item.release else sized_headline(sign, abs(z_i), rng)
+               for item, z_i, sign in zip(plan, z, text_sign)]
+    events = tuple(_written_event(item, text, i) for i, (item, text) in enumerate(zip(plan, written)))
+    event_bar = np.array([item.bar for item in plan], dtype=np.int64)
+    tiers = [e.importance for e in events]
+    pre_open = np.array([item.release is not None and item.release.time_et < "09:30" for item in plan], dtype=bool)
+    if news.planted:
+        burst_bar, burst_tiers, burst_size = event_bar, tiers, z
+    else:
+        burst_bar, burst_tiers, burst_size = null_placement(event_bar, tiers, z, len(index), rng)
+        pre_open = np.zeros(n, dtype=bool)
+    raised, extra_jumps = apply_bursts(pieces, base, burst_bar, pre_open, burst_size, burst_tiers, news.effect_scale)
+    returns = realistic_returns(raised, base, extra_jumps=extra_jumps)
+    bars = build_bars(raised, returns, start_price, tick_size, start_date)
+    bars["volume"] = spike_volume(bars["volume"].to_numpy(), burst_bar, burst_size * news.effect_scale, burst_tiers)
+    return NewsMarket(bars, hidden_regime(raised, base, returns), base, events=events, event_bar=event_bar, surprise=z,
+                      move_sign=np.sign(burst_size), text_sign=text_sign, news=news,
+                      template_held_out=np.array([w.held_out for w in written], dtype=bool), burst_bar=burst_bar)
+
+
+def _written_event(item: _Planned, written: WrittenEvent, number: int) -> MarketEvent:
+    if item.release is None:
+        return MarketEvent(time_ns=item.time_ns, kind="headline", importance=written.importance, text=written.text,
+                           event_id=f"synthetic:headline:{number}")
+    return MarketEvent(time_ns=item.time_ns, kind="release", importance=written.importance, text=written.text,
+                       name=item.release.name, actual=written.actual, consensus=written.consensus, previous=written.previous,
+                       event_id=f"synthetic:{item.release.name}:{item.time_ns}")
 
 
 def _event(item: _Planned, z: float, text_sign: float, rng: np.random.Generator, number: int) -> MarketEvent:
@@ -260,12 +328,20 @@ def _make(name: str):
     return make_bars
 
 
-_CALIBRATION = ("event sizes (EFFECTS) are assumptions of the order of NQ's release-day moves, not fitted (this module's "
-                "docstring, docs/experiments/44-news.md); tests/actors/common/test_news_market.py checks the planted moves")
+_CALIBRATION = ("news / news_null: the jump in the release bar and the volatility burst sized from the literature "
+                "(Ederington & Lee 1993/95; Chordia, Green & Kottimukkalur 2018; this module's docstring, "
+                "docs/experiments/news.md); tests/actors/common/test_news_burst.py checks the planted bursts")
+_DRIFT_CALIBRATION = ("news_drift: a drift after each event worth half its jump, far stronger than the literature "
+                      "(docs/experiments/44-news.md): a unit test of reading direction, not evidence")
 register(Market(name="news", null_twin="news_null", make_bars=_make("news"), calibration=_CALIBRATION,
-                help="realistic with scheduled releases and headlines whose words carry the sign of the move"))
+                help="realistic with releases and headlines sized like the literature: a jump in the release bar, a "
+                     "volatility burst scaled by tier and surprise, no drift; the words carry sign, tier and size"))
 register(Market(name="news_null", null_twin=None, make_bars=_make("news_null"), calibration=_CALIBRATION,
-                help="the same events and words over realistic_null, moves independent of them"))
+                help="the same events and words, the bursts at bars drawn independently of them"))
+register(Market(name="news_drift", null_twin="news_drift_null", make_bars=_make("news_drift"), calibration=_DRIFT_CALIBRATION,
+                help="the earlier news market: a drift after each event, stronger than the literature (a test of reading direction)"))
+register(Market(name="news_drift_null", null_twin=None, make_bars=_make("news_drift_null"), calibration=_DRIFT_CALIBRATION,
+                help="news_drift's events and words over realistic_null, moves independent of them"))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -284,11 +360,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--days", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--null", action="store_true", help="news_null: the same events, moves independent of them")
+    parser.add_argument("--drift", action="store_true", help="news_drift: the earlier market, a drift after each event")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    market = generate_news_market(args.days, seed=args.seed, news="news_null" if args.null else "news")
+    market = generate_news_market(args.days, seed=args.seed, news=("news_drift" if args.drift else "news") + ("_null" if args.null else ""))
     market.bars.to_csv(out / "bars.csv", index_label="timestamp")
     releases = write_calendar_csv(market.events, out / "calendar.csv")
     headlines = write_headlines_jsonl(market.events, out / "headlines.jsonl")

@@ -84,9 +84,10 @@ class FusionConfig(ConfigSection, kw_only=True):
     (model_path) must have been trained with the same setting."""
     event_inputs: bool = False
     """The network also reads the news around a decision (md.event, placed on the env's clock: actors/common/llm/news.py):
-    whether the latest thought read an event made public within event_window_minutes, how recent that event is, and
-    how soon a release is due (3 more inputs), so hindsight can teach whom to trust around events. A saved network
-    must have been trained with the same setting."""
+    whether the latest thought read an event made public within event_window_minutes, how recent that event is, how
+    soon a release is due, and the latest thought's risk read while its minutes last (reasoner.risk_read; 0 without
+    one) (4 more inputs), so hindsight can teach whom to trust around events. A saved network must have been trained
+    with the same setting."""
     event_window_minutes: PositiveCount = 60
     """fusion.event_inputs: an event this many minutes old or older counts as no news."""
 

@@ -81,20 +81,34 @@ class Fuser:
         """md.event (fusion.event_inputs), read on each env's clock like the reasoner's prompts."""
         self.event_counts = {"decisions_near_event": 0, "decisions_thought_read_event": 0}
         self._explore_rng = np.random.default_rng(config.seed)
+        self._risk_reads: dict[int, tuple[int, int, int]] = {}
+        """env -> (step seen, level, minutes) of its newest thought's risk read (fusion.event_inputs' 4th input)."""
 
     def add_thought(self, thought: Thought) -> bool:
+        held = self._risk_reads.get(thought.env_id)
+        if getattr(thought, "risk_level", -1) >= 0 and (held is None or held[0] <= thought.step_seen):
+            self._risk_reads[thought.env_id] = (thought.step_seen, thought.risk_level, thought.risk_minutes)
         return self.thoughts.add(thought)
+
+    def risk_level(self, env_id: int, step: int) -> int:
+        """The env's newest risk read (reasoner.risk_read) while its minutes last at ``step``; -1 for none."""
+        read = self._risk_reads.get(env_id)
+        if read is None or not read[0] <= step <= read[0] + read[2]:
+            return -1
+        return read[1]
 
     def add_event(self, event: MarketEvent) -> bool:
         return self.events.add(event)
 
-    def news_inputs(self, context: MarketContext, thought: UsableThought) -> np.ndarray:
-        """fusion.event_inputs of one decision: did its thought read the newest event, how recent, a release due."""
+    def news_inputs(self, context: MarketContext, thought: UsableThought, risk_level: int = -1) -> np.ndarray:
+        """fusion.event_inputs of one decision: did its thought read the newest event, how recent, a release due, the
+        risk read in force (``risk_level``)."""
         window = self.config.event_window_minutes
         now = context_minute(_as_mapping(context)) if len(self.events) else None
         newest = self.events.newest_visible_minute(now) if now is not None else None
         due = self.events.pending(now, window) if now is not None else []
-        row = event_inputs(thought.staleness_steps, None if newest is None else now - newest, due[0][0] if due else None, window)
+        row = event_inputs(thought.staleness_steps, None if newest is None else now - newest, due[0][0] if due else None, window,
+                           risk_level)
         if row[1] > 0:
             self.event_counts["decisions_near_event"] += 1
             self.event_counts["decisions_thought_read_event"] += int(row[0])
@@ -111,7 +125,8 @@ class Fuser:
         # Only the network reads (and learns from) the inputs: the rules skip building them, a hot-path cost per step.
         inputs = np.stack([fusion_input(int(rl_actions[i]), float(rl_confidences[i]), thoughts[i].action,
                                         thoughts[i].confidence, contexts[i], with_market,
-                                        self.news_inputs(contexts[i], thoughts[i]) if with_events else None) for i in range(n)]) \
+                                        self.news_inputs(contexts[i], thoughts[i], self.risk_level(env_ids[i], step))
+                                        if with_events else None) for i in range(n)]) \
             if n and self.learner is not None else np.zeros((0, input_dim(with_market, with_events)), dtype=np.float32)
         fused = self._decide(rl_actions, rl_confidences, masks, thoughts, inputs)
         fused = [make_legal(f, masks[i], int(rl_actions[i])) for i, f in enumerate(fused)]

@@ -52,8 +52,10 @@ INPUT_DIM = 20
 """The seed's inputs: the proposals and the account."""
 MARKET_INPUT_DIM = 8
 """fusion.market_inputs: the market the proposals are about (``market_inputs``)."""
-EVENT_INPUT_DIM = 3
-"""fusion.event_inputs: the news around the decision (``event_inputs``)."""
+EVENT_INPUT_DIM = 4
+"""fusion.event_inputs: the news around the decision and the latest thought's risk read (``event_inputs``)."""
+MAX_RISK_LEVEL = 2
+"""EXTREME (reasoner.risk_read's levels: CALM 0, ELEVATED 1, EXTREME 2)."""
 TRENDS = ("up", "down", "sideways")
 MODEL_FILE_NAME = "fusion_network.pt"
 # Scales that bring the context figures to about [0, 1] (seed 000's choices).
@@ -70,17 +72,19 @@ def input_dim(market_inputs: bool, with_events: bool = False) -> int:
 
 
 def event_inputs(thought_age_steps: int, minutes_since_event: int | None, minutes_to_release: int | None,
-                 window_minutes: int) -> np.ndarray:
-    """The 3 news numbers, each in [0, 1]: the latest thought read the newest event of the window (1/0; a thought
+                 window_minutes: int, risk_level: int = -1) -> np.ndarray:
+    """The 4 news numbers, each in [0, 1]: the latest thought read the newest event of the window (1/0; a thought
     ``thought_age_steps`` bars old read an event at least that many minutes old: one step per 1-minute bar), how
     recent that event is (1 just out, 0 at the window's end or none), how soon a release is due (1 now, 0 none
-    within the window)."""
+    within the window), and the risk read in force (reasoner.risk_read: its level / EXTREME while its minutes last,
+    0 for CALM, none or expired: ``risk_level`` -1)."""
     row = np.zeros(EVENT_INPUT_DIM, dtype=np.float32)
     if minutes_since_event is not None and 0 <= minutes_since_event < window_minutes:
         row[0] = float(0 <= thought_age_steps <= minutes_since_event)
         row[1] = 1.0 - minutes_since_event / window_minutes
     if minutes_to_release is not None and 0 < minutes_to_release <= window_minutes:
         row[2] = 1.0 - minutes_to_release / window_minutes
+    row[3] = max(risk_level, 0) / MAX_RISK_LEVEL
     return row
 
 
@@ -101,7 +105,7 @@ def market_inputs(context: MarketContext) -> np.ndarray:
 
 def fusion_input(rl_action: int, rl_confidence: float, llm_action: int, llm_confidence: float,
                  context: MarketContext, with_market: bool = False, news: np.ndarray | None = None) -> np.ndarray:
-    """The input of one decision (float32): 20 numbers, 28 ``with_market`` (fusion.market_inputs), 3 more
+    """The input of one decision (float32): 20 numbers, 28 ``with_market`` (fusion.market_inputs), 4 more
     with ``news`` (fusion.event_inputs: ``event_inputs``), last."""
     row = np.zeros(input_dim(with_market, news is not None), dtype=np.float32)
     row[rl_action] = 1.0

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from actors.common.actions import BUY, HOLD, SELL
-from actors.common.news_floors import keyword_sign
+from actors.common.news_floors import keyword_event_sign
 from actors.lora.dollars import answer_usd
 from actors.lora.experience import Experience
 from actors.lora.history import HISTORY_PREFIX
@@ -46,7 +46,7 @@ def event_truth_by_bar(events: Sequence, event_truth: Mapping[str, np.ndarray] |
     for i, bar in enumerate(bars.tolist()):
         if bar not in newest or events[i].time_ns >= events[newest[bar]].time_ns:
             newest[bar] = i
-    return {bar: EventTruth(int(np.sign(surprise[i])), int(text_sign[i]), keyword_sign(events[i].text), events[i].text)
+    return {bar: EventTruth(int(np.sign(surprise[i])), int(text_sign[i]), keyword_event_sign(events[i]), events[i].text)
             for bar, i in newest.items()}
 
 

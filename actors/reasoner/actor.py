@@ -219,7 +219,8 @@ class ReasonerActor(Actor):
         self.log.info("thought", env_id=message.env_id, step_seen=message.step_seen, step_built=message.step_built, query_id=message.query_id,
                       action=ACTION_NAMES[message.action], confidence=round(message.confidence, 3), reason=message.reason[:120],
                       latency_ms=round(message.latency_ms), cpu_ms=0 if thought.cached else round(thought.cpu_secs * 1000.0),
-                      cached=message.cached, memo=message.memo, fallback=message.fallback)
+                      cached=message.cached, memo=message.memo, fallback=message.fallback,
+                      **({"risk": message.risk_level, "risk_minutes": message.risk_minutes} if message.risk_level >= 0 else {}))
         self.counters["thoughts_cached" if thought.cached else "thoughts_generated"] += 1
         if thought.fallback:
             self.counters["parse_fallbacks"] += 1
@@ -274,6 +275,8 @@ def thought_message(finished: FinishedThought) -> LlmThought:
         fallback=thought.fallback,
         news=list(thought.news),
         news_ids=list(thought.news_ids),
+        risk_level=thought.risk_level,
+        risk_minutes=thought.risk_minutes,
     )
 
 

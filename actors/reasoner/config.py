@@ -127,6 +127,10 @@ class ReasonerConfig(ConfigSection, kw_only=True):
     """Keep the KV cache between steps of a thought; false re-reads the whole conversation each step (benchmark baseline)."""
     use_grammar: bool = True
     """Generate the decide step under a GBNF grammar admitting only allowed actions."""
+    risk_read: bool = False
+    """The answer also says how dangerous the next minutes are, before its reason: ``BUY | 0.73 | ELEVATED 15 | reason``
+    (CALM, or ELEVATED / EXTREME for 1-99 minutes; actors/common/llm/grammar.py), asked for in the decide and single-shot
+    prompts, parsed, on the thought message (``risk_level``, ``risk_minutes``) and read by risk.thought_risk_gate."""
     system_prompt: str = SYSTEM_PROMPT
     context_template: str = CONTEXT_TEMPLATE
     analyse_prompt: str = ANALYSE_PROMPT

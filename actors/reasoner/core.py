@@ -202,6 +202,7 @@ class ReasonerCore:
             thought_memo_hit_rate=memo.hit_rate() if memo is not None else 0.0,
             parse_fallbacks=float(self.thinker.parser.fallbacks),
             reason_contradicts_action=float(self.thinker.parser.counts["reason_contradicts_action"]),
+            risk_read_missing=float(self.thinker.parser.counts["risk_read_missing"]),  # reasoner.risk_read: answers without one
             pending_envs=float(len(self.pending)),
             obs_replaced=float(self.pending.replaced),
             skipped_by_policy=float(self.skipped_by_policy),

@@ -29,7 +29,8 @@ class Thinker:
         self.engine = engine
         # Exact reuse only where the model's answer is a function of its prompt: greedy decoding.
         self.memo = ThoughtMemo(config.memo_size) if config.memo_enabled and config.temperature == 0.0 else None
-        self.parser = parser or DecisionParser()
+        self.parser = parser or DecisionParser(expect_risk=config.risk_read)
+        self._risk_read = config.risk_read
         self._prompts = PromptBook(config)
         self._mode = config.mode
         self._reuse_prefix = config.reuse_prefix
@@ -56,7 +57,7 @@ class Thinker:
         first_step = "single_shot" if self._mode == "single_shot" else FOUR_STEPS[0]
         version = self.engine.adapter_version
         keys = [self.memo.key(version, self._prompts.opening(prompt_fields(context, mask), first_step),
-                              decision_grammar(mask) if self._use_grammar else None) for context, mask in states]
+                              decision_grammar(mask, self._risk_read) if self._use_grammar else None) for context, mask in states]
         thoughts: list[Thought | None] = [self.memo.get(key) for key in keys]
         missing = [i for i, thought in enumerate(thoughts) if thought is None]
         if missing:
@@ -79,7 +80,7 @@ class Thinker:
         # Swaps fall between thoughts (the same worker thread runs both): this is the version used throughout.
         adapter_version = self.engine.adapter_version
         fields = [prompt_fields(context, mask) for context, mask in states]
-        grammars = [decision_grammar(mask) if self._use_grammar else None for _, mask in states]
+        grammars = [decision_grammar(mask, self._risk_read) if self._use_grammar else None for _, mask in states]
         if self._mode == "single_shot":
             texts, completions = self._single_shot(fields, grammars)
         else:
@@ -148,4 +149,6 @@ class Thinker:
             generated_tokens=sum(c.generated_tokens for c in completions),
             generation_secs=sum(c.generation_secs for c in completions),
             adapter_version=adapter_version,
+            risk_level=parsed.risk_level,
+            risk_minutes=parsed.risk_minutes,
         )

@@ -39,3 +39,7 @@ class Thought:
     shows as the headline behind its entry (actors/env/report/)."""
     news_ids: tuple[str, ...] = ()
     """Their event ids, in the same order ('' for an event sent without one)."""
+    risk_level: int = -1
+    """The answer's risk read (reasoner.risk_read): an index into RISK_LEVELS (CALM, ELEVATED, EXTREME); -1 = none."""
+    risk_minutes: int = 0
+    """For how many minutes the read holds (0 for CALM or none)."""

@@ -23,9 +23,10 @@ from actors.common.instruments import resolve_instrument
 from actors.risk.config import RiskSettings
 from actors.risk.halts import Halts
 from actors.risk.news import NEWS_RULES, InForce, NewsRule, overlay
+from actors.risk.thought_gate import ThoughtRiskGate
 from actors.risk.rules import AccountLimits, EpisodeTrades, RiskRules
 from actors.risk.verdicts import Verdict, VerdictBook
-from bus.messages import Bar, EnvObs, EnvOutcome, Event, FusionDecision, PolicyProposal, RiskVerdict
+from bus.messages import Bar, EnvObs, EnvOutcome, Event, FusionDecision, LlmThought, PolicyProposal, RiskVerdict
 from runtime.actor import Actor
 from runtime.logs import RateLimiter
 
@@ -52,6 +53,11 @@ class RiskActor(Actor):
             self.subscriptions = (*self.subscriptions, Event, Bar)
             self.log.info("news_rule", before_mins=risk.news_blackout_before_mins, after_mins=risk.news_blackout_after_mins,
                           flat_before=risk.news_flat_before)
+        self.thought_gate: ThoughtRiskGate | None = None
+        if risk.thought_risk_gate != "off":
+            self.thought_gate = ThoughtRiskGate(risk.thought_risk_gate, risk.thought_risk_min_level)
+            self.subscriptions = (*self.subscriptions, LlmThought)
+            self.log.info("thought_risk_gate", mode=risk.thought_risk_gate, min_level=risk.thought_risk_min_level)
 
     async def on_message(self, msg) -> None:
         match msg:
@@ -72,6 +78,9 @@ class RiskActor(Actor):
                     self.log.info("news_release", name=release.name, time_ns=release.time_ns, event_id=release.event_id, source=msg.source)
             case Bar() if self.news is not None:
                 self.news.clock.on_bar(msg.start_ns)
+            case LlmThought() if self.thought_gate is not None:
+                if self.thought_gate.add(msg):
+                    self.counters["thought_risk_reads"] += 1
 
     def _on_obs(self, obs: EnvObs) -> None:
         if self.book.env_restarted(obs.step):
@@ -83,6 +92,8 @@ class RiskActor(Actor):
                  for row, (env_id, context, episode) in enumerate(zip(obs.env_ids, obs.contexts, obs.episode_ids, strict=True))]
         if self.news is not None:
             halts = self._news_overlay(halts, [context.position for context in obs.contexts], obs.step)
+        if self.thought_gate is not None:
+            halts = self.thought_gate.overlay(halts, list(obs.env_ids), [context.position for context in obs.contexts], obs.step)
         for rule in halts:
             if rule:
                 self.counters[f"halted_{rule}"] += 1

@@ -65,8 +65,21 @@ class RiskConfig(ConfigSection, kw_only=True):
     news_flat_before: bool = False
     """news_blackout_enabled: also close any position in the minutes before the release (the closing action, where the
     env's mask allows it)."""
+    thought_risk_gate: str = "off"
+    """off | stand_aside | flatten: act on the reasoner's risk read (reasoner.risk_read; actors/risk/thought_gate.py):
+    for the minutes a read at or above thought_risk_min_level names, veto entries (stand_aside) and also close a
+    position (flatten). Counted veto_thought_risk / veto_thought_risk_flat in sys.stats."""
+    thought_risk_min_level: str = "EXTREME"
+    """ELEVATED | EXTREME: the lowest read that gates."""
     max_pending_steps: PositiveCount = 64
     """Steps kept while waiting for their messages; older ones are dropped (counted)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.thought_risk_gate not in ("off", "stand_aside", "flatten"):
+            raise ValueError(f"risk.thought_risk_gate must be one of off, stand_aside, flatten; got {self.thought_risk_gate!r}")
+        if self.thought_risk_min_level not in ("ELEVATED", "EXTREME"):
+            raise ValueError(f"risk.thought_risk_min_level must be ELEVATED or EXTREME; got {self.thought_risk_min_level!r}")
 
     def for_env_mode(self, env_mode: str) -> "RiskConfig":
         """The rules in force for an env in ``env_mode``: training leaves the vetoes out unless vetoes_while_training."""

@@ -12,6 +12,7 @@ Order of precedence, first match wins and names the reason:
   consecutive_losses / drawdown_buffer / win_rate   seed 002's vetoes -> no entries
   news_blackout / news_flat   the prop-firm news rule (actors/risk/news.py), given as the halt in force: no entries;
                     news_flat also closes a position (the closing action, where the mask allows it)
+  thought_risk / thought_risk_flat   the reasoner's risk read (actors/risk/thought_gate.py), the same way
 A veto turns entries (BUY or SELL while flat, ENABLE_TRAIL) into HOLD; HOLD, MOVE_SL_TO_BE,
 DISABLE_TRAIL and exits (the opposite of BUY/SELL while in a position) pass.
 
@@ -33,6 +34,7 @@ import numpy as np
 from actors.common.actions import ENABLE_TRAIL, HOLD, MOVE_SL_TO_BE, closing_action, is_entry, legal_or_hold
 from actors.risk.config import RiskConfig
 from actors.risk.news import NEWS_FLAT
+from actors.risk.thought_gate import THOUGHT_FLAT
 
 TIGHTENING_ACTIONS = (MOVE_SL_TO_BE, ENABLE_TRAIL)
 
@@ -167,9 +169,9 @@ class RiskRules:
         guarded = self._guard(action, mask, context, halts_decide_entries=halt is not None)
         if guarded is not None:
             return guarded
-        if halt == NEWS_FLAT and context.position != 0:
+        if halt in (NEWS_FLAT, THOUGHT_FLAT) and context.position != 0:
             close = closing_action(context.position)
-            return Review(close, NEWS_FLAT if action != close else "") if mask[close] else Review(action, "")
+            return Review(close, halt if action != close else "") if mask[close] else Review(action, "")
         if is_entry(action, context.position):
             reason = self.entry_veto(context, episode_trades) if halt is None else halt
             if reason:

@@ -7,6 +7,10 @@ Accepted, in order of preference:
 An explicit answer naming a masked action, or text naming no allowed action, falls back; so does a
 reason of numbers that says nothing (no word of three letters but "confidence": "Confidence: 1.00% to 1.00% to"),
 which a small model writes on real price levels: a HOLD at confidence 1.0 behind it would be a made-up answer.
+
+The risk read (reasoner.risk_read: ``ACTION | 0.73 | ELEVATED 15 | reason``) is parsed from the field after the
+confidence, or from ``Risk: EXTREME 20`` anywhere; a parser built with ``expect_risk`` counts an answer without a
+readable one (``risk_read_missing``) and gives it no read (level -1, 0 minutes): never a made-up CALM.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from actors.common.actions import HOLD, Action, allowed_actions
 from actors.common.llm.reasons import reason_contradicts
@@ -41,6 +45,11 @@ _DECISION_FIELD = re.compile(r"(?:final\s+)?decision\s*[:=\-]\s*\**\s*([A-Za-z][
 _CONFIDENCE_FIELD = re.compile(r"confidence\W{0,3}([0-9]*\.?[0-9]+)\s*(%?)", re.IGNORECASE)
 _REASON_FIELD = re.compile(r"reason(?:ing)?\s*[:=\-]\s*(.+)", re.IGNORECASE | re.DOTALL)
 _REASON_WORD = re.compile(r"[A-Za-z]{3,}")
+RISK_LEVELS = ("CALM", "ELEVATED", "EXTREME")
+"""Index = the read's level (actors/common/news_risk.py buckets the hindsight label the same way)."""
+MAX_RISK_MINUTES = 99
+_RISK_FIELD = re.compile(r"^\s*(CALM|ELEVATED|EXTREME)(?:\s+([0-9]{1,3}))?\s*(?:m(?:in(?:utes?)?)?)?\s*$", re.IGNORECASE)
+_RISK_ANYWHERE = re.compile(r"\brisk\s*[:=\-]\s*\**\s*(CALM|ELEVATED|EXTREME)\b(?:\s+(?:for\s+)?([0-9]{1,3}))?", re.IGNORECASE)
 
 # Free-text spellings per action id (word-bounded, case-insensitive).
 _MENTIONS: dict[int, re.Pattern[str]] = {
@@ -64,13 +73,18 @@ class ParsedDecision:
     """pipe | decision_field | free_text | fallback_no_action | fallback_forbidden_action | fallback_empty_reason."""
     confidence_missing: bool = False
     """True when an action was found without a readable confidence (MISSING_CONFIDENCE used)."""
+    risk_level: int = -1
+    """The risk read's index in RISK_LEVELS (CALM, ELEVATED, EXTREME); -1 when the answer has none."""
+    risk_minutes: int = 0
+    """For how many minutes the read holds (0 for CALM or none)."""
 
 
 class DecisionParser:
     """Parses decision texts and counts how each one was understood (``counts``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, expect_risk: bool = False) -> None:
         self.counts: Counter[str] = Counter()
+        self.expect_risk = expect_risk
 
     @property
     def fallbacks(self) -> int:
@@ -79,6 +93,12 @@ class DecisionParser:
     def parse(self, text: str, mask: Sequence[bool]) -> ParsedDecision:
         allowed = set(allowed_actions(mask))
         decision = _parse_explicit(text, allowed) or _parse_free_text(text, allowed)
+        level, minutes = parse_risk_read(text)
+        if level >= 0:
+            decision = replace(decision, risk_level=level, risk_minutes=minutes)
+            self.counts["risk_read"] += 1
+        elif self.expect_risk:
+            self.counts["risk_read_missing"] += 1
         self.counts[decision.how] += 1
         if decision.confidence_missing:
             self.counts["confidence_missing"] += 1
@@ -87,19 +107,40 @@ class DecisionParser:
         return decision
 
 
+def parse_risk_read(text: str) -> tuple[int, int]:
+    """(level, minutes) of the answer's risk read: the pipe field after the confidence, else a ``Risk:`` field;
+    (-1, 0) when there is none. Minutes are clamped to 1..MAX_RISK_MINUTES (a level without them: 15); CALM has 0."""
+    fields = text.strip().splitlines()[0].split("|") if text.strip() else []
+    match = _RISK_FIELD.match(fields[2]) if len(fields) >= 4 else None
+    match = match or _RISK_ANYWHERE.search(text)
+    if match is None:
+        return -1, 0
+    level = RISK_LEVELS.index(match.group(1).upper())
+    if level == 0:
+        return 0, 0
+    minutes = int(match.group(2)) if match.group(2) else 15
+    return level, min(max(minutes, 1), MAX_RISK_MINUTES)
+
+
 def _parse_explicit(text: str, allowed: set[int]) -> ParsedDecision | None:
     """The pipe format or a ``Decision:`` field; None when the text has neither."""
     first_line = text.strip().splitlines()[0] if text.strip() else ""
     pipe = _PIPE_FORMAT.match(first_line)
     if pipe and _action_of(pipe.group(1)) is not None:
         confidence = _as_confidence(pipe.group(2), pipe.group(3))
-        return _checked(_action_of(pipe.group(1)), confidence, pipe.group(4) or "", allowed, "pipe")
+        return _checked(_action_of(pipe.group(1)), confidence, _without_risk_field(pipe.group(4) or ""), allowed, "pipe")
     field = _DECISION_FIELD.search(text)
     if field and _action_of(field.group(1)) is not None:
         reason_match = _REASON_FIELD.search(text)
         reason = reason_match.group(1) if reason_match else ""
         return _checked(_action_of(field.group(1)), _confidence_in(text), reason, allowed, "decision_field")
     return None
+
+
+def _without_risk_field(rest: str) -> str:
+    """The reason after the confidence, a leading risk field (``ELEVATED 15 | reason``) taken off."""
+    head, bar, tail = rest.partition("|")
+    return tail.strip() if bar and _RISK_FIELD.match(head) else rest
 
 
 def _parse_free_text(text: str, allowed: set[int]) -> ParsedDecision:

@@ -58,6 +58,9 @@ SAMPLE_CONTEXT: dict[str, Any] = {
 }
 
 Message = dict[str, str]
+RISK_READ_TASK = ("After the confidence, say how dangerous the next minutes are: CALM, or ELEVATED or EXTREME and for how "
+                  "many minutes (e.g. ELEVATED 15), then the reason.")
+"""Appended to the decide and single-shot questions when reasoner.risk_read is on (actors/common/llm/grammar.py)."""
 
 # Template name -> its [reasoner] config key.
 _TEMPLATE_KEYS: dict[str, str] = {
@@ -114,6 +117,9 @@ class PromptBook:
         self.system_prompt = config.system_prompt
         self.single_shot_system_prompt = config.single_shot_system_prompt
         self._templates = {name: getattr(config, key) for name, key in _TEMPLATE_KEYS.items()}
+        if getattr(config, "risk_read", False):  # the answer's form changes: the question says so
+            for name in ("decide", "single_shot"):
+                self._templates[name] = f"{self._templates[name]} {RISK_READ_TASK}"
         self._check_templates()
 
     def opening(self, fields: Mapping[str, Any], first_step: str) -> list[Message]:

@@ -15,11 +15,16 @@ WHAT_IT_SHOWS = {
                 "edge that is there?), not evidence of an edge on real markets."),
     "null": ("synthetic null: a random walk with nothing to learn. Any edge here is noise (or a leak); a verdict of "
              "'evidence of an edge' on null means the test is broken."),
-    "news": ("synthetic news: a market with releases and headlines whose words carry the surprise's sign (80 % of the "
-             "time); the move sizes are assumptions, not fitted. It tests whether reading the news helps on such a "
-             "market, not that it helps on NQ."),
-    "news_null": ("synthetic news_null: the same events and words, each move in a sign drawn apart from the words. "
+    "news": ("synthetic news, sized like the literature: releases and headlines whose words carry the tier and size of "
+             "the surprise; a jump in the release bar and a volatility burst, no drift after it. The words can tell when "
+             "the next minutes are dangerous, hardly which way they go; the sizes are assumptions of the literature's order."),
+    "news_null": ("synthetic news_null: the same events and words, the bursts at bars drawn apart from them. "
                   "Nothing in the words is worth anything: any edge from reading them is noise."),
+    "news_drift": ("synthetic news_drift: the words carry the surprise's sign (80 % of the time) and the market drifts "
+                   "that way for 30 minutes after each event, far stronger than the literature: a unit test of "
+                   "reading direction, not evidence that reading helps on NQ."),
+    "news_drift_null": ("synthetic news_drift_null: the same events and words, each move in a sign drawn apart from "
+                        "the words: any edge from reading them is noise."),
     "realistic": ("synthetic realistic: calibrated to NQ's volatility, fat tails and clustering, with weak planted "
                   "structure. Closer to a real market than regimes, still a generator's: not evidence on real NQ."),
     "realistic_null": ("synthetic realistic_null: NQ-like volatility and tails with nothing to learn. Any edge here is "

@@ -30,7 +30,7 @@ import numpy as np
 
 from actors.common.actions import BUY, HOLD, SELL
 from actors.common.hindsight import action_pnl_usd
-from actors.common.news_floors import keyword_sign
+from actors.common.news_floors import keyword_event_sign
 from actors.jobs.evaluation.decision_sources import MeanDifference, Share, SourceBook
 from bus.messages import FusionDecision, LlmThought, Message
 
@@ -54,7 +54,7 @@ def event_signs_by_id(events: Sequence, event_truth: Mapping[str, np.ndarray] | 
     surprise, words = np.asarray(event_truth["surprise"]), np.asarray(event_truth["text_sign"])
     if len(surprise) != len(events) or len(words) != len(events):
         raise ValueError(f"event_truth: {len(events)} events but {len(surprise)} surprises and {len(words)} word signs")
-    return {event.event_id: EventSigns(int(np.sign(s)), int(np.sign(w)), keyword_sign(event.text))
+    return {event.event_id: EventSigns(int(np.sign(s)), int(np.sign(w)), keyword_event_sign(event))
             for event, s, w in zip(events, surprise, words)}
 
 

@@ -1,5 +1,6 @@
-"""The news overlay: its planted effect is on news and not on news_null (same events, same words); the words vary and
-carry the surprise's sign at the set reliability; the events can be written out for a user to read."""
+"""The news_drift overlay (a unit test of reading direction): its planted effect is on news_drift and not on its null
+twin (same events, same words); the words vary and carry the surprise's sign at the set reliability; the events can
+be written out for a user to read. The literature-sized ``news`` market: tests/actors/common/test_news_burst.py."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ DAYS = 120
 
 @pytest.fixture(scope="module")
 def twins():
-    return generate_news_market(DAYS, seed=5, news="news"), generate_news_market(DAYS, seed=5, news="news_null")
+    return generate_news_market(DAYS, seed=5, news="news_drift"), generate_news_market(DAYS, seed=5, news="news_drift_null")
 
 
 def _signed_moves(market, horizon: int) -> tuple[np.ndarray, np.ndarray]:

@@ -24,12 +24,31 @@ FIRST_SESSION = 19_000
 """Each drill step is a day of its own (session id FIRST_SESSION + step), at 10:05 ET."""
 
 
-def test_the_event_numbers_say_read_or_not_how_recent_and_a_release_due():
-    assert event_inputs(1, 5, None, 60).tolist() == pytest.approx([1.0, 1 - 5 / 60, 0.0])
+def test_the_event_numbers_say_read_or_not_how_recent_a_release_due_and_the_risk_read():
+    assert event_inputs(1, 5, None, 60).tolist() == pytest.approx([1.0, 1 - 5 / 60, 0.0, 0.0])
     assert event_inputs(8, 5, None, 60)[0] == 0.0  # the thought is older than the event: it did not read it
-    assert event_inputs(-1, 5, 30, 60).tolist() == pytest.approx([0.0, 1 - 5 / 60, 0.5])  # no thought at all
-    assert event_inputs(1, None, None, 60).tolist() == [0.0, 0.0, 0.0]
-    assert event_inputs(1, 60, None, 60).tolist() == [0.0, 0.0, 0.0]  # out of the window: no news
+    assert event_inputs(-1, 5, 30, 60).tolist() == pytest.approx([0.0, 1 - 5 / 60, 0.5, 0.0])  # no thought at all
+    assert event_inputs(1, None, None, 60).tolist() == [0.0, 0.0, 0.0, 0.0]
+    assert event_inputs(1, 60, None, 60).tolist() == [0.0, 0.0, 0.0, 0.0]  # out of the window: no news
+    assert [event_inputs(1, None, None, 60, level)[3] for level in (-1, 0, 1, 2)] == [0.0, 0.0, 0.5, 1.0]
+
+
+def test_the_fuser_reads_the_newest_risk_read_while_its_minutes_last():
+    from bus.messages import LlmThought
+
+    fuser = Fuser(trust_drill.small_network(event_inputs=True))
+
+    def thought(step: int, level: int, minutes: int) -> LlmThought:
+        return LlmThought(env_id=0, episode_id=0, step_seen=step, query_id=f"q{step}", action=BUY, confidence=0.6,
+                          mode="single_shot", risk_level=level, risk_minutes=minutes)
+
+    assert fuser.risk_level(0, 10) == -1
+    fuser.add_thought(thought(10, 2, 5))
+    assert [fuser.risk_level(0, step) for step in (9, 10, 15, 16)] == [-1, 2, 2, -1]
+    fuser.add_thought(thought(8, 1, 30))  # older: ignored
+    assert fuser.risk_level(0, 12) == 2
+    fuser.add_thought(thought(12, 0, 0))
+    assert fuser.risk_level(0, 12) == 0 and fuser.risk_level(1, 12) == -1
 
 
 def test_the_fuser_reads_the_events_on_the_decisions_clock_and_puts_them_last():
@@ -37,7 +56,7 @@ def test_the_fuser_reads_the_events_on_the_decisions_clock_and_puts_them_last():
     fuser.add_event(_event_on(7))
     context = market_context(session_id=FIRST_SESSION + 7, time_et="10:05")
     row = fuser.news_inputs(context, UsableThought(BUY, 0.7, 1, "q"))
-    assert row.tolist() == pytest.approx([1.0, 1 - 5 / 60, 0.0])
+    assert row.tolist() == pytest.approx([1.0, 1 - 5 / 60, 0.0, 0.0])
     assert fuser.news_inputs(market_context(session_id=FIRST_SESSION + 8, time_et="10:05"), UsableThought(BUY, 0.7, 1, "q")).sum() == 0
     wide = fusion_input(BUY, 0.7, SELL, 0.5, context, news=row)
     assert wide.shape == (INPUT_DIM + EVENT_INPUT_DIM,) and wide[-EVENT_INPUT_DIM:].tolist() == pytest.approx(row.tolist())

@@ -48,6 +48,13 @@ def test_a_real_smollm2_thought_names_an_allowed_action_for_every_context_or_is_
         assert all(t.reused_prompt_tokens > 2 * t.prompt_tokens for t in thoughts)
 
 
+def test_a_real_smollm2_writes_a_risk_read_under_the_grammar(engine):
+    thought = Thinker(engine, ReasonerConfig(mode="single_shot", risk_read=True, **SHORT)).think(*CASES[0])
+
+    assert thought.risk_level in (0, 1, 2), thought.decision  # reasoner.risk_read: the read comes before the reason
+    assert not thought.fallback and thought.reason, thought.decision
+
+
 def test_without_prefix_reuse_the_engine_forgets_its_cache_before_every_step():
     engine = GarbageEngine()
 

@@ -24,7 +24,7 @@ def _dataset(scenario: str):
 
 @pytest.fixture(scope="module")
 def news():
-    return _dataset("news")
+    return _dataset("news_drift")  # the direction floors' unit test: a drift after each event
 
 
 def test_each_fold_row_prices_only_the_events_its_test_days_make_public(news):
@@ -47,7 +47,7 @@ def test_each_fold_row_prices_only_the_events_its_test_days_make_public(news):
     assert rows[-1]["oracle_usd_per_day"] == pytest.approx(expected["oracle_usd_per_event"] * rows[-1]["events"] / days)
 
 
-def test_the_oracle_row_earns_on_news(news):
+def test_the_oracle_row_earns_on_news_drift(news):
     rows = news_floor_rows(news, walk_forward_folds(DAYS, 2, purge_days=2, min_train_days=30), SPEC)
     assert rows[-1]["oracle_usd_per_event"] > rows[-1]["keyword_usd_per_event"] > 0
 
