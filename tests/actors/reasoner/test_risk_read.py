@@ -87,7 +87,7 @@ def test_the_thinker_asks_for_the_read_and_the_thought_and_its_message_carry_it(
     assert (thought.risk_level, thought.risk_minutes) == (2, 20)
     assert "risk ::=" in engine.grammars[0] and RISK_READ_TASK in engine.prompts[0]
     request = ThoughtRequest(env_id=1, episode_id=0, step=5, obs=None, mask=tuple(FLAT), context=SAMPLE_CONTEXT)
-    message = thought_message(FinishedThought(request, thought, "q1"))
+    message = thought_message(FinishedThought(request, thought, "q1", step_built=request.step))
     assert (message.risk_level, message.risk_minutes) == (2, 20)
     back = msgspec.msgpack.decode(msgspec.msgpack.encode(message), type=LlmThought)
     assert back.risk_level == 2
