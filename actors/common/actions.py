@@ -69,7 +69,7 @@ def _allowed(action: int, mask: Sequence[bool]) -> bool:
 
 
 def is_entry(action: int, position: int) -> bool:
-    """What a veto blocks (seed 002): opening a position (BUY/SELL while flat) or letting one run on a trail.
+    """What a veto blocks: opening a position (BUY/SELL while flat) or letting one run on a trail.
 
     In a position the env reads the opposite of BUY/SELL as "close it" (a signal exit):
     an exit is never an entry.

@@ -33,7 +33,7 @@ REAL_NQ = {
     "acf_abs_r_lag5": 0.16,
     "acf_r_lag1": 0.04,
 }
-"""Real NQ, 11 regular sessions 2023-11-20 .. 2023-12-04 (price ~16,000), as measured in issue 18."""
+"""Real NQ, 11 regular sessions 2023-11-20 .. 2023-12-04 (price ~16,000), as a user measured them."""
 
 MIDDAY = (11 * 60 + 30, 13 * 60 + 30)
 FIRST_15 = (9 * 60 + 30, 9 * 60 + 45)

@@ -192,7 +192,7 @@ def jump_frequency(r: np.ndarray, minute: np.ndarray, day: np.ndarray, sigmas: f
 def multibar_statistics(frame: pd.DataFrame) -> dict[str, float]:
     """The multi-bar figures of the calibration table (keys as in REAL_NQ_RANGES)."""
     r, minute, day = session_returns(frame)
-    # vr_q is the textbook figure: real NQ's bands were measured by a user with ordinary tools (issue 43), and a
+    # vr_q is the textbook figure: real NQ's bands were measured by a user with ordinary tools, and a
     # market's file must read in band with those tools; the debiased one says how much of it is the volatility curve.
     figures: dict[str, float] = {f"vr_{q}": naive_variance_ratio(r, day, q) for q in VR_HORIZONS}
     figures.update({f"vr_{q}_debiased": variance_ratio(r, day, q) for q in VR_HORIZONS})

@@ -27,13 +27,13 @@ SESSION_FEATURES = (
     "return_since_open", "gap_return", "first_30m_return", "minutes_to_close", "minutes_to_break",
     "realized_vol_15", "realized_vol_60", "session_high_distance", "session_low_distance", "minutes_to_release",
 )
-"""The day so far, as traders read it intraday (issue 52; actors/env/session_features.py computes them)."""
+"""The day so far, as traders read it intraday (actors/env/session_features.py computes them)."""
 RISK_FEATURES = ("unrealized_pnl", "drawdown", "consecutive_losses", "win_rate_10", "mae_mfe_ratio")
 STATIC_FEATURES = MARKET_FEATURES + TIMEFRAME_FEATURES + PATTERN_FEATURES + SESSION_FEATURES  # 28 per-bar extended features
 
 OBSERVATION_LAYOUT = "261/2"
 """Which meaning the 261 columns have; a policy checkpoint records the layout it was trained on and a policy refuses
-a checkpoint of another (actors/policy/checkpoint.py). "261/1" (before issue 52; checkpoints without the key): the
+a checkpoint of another (actors/policy/checkpoint.py). "261/1" (before the session inputs; checkpoints without the key): the
 28 extended columns had, in place of the ten ``SESSION_FEATURES``, ten that repeated other columns:
 ``REPLACED_IN_LAYOUT_2``. "261/2": the session inputs took their places (the column count is unchanged)."""
 REPLACED_IN_LAYOUT_2 = {

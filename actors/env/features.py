@@ -11,7 +11,7 @@ Layout of one observation (offsets are module constants; the names live in actor
 - [246, 256) 10 session features ``SESSION_FEATURES`` (actors/env/session_features.py: the day so far)
 - [256, 261) 5 risk-context features ``RISK_FEATURES`` (per step)
 
-This is layout ``OBSERVATION_LAYOUT`` "261/2" (issue 52): the session features took the places of ten columns that
+This is layout ``OBSERVATION_LAYOUT`` "261/2": the session features took the places of ten columns that
 repeated others (``REPLACED_IN_LAYOUT_2`` says which and why), so the observation stays 261 wide.
 
 Everything market-derived is computed here for all bars at once (``compute_features``);

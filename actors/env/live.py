@@ -108,8 +108,8 @@ class PaperSession:
         self, instrument: InstrumentSpec, account: AccountConfig, config: EnvConfig, *,
         warmup_bars: int, window_bars: int, history: pd.DataFrame | None = None, regime_model: RegimeModel | None = None,
     ) -> None:
-        """``regime_model``: the HMM behind market_regime; None fits one on ``history`` (the days before the session, issue 43),
-        and without history the belief is 0."""
+        """``regime_model``: the HMM behind market_regime; None fits one on ``history`` (the days before the session,
+        so the belief never reads the session it judges), and without history the belief is 0."""
         if warmup_bars < MIN_WARMUP_BARS or window_bars < warmup_bars:
             raise ValueError(f"need {MIN_WARMUP_BARS} <= warmup_bars ({warmup_bars}) <= window_bars ({window_bars})")
         self.instrument = instrument

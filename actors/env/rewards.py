@@ -12,7 +12,7 @@
 - ``entered_t`` is 1 on the step an entry filled. ``entry_penalty_usd`` (default 0) is a
   training-only turnover charge on top of the real costs: a shaping term that makes a policy
   earn more than its commission and slippage before it opens a position, against the
-  churn a noisy per-bar reward teaches (issue 18). It never touches the account's P&L.
+  churn a noisy per-bar reward teaches. It never touches the account's P&L.
 - ``reward_scale_usd`` (default $100) keeps typical per-bar rewards near unit scale for PPO.
 """
 

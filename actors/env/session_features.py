@@ -1,4 +1,4 @@
-"""The session inputs of the observation (issue 52): what a trader reads off the day so far, batch and one bar at a time.
+"""The session inputs of the observation: what a trader reads off the day so far, batch and one bar at a time.
 
 Ten columns of the 28 extended per-bar features (their names and places: ``SESSION_FEATURES`` in
 actors/common/observation.py, which replaced ten columns that repeated others, layout ``OBSERVATION_LAYOUT``):

@@ -1,4 +1,4 @@
-"""Neural fusion (seed 000): a small network that learns from closed trades whom to trust.
+"""Neural fusion (the first prototype's design): a small network that learns from closed trades whom to trust.
 
 Input, 20 numbers per decision: RL action one-hot (6), RL confidence, LLM action one-hot
 (6, zeros without a usable thought), LLM confidence (decayed, 0 without one), agreement,
@@ -58,7 +58,7 @@ MAX_RISK_LEVEL = 2
 """EXTREME (reasoner.risk_read's levels: CALM 0, ELEVATED 1, EXTREME 2)."""
 TRENDS = ("up", "down", "sideways")
 MODEL_FILE_NAME = "fusion_network.pt"
-# Scales that bring the context figures to about [0, 1] (seed 000's choices).
+# Scales that bring the context figures to about [0, 1] (the first prototype's choices).
 MAX_CONSECUTIVE_LOSSES_SCALE = 5.0
 MAX_BARS_IN_POSITION_SCALE = 100.0
 MAX_VOLATILITY_REGIME = 3.0

@@ -1,4 +1,4 @@
-"""Rule fusion (seed 002): agreement, high-confidence override, confidence weighting, uncertain HOLD.
+"""Rule fusion (the original design's rules): agreement, high-confidence override, confidence weighting, uncertain HOLD.
 
 Every function here decides for one environment. The result never is a masked action:
 when the rules pick an illegal action, the other side's action, then HOLD, then any legal

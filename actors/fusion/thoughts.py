@@ -4,7 +4,7 @@ Fusion never waits for the LLM to think: at step N it looks up the newest though
 for an environment. A thought about another episode, or built on a market state more than K steps
 old, counts as no thought; a usable thought's confidence decays with its age in steps. The age is
 counted from the step its prompt was built on (``step_built``): an answer the reasoner carried to a
-quiet bar (reasoner.think_on = news) is as old as the thought it repeats, never 0 (issue 51).
+quiet bar (reasoner.think_on = news) is as old as the thought it repeats, never 0.
 
 It only waits for a thought already sent: one the env had received before it published the
 step's observation (EnvObs.thought_steps) but still on its way to fusion on another lane

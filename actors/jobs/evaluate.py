@@ -55,11 +55,11 @@ from runtime.rundir import create_run_dir
 QUICK = {"days": 400, "folds": 2, "seeds": 1, "budgets": (25_000, 50_000, 75_000, 100_000), "train_share": 0.625}
 FULL = {"days": 700, "folds": 3, "seeds": 3, "budgets": (25_000, 50_000, 100_000, 150_000, 200_000), "train_share": 0.57}
 """The first fold trains on ``train_share`` of the days (--quick: 250 of 400, two test windows of 74 days; full: 398 of
-700, three of 100), unless --train-days says otherwise. Issue 18's sweeps (docs/experiments/README.md) trained on 500 days
+700, three of 100), unless --train-days says otherwise. The regimes-market sweeps (docs/experiments/README.md) trained on 500 days
 and found the out-of-sample P&L highest near 100k steps (+$249..+$345 a day over 3 seeds, momentum +$263), falling again
-by 400k: hence the largest budgets. The curve has 4-5 points (issue 52): a seed trains once, stopping at each budget to
+by 400k: hence the largest budgets. The curve has 4-5 points: a seed trains once, stopping at each budget to
 play the test window, so the points below the largest cost a test play each, not a training run."""
-"""Synthetic days are cheap, and a policy trained on a few dozen days memorises their noise (issue 18: on 44 days, in
+"""Synthetic days are cheap, and a policy trained on a few dozen days memorises their noise (on 44 days, in
 sample +$1,259 a day and out of sample -$95), so every fold trains on at least a few hundred days."""
 
 

@@ -3,13 +3,13 @@
 1. ``1-train``: RL at full speed (policy, fusion, risk; no LLM), the seeds' phase 1.
 2. ``2-hybrid``: the policy continues in lockstep (env.thought_lag_steps = 1): the LLM thinks about
    every step of every environment while the loop handles the previous one, so it takes part in
-   every decision and in the PPO updates (seed 001's fix), for a few hundred steps.
+   every decision and in the PPO updates (so the thoughts shape what the policy learns), for a few hundred steps.
 3. ``3-backtest``: the trained policy on the held-out test days at full speed (no thoughts arrive in
    time at that pace: the report says so through its query rate). Of phase 1's and phase 2's policies it is
    the one whose decisions net more on the validation days (``choose_policy``), and its evidence table adds
-   the decisions alone (no risk stage) against the best momentum rule, with an interval (issue 18). Its test days go
-   into the trials ledger, and its deflated Sharpe counts every policy trial there on the market, as evaluate's does
-   (actors/jobs/main_ledger.py); it prints evaluate's success table (actors/jobs/main_evidence.py) and the market's
+   the decisions alone (no risk stage, whose halts depend on the path) against the best momentum rule, with an
+   interval. Its test days go into the trials ledger, and its deflated Sharpe counts every policy trial there on the
+   market, as evaluate's does (actors/jobs/main_ledger.py); it prints evaluate's success table (actors/jobs/main_evidence.py) and the market's
    calibration beside real NQ.
 4. ``4-lockstep-backtest``: a slice of the test days in lockstep, where every decision has a thought.
 
@@ -51,15 +51,15 @@ from runtime.supervisor import EXIT_OK
 
 MAIN_TRAINING = {"policy.total_timesteps": 51200, "policy.n_steps": 512}
 """Phase 1: 50k env steps in rollouts of 512 x n_envs (25 PPO updates, about two minutes through the actors on 2 cores):
-issue 18's sweeps (docs/experiments/README.md) found +$178 a day out of sample at 50k steps on 500 training days and
+the regimes-market sweeps (docs/experiments/README.md) found +$178 a day out of sample at 50k steps on 500 training days and
 +$345 at 100k, against momentum's +$263."""
 MAIN_DATA = {"data.synthetic_days": 300}
 """The default job's market: 300 synthetic days (210 to train on, 45 held out for the backtests). On 42 training days
-(the 60-day default) a policy memorises the days' noise instead of the regimes (issue 18)."""
+(the 60-day default) a policy memorises the days' noise instead of the regimes (docs/experiments/README.md)."""
 LONG_TRAINING = {"policy.total_timesteps": 102_400, "policy.n_steps": 2048}
 """--long: phase 1 trains 100k env steps in full rollouts of 2048 x n_envs ..."""
 LONG_DATA = {"data.synthetic_days": 700}
-"""... on 700 synthetic days (490 to train on, 105 held out). In issue 18's sweeps on 500 training days the
+"""... on 700 synthetic days (490 to train on, 105 held out). In the regimes-market sweeps on 500 training days the
 out-of-sample P&L peaked near 100k steps (+$249..+$345 a day over 3 seeds, momentum +$263, oracle +$825) and fell
 with more (+$216 at 200k, +$167 at 400k on seed 0): more steps fit the training days' noise."""
 RL_ONLY = {"fusion.method": "rl_only", "runtime.actors": [ENV, POLICY, FUSION, RISK]}

@@ -4,7 +4,7 @@ A job says what it wants (the LLM in every decision, a frozen backtest); a prese
 ``apply`` writes that into the sections of the actors it concerns, field by field on their own structs
 (``replace(config.env, thought_lag_steps=1)``): a name that is not a field of the struct raises on the first apply
 (tests/actors/jobs/test_presets.py applies each one), a value out of a field's bounds fails the struct's own checks.
-Two copies of one intent drift apart (issue 21 found the lockstep preset spelled differently in two jobs): each intent
+Two copies of one intent drift apart (the lockstep preset was once spelled differently in two jobs): each intent
 lives here once, and the jobs hold no dotted-key dict for it.
 
 Layers (``configure`` in actors/jobs/common.py): config/default.toml and the user's file, then the job's presets in

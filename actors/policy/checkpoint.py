@@ -22,7 +22,7 @@ from actors.common.file_errors import FileError
 
 CHECKPOINT_DIR_NAME = "checkpoints"
 LAYOUT_BEFORE_KEY = "261/1"
-"""The observation layout of a checkpoint saved before checkpoints recorded theirs (issue 52)."""
+"""The observation layout of a checkpoint saved before checkpoints recorded theirs (before the session inputs came)."""
 FORMAT_VERSION = 1
 _NAME_PATTERN = re.compile(r"^policy_(\d+)\.zip$")
 _MODEL_MEMBER = "sb3_model.zip"

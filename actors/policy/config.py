@@ -15,7 +15,7 @@ from runtime.settings import RuntimeSettings
 AtLeastTwo = Annotated[int, msgspec.Meta(ge=2)]
 LEARN_FROM = ("proposed", "executed")
 DEFAULT_FEATURES_SEEN: tuple[str, ...] = ()
-"""All 261 columns (issue 43): the old default, the position, validity and the regime belief, was one input tuned to our own
+"""All 261 columns: the old default, the position, validity and the regime belief, was one input tuned to our own
 synthetic generator (a filter with its drift and hazard); a procedure that picks inputs would have to run inside each
 training fold, and nothing shows one working yet."""
 
@@ -34,8 +34,8 @@ class PolicyConfig(ConfigSection, kw_only=True):
     learn_from: str = "proposed"
     """proposed: PPO stores the action the policy sampled, and fusion's and risk's changes to it are part of the
     environment (on-policy: the ratio of new to old probability is about an action the old policy drew) |
-    executed: it stores the action that was executed (the seeds' 001 wish), an off-policy sample whenever fusion or
-    risk changed it. Measured in-process on the regimes market (issue 18): executed gave approx_kl ~0.09 and clip
+    executed: it stores the action that was executed (what the policy's account saw), an off-policy sample whenever fusion or
+    risk changed it. Measured in-process on the regimes market: executed gave approx_kl ~0.09 and clip
     fraction ~0.5 with half the transitions changed by risk; proposed gives 0.01-0.02 and 0.1-0.2."""
 
     window_bars_seen: Annotated[int, msgspec.Meta(ge=1, le=20)] = 20
@@ -46,8 +46,8 @@ class PolicyConfig(ConfigSection, kw_only=True):
     (window, position, validity, market, timeframe, pattern, risk), column names, or a bar feature (all its window lags),
     as actors/common/observation.py names them; an unknown name stops start-up. The checkpoint keeps the columns its
     network was not shown (``hidden_columns``), and a loaded checkpoint's choice wins over this setting.
-    Why all 261 (issue 43): the former default, ("position", "validity", "market_regime"), beat all 261 on the synthetic
-    market (issue 18: +$585 a day [521, 649] against +$305 on 638 test days) because market_regime was a filter whose
+    Why all 261: the former default, ("position", "validity", "market_regime"), beat all 261 on the synthetic
+    market (+$585 a day [521, 649] against +$305 on 638 test days) because market_regime was a filter whose
     constants mirrored that market's generator; an input picked on our own generator is no default for a user's file.
     market_regime is now an HMM fitted on each run's training days (actors/env/regime_model.py), and the choice of inputs
     is left to the network (docs/experiments/43-inputs.md has the figures)."""
@@ -62,7 +62,7 @@ class PolicyConfig(ConfigSection, kw_only=True):
     learning_rate: Positive = 3e-4
     gamma: Annotated[float, msgspec.Meta(gt=0, le=1)] = 0.9
     """0.9, not SB3's 0.99: the reward marks the position to market every bar, so an action's worth shows within a
-    few bars and a long horizon only adds noise (issue 18, in process, 150k steps on 44 days: 0.99 lost $391 a day
+    few bars and a long horizon only adds noise (in process, 150k steps on 44 days: 0.99 lost $391 a day
     out of sample, 0.9 $95; on 208 days at 300k: 0.99 -$117, 0.9 +$86)."""
     gae_lambda: Fraction = 0.95
     clip_range: Positive = 0.2

@@ -255,7 +255,7 @@ def thought_message(finished: FinishedThought) -> LlmThought:
         env_id=request.env_id,
         episode_id=request.episode_id,
         step_seen=request.step,
-        step_built=finished.step_built,  # a carried answer keeps the step its prompt read: its real age (issue 51)
+        step_built=finished.step_built,  # a carried answer keeps the step its prompt read: its real age
         query_id=finished.query_id,
         action=thought.action,
         confidence=float(thought.confidence),

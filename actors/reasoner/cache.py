@@ -1,4 +1,4 @@
-"""Thought cache keyed on a rounded market state, with confidence decay per reuse (seed 002).
+"""Thought cache keyed on a rounded market state, with confidence decay per reuse (an older answer is trusted less).
 
 Two observations whose market-context features agree to ``decimals`` places, with the
 same position and the same allowed actions, get the same key: the model would be asked

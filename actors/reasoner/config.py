@@ -24,7 +24,7 @@ MODES = ("four_step", "single_shot")
 QUERY_POLICIES = ("always", "every_n", "selective")
 THINK_ON = ("every_bar", "news")
 
-# Shared by every env and every step, so llama.cpp keeps it in the KV cache (seed 002).
+# Shared by every env and every step, so llama.cpp keeps it in the KV cache.
 SYSTEM_PROMPT = """You are a professional futures trader. Give concise trading advice based on the market context and risk management.
 Guidelines:
 - Consider trend strength, momentum, and support/resistance
@@ -56,7 +56,7 @@ RISKS_PROMPT = """What is the main risk of each of those actions? One sentence e
 DECIDE_PROMPT = """Decide now. Reply with one line: the action ({allowed_actions}), a confidence between 0 and 1, and the reason in a few words, separated by |."""
 
 # Single shot: one grammar-constrained answer, the pace of the lockstep loop. Everything fixed
-# (role, guidelines, seed 002's response format) is in the system prompt, which stays in the KV
+# (role, guidelines, the ACTION | confidence | reason format) is in the system prompt, which stays in the KV
 # cache; only the compact context and the short question after it are read per thought (~60-90
 # tokens instead of ~260: reading the full context was ~75% of a single-shot thought).
 # The examples matter: without them SmolLM2-135M answers every single shot with confidence 1.00 (which overrides
@@ -145,7 +145,8 @@ class ReasonerConfig(ConfigSection, kw_only=True):
 
     # ---- when to think
     query_policy: str = "always"
-    """always (every newest obs) | every_n (at most once per query_every_n_steps per env) | selective (seed 002's conditions)."""
+    """always (every newest obs) | every_n (at most once per query_every_n_steps per env) | selective (RL unsure, flat,
+    state changed, or every n)."""
     query_every_n_steps: PositiveCount = 5
     query_rl_confidence_below: Fraction = 0.7
     """selective: think when the policy's confidence is below this."""
@@ -162,7 +163,7 @@ class ReasonerConfig(ConfigSection, kw_only=True):
     think_every_bars: PositiveCount = 10
     """think_on = news: think at least this often per env, in loop steps (bars). A carried answer keeps the step its
     prompt read (LlmThought.step_built) and fusion drops a thought older than fusion.max_staleness_steps (10), so above
-    that bound the quiet bars past it get no thought at all: at 30 (the default until issue 51) about two thirds of a
+    that bound the quiet bars past it get no thought at all: at 30 (the former default) about two thirds of a
     calm policy's quiet bars did. 10 = that bound: every decision has a thought at most 10 bars old, at up to 3 times
     the model's quiet-bar work (30 made the lockstep loop's 10 steps/s on 2 cores, docs/experiments/44-news.md;
     docs/experiments/age.md)."""
@@ -180,7 +181,7 @@ class ReasonerConfig(ConfigSection, kw_only=True):
     memo_size: PositiveCount = 4096
     """Most prompts remembered; the least recently used is evicted first."""
 
-    # ---- thought cache (seed 002)
+    # ---- thought cache
     cache_enabled: bool = True
     cache_size: PositiveCount = 100
     """Most thoughts kept; the oldest is evicted first."""

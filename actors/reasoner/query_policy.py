@@ -1,4 +1,4 @@
-"""When an observation is worth a thought (seed 002's selective querying).
+"""When an observation is worth a thought (selective querying: think only where a thought may change the decision).
 
 - always: every newest observation (the default: the LLM never blocks, so think all the time);
 - every_n: at most once per N steps per env;

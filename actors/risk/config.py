@@ -13,11 +13,11 @@ from runtime.settings import RuntimeSettings
 
 class RiskConfig(ConfigSection, kw_only=True):
     veto_enabled: bool = True
-    """Apply seed 002's veto rules (consecutive losses, drawdown buffer, win rate); false for the ablation."""
+    """Apply the original design's veto rules (consecutive losses, drawdown buffer, win rate); false for the ablation."""
     vetoes_while_training: bool = False
     """Apply those vetoes when env.mode = "train" too. Off by default: a veto replaces the policy's entry with HOLD,
     hiding what the entry would have earned, so the policy learns from a market it will not meet. Measured in
-    process (issue 18, 300 synthetic days, 300k steps, 60 held-out days): trained with the vetoes, -$179 a day out of
+    process (300 synthetic days, 300k steps, 60 held-out days): trained with the vetoes, -$179 a day out of
     sample without them and -$11 with them; trained without, +$80 and +$44. The account guard and the daily loss
     limit stay on in training; backtests and paper trading always apply every rule."""
     max_consecutive_losses: PositiveCount = 3
@@ -28,18 +28,18 @@ class RiskConfig(ConfigSection, kw_only=True):
     """Entries are vetoed when the drawdown buffer is below this share of the trailing limit, until the end of
     the trading day; then the rule re-arms only when a new trade closes."""
     min_win_rate: Fraction = 0.3
-    """Entries are vetoed while the win rate of the last 10 trades is below this (seed 002: 0.4; see the cooldown) ..."""
+    """Entries are vetoed while the win rate of the last 10 trades is below this (the original design's 0.4; see the cooldown) ..."""
     min_trades_for_win_rate: Count = 5
-    """... once the episode has closed at least this many trades (0 = always, as seed 002; with fewer
+    """... once the episode has closed at least this many trades (0 = always, as the original design; with fewer
     trades one early loss would halt the rest of the episode) ..."""
     win_rate_halt_needs_net_loss: bool = True
     """... and only while those 10 trades lost money in sum: a trend follower wins fewer than 40 % of its trades
-    and still earns (issue 18: without this, seed 002's rule halted the momentum rules on 80-96 % of bars and the
+    and still earns (without this, the original rule halted the momentum rules on 80-96 % of bars and the
     regime oracle, 70 % winners, on 8 %) ..."""
     win_rate_cooldown_bars: PositiveCount = 60
     """... for this many steps; then the rule re-arms only when a new trade closes (while flat the win rate cannot
     change, so without this the halt would never end). 60 bars and 30 %, not a session and 40 %: measured on 50
-    regimes days (issue 18), a session at 40 % halted the momentum rules on 78-84 % of bars ($25-34 a day);
+    regimes days, a session at 40 % halted the momentum rules on 78-84 % of bars ($25-34 a day);
     60 bars at 30 % halts them on 31-37 % ($295-361 a day, $272-330 with no vetoes at all) and still stops random
     trading (93 % of bars halted, -$71 a day; -$417 and 8 breaches with no vetoes)."""
     session_halt_fallback_bars: PositiveCount = 390

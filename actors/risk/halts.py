@@ -1,7 +1,7 @@
 """Halts that end: every entry veto that reads account state says when it stops.
 
 A rule's condition (RiskRules.entry_conditions: the account guard's entry check, the daily
-loss limit, seed 002's vetoes) starts a halt only while the env is flat and the rule is
+loss limit, the original design's vetoes) starts a halt only while the env is flat and the rule is
 armed; the halt then holds entries until its ending, whatever the condition does meanwhile:
 
   account_guard       end of the trading day; re-arms when a new trade closes

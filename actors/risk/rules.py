@@ -1,4 +1,4 @@
-"""What the account may do: seed 002's veto rules, the account guard and the daily loss limit.
+"""What the account may do: the original design's veto rules, the account guard and the daily loss limit.
 
 Every rule reads the env's market context of the step (duck-typed: the bus MarketContext
 fits) and is stateless: a condition that persists (a thin drawdown buffer while flat, a
@@ -9,7 +9,7 @@ Order of precedence, first match wins and names the reason:
   account_guard     in a position: a breach is possible on the next bar -> flatten (the opposite
                     of the position's side closes it); flat: an entry could breach on the next bar -> HOLD
   daily_loss_limit  the day's P&L is at or below -account.daily_loss_limit -> no entries
-  consecutive_losses / drawdown_buffer / win_rate   seed 002's vetoes -> no entries
+  consecutive_losses / drawdown_buffer / win_rate   the original vetoes -> no entries
   news_blackout / news_flat   the prop-firm news rule (actors/risk/news.py), given as the halt in force: no entries;
                     news_flat also closes a position (the closing action, where the mask allows it)
   thought_risk / thought_risk_flat   the reasoner's risk read (actors/risk/thought_gate.py), the same way
@@ -110,7 +110,7 @@ class RiskRules:
 
     def entry_veto(self, context: RiskContext, episode_trades: int | None = None) -> str:
         """The first rule that forbids entries now, or ''. ``episode_trades``: trades the env closed this
-        episode (None = unknown: the win-rate rule applies as in seed 002)."""
+        episode (None = unknown: the win-rate rule applies from the first trade)."""
         return next(iter(self._veto_conditions(context, episode_trades)), "")
 
     def entry_conditions(self, context: RiskContext, episode_trades: int | None = None) -> list[str]:

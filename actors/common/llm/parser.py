@@ -1,8 +1,8 @@
 """Tolerant parsing of a decision text, with a counted fallback to HOLD / confidence 0.
 
 Accepted, in order of preference:
-1. ``ACTION | confidence | reason`` (seed 002; what the grammar produces),
-2. ``Decision: ACTION`` ... ``Confidence: 0.7`` ... ``Reasoning: ...`` (seed 000),
+1. ``ACTION | confidence | reason`` (what the grammar produces),
+2. ``Decision: ACTION`` ... ``Confidence: 0.7`` ... ``Reasoning: ...`` (the first prototype's format),
 3. free text: the first allowed action mentioned, and a "confidence" number if any.
 An explicit answer naming a masked action, or text naming no allowed action, falls back; so does a
 reason of numbers that says nothing (no word of three letters but "confidence": "Confidence: 1.00% to 1.00% to"),

@@ -26,7 +26,7 @@ def choose_on_validation(config, candidates: dict[str, Path]) -> tuple[str, list
     The candidates are played frozen through the env and its costs without the risk stage. With it, a few flipped
     decisions change which later bars the win-rate and drawdown rules halt: in the main job of 2026-11-27 20:42
     phase 2's one update flipped 50 of 17,549 test decisions, and the two policies netted $8,484 and $13,356 with the
-    risk rules but $13,055 and $13,223 without them (issue 18). Chosen on that walk, the choice follows the halts'
+    risk rules but $13,055 and $13,223 without them. Chosen on that walk, the choice follows the halts'
     luck, not the decisions."""
     from actors.env.factory import load_dataset
     from actors.jobs.evaluation.chain import frozen_checkpoint_decide, play_window
@@ -122,7 +122,7 @@ def decisions_alone_rows(config, split, decide, rule: str) -> list[tuple[str, st
 
     The backtest's own figure walks prop-firm accounts whose halts depend on the path: a few different trades early
     change which later bars the win-rate and drawdown rules halt, so one 45-day walk can move by half between two
-    policies that differ on 0.3 % of their decisions (issue 18). Without the risk stage the comparison is of the
+    policies that differ on 0.3 % of their decisions. Without the risk stage the comparison is of the
     decisions, day by day, and its interval says whether one backtest can tell them apart."""
     from actors.env.references import reference_policies
     from actors.jobs.evaluation.chain import play_window

@@ -1,4 +1,4 @@
-"""Why the policy does not learn, when it does not (issue 52): per fold, how it trades and what it does where the edges are.
+"""Why the policy does not learn, when it does not: per fold, how it trades and what it does where the edges are.
 
 Per fold, over the seeds' policies at the last budget on the fold's test window (means over the seeds):
 

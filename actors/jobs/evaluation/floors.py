@@ -4,7 +4,7 @@ A policy is trained on the days before its test window and tested once, frozen. 
 best setting on the test window itself (the momentum rule with the best test P&L of 30/60/120, say) has
 seen the answers: it is flattered, and "the policy beats the best momentum rule" means less than it says.
 So each tunable floor is fitted here the way the policy is: on the training days, by its decisions alone
-(no risk stage: the halts depend on the path, issue 18, and ``choose_on_validation`` chooses the same
+(no risk stage: the halts depend on the path, and ``choose_on_validation`` chooses the same
 way), and the test window plays only the setting chosen.
 
 Tunable floors (actors/env/references.py builds each rule):

@@ -1,4 +1,4 @@
-"""How old the LLM's thought behind each lockstep decision really was (issue 51).
+"""How old the LLM's thought behind each lockstep decision really was (a carried answer is as old as the thought it repeats).
 
 A thought's age at a decision is counted from the step whose market state its prompt read (``LlmThought.step_built``),
 not from the bar it was published for: with reasoner.think_on = news a quiet bar is answered by the env's latest

@@ -5,7 +5,7 @@
 ``variants.toml`` names one table per variant, each holding the dotted settings it changes
 (``"policy.gamma" = 0.97``); an empty table is the defaults. Every variant runs the same
 evaluate arguments (market, days, folds, budgets, seeds), so its test days, floors and oracle
-are the same and only the settings differ. This is how issue 18's experiments were run: the
+are the same and only the settings differ. This is how the regimes-market sweeps were run (docs/experiments/README.md): the
 table ``DIR/sweep.md`` gives each variant's out-of-sample $ a day per budget with its interval,
 the best momentum rule and the oracle on the same days, and the share of halted bars.
 
