@@ -40,7 +40,7 @@ def make_legal(fused: Fused, mask: np.ndarray, rl_action: int) -> Fused:
 
 
 def fuse_rules(rl_action: int, rl_confidence: float, thought: UsableThought, config: FusionConfig) -> Fused:
-    """Seed 002's priorities, before the mask is applied."""
+    """The rule priorities (agreement, override, weighting, uncertain HOLD), before the mask is applied."""
     if thought.action == NO_ACTION:
         return Fused(rl_action, "no_thought", 1.0, 0.0)
     llm_action, llm_confidence = thought.action, thought.confidence

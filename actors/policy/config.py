@@ -83,7 +83,7 @@ class PolicyConfig(ConfigSection, kw_only=True):
 
     # ------------------------------------------------------------------ health, progress, checkpoints
     frozen_kl_threshold: NonNegative = 1e-6
-    """An update whose approx_kl is below this counts as 'frozen' (the seeds' 004 failure)."""
+    """An update whose approx_kl is below this counts as 'frozen' (updates that no longer change the policy)."""
     frozen_warn_updates: PositiveCount = 3
     """Consecutive frozen updates before a frozen_policy warning."""
     progress_interval_secs: PositiveSecs = 1.0

@@ -42,7 +42,7 @@ Minutes to forced close: {minutes_to_close:.0f}
 Allowed actions: {allowed_actions}
 Last bars: {tape}{news}"""
 
-# Seed 000's four steps (analyse, options, risks, decide), rewritten as turns of one
+# The first prototype's four steps (analyse, options, risks, decide), rewritten as turns of one
 # growing conversation: the earlier answers are already in the context, so a step no
 # longer repeats them (that is what lets llama.cpp reuse the KV cache of everything
 # before the new turn). Worded as questions because SmolLM2-135M tends to echo a
@@ -73,7 +73,7 @@ SINGLE_SHOT_CONTEXT_TEMPLATE = """{symbol}: {vwap_distance_pct:+.2f}% vs VWAP, t
 Position {position_text}, P&L ${unrealized_pnl:+.0f}, drawdown buffer ${drawdown_buffer:.0f}, {minutes_to_close:.0f} min to close
 Last bars: {tape}{news}"""
 
-# Seed 002's single-shot question (its response format is in the single-shot system prompt).
+# The single-shot question (its ACTION | confidence | reason format is in the single-shot system prompt).
 SINGLE_SHOT_PROMPT = """Choose ACTION from: {allowed_actions}."""
 
 

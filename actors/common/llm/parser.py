@@ -36,7 +36,7 @@ ACTION_ALIASES: dict[str, Action] = {
     "SHORT": Action.SELL,
 }
 
-# Seed 000 used 0.5 when an action was given without a confidence.
+# An action given without a confidence gets 0.5, as in the first prototype's parser.
 MISSING_CONFIDENCE = 0.5
 MAX_REASON_CHARS = 200
 
