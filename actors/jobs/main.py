@@ -1,6 +1,6 @@
-"""Mode main: the seeds' two phases in one job, then two backtests, all in one directory.
+"""Mode main: the original design's two phases in one job, then two backtests, all in one directory.
 
-1. ``1-train``: RL at full speed (policy, fusion, risk; no LLM), the seeds' phase 1.
+1. ``1-train``: RL at full speed (policy, fusion, risk; no LLM), the original design's phase 1.
 2. ``2-hybrid``: the policy continues in lockstep (env.thought_lag_steps = 1): the LLM thinks about
    every step of every environment while the loop handles the previous one, so it takes part in
    every decision and in the PPO updates (so the thoughts shape what the policy learns), for a few hundred steps.
