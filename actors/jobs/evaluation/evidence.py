@@ -171,7 +171,8 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
         floor_choices=[FloorChoiceRow(fold=k, momentum_lookback=choice.momentum_lookback, regime_threshold=choice.regime_threshold,
                                       train_days=list(choice.train_days),
                                       momentum_nets={str(n): v for n, v in choice.momentum_nets.items()},
-                                      regime_nets={str(t): v for t, v in choice.regime_nets.items()})
+                                      regime_nets={str(t): v for t, v in choice.regime_nets.items()},
+                                      **(choice.supervised.params() if choice.supervised else {}))
                        for k, choice in enumerate(result.floor_choices)],
         learning_curve=learning_curve, training=result.training, ensemble=_ensemble_summary(result, series, MOMENTUM, capital),
         lockstep=lockstep.to_json() if lockstep is not None else None, diagnostics=result.diagnostics)

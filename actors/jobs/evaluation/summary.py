@@ -129,6 +129,10 @@ class FloorChoiceRow(Record, frozen=True, kw_only=True):
     train_days: list[int]
     momentum_nets: dict[str, float]
     regime_nets: dict[str, float]
+    supervised_threshold: float | None = None
+    """The supervised floor's probability threshold, chosen on the fold's validation quarter (None: no such floor)."""
+    supervised_horizon_bars: int | None = None
+    supervised_train_bars: int | None = None
 
 
 class LearningPoint(Record, frozen=True, kw_only=True):

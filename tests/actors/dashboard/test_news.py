@@ -115,7 +115,7 @@ async def test_a_finished_backtests_log_gives_the_dashboard_the_events_the_env_p
     from runtime.testing import actor_harness
     from tests.actors.env.test_actor import answer_every_obs_until_done
 
-    overrides = {"data.scenario": "news", "data.synthetic_days": 12, "env.mode": "backtest", "env.split": "test", "env.n_envs": 1,
+    overrides = {"data.scenario": "news_drift", "data.synthetic_days": 12, "env.mode": "backtest", "env.split": "test", "env.n_envs": 1,
                  "runtime.stats_interval_secs": 60.0}
     with structlog.testing.capture_logs() as logged:  # the env's log lines (runtime/testing.py: the harness writes no file)
         async with actor_harness("env", overrides) as h:
