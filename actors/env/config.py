@@ -110,6 +110,17 @@ class EnvConfig(ConfigSection, kw_only=True):
     """Training-only turnover charge subtracted from the reward (not the account) on each entry; see actors/env/rewards.py.
     0 with the policy's default features_seen (a $30 charge taught that policy never to trade: $0 a day out of
     sample, $10 gave +$101, none +$513); with all 261 features, $30 held back churn (docs/experiments/README.md)."""
+    decision_every_bars: PositiveCount = 1
+    """Decision cadence: the policy acts only on the close of a bar whose next ET minute is a multiple of this (30 =
+    the 9:59, 10:29, ..., 15:29 closes); on the other bars every action but HOLD is masked and the env holds the
+    position (its stop, target, drawdown, daily loss limit and forced flat still act on every bar). 1 = every bar.
+    Fewer decisions, fewer trades paying costs; bin/run evaluate chooses it per fold on validation days
+    (actors/env/cadence.py, actors/jobs/evaluation/cadence.py). Off by default: the main job's policies were tuned
+    on every bar."""
+    min_hold_bars: Count = 0
+    """Minimum holding time: a position held fewer bars than this may not be closed or reversed by the policy (the
+    opposite signal is masked; the env's stop, target, drawdown, daily loss limit and forced flat still close it).
+    0 = no minimum (the default); chosen per fold by bin/run evaluate like decision_every_bars."""
     verdict_deadline_ms: Positive = 5_000.0
     """Without a risk.verdict for the current step by then, every env holds (counted, timed_out)."""
     max_steps: Count = 0

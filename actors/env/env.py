@@ -38,6 +38,7 @@ from actors.common.market_settings import AccountConfig
 from actors.env.config import EnvConfig
 from actors.env.dataset import DataSplit
 from actors.env.account_walk import Evaluation
+from actors.env.cadence import gated_mask, is_decision_bar
 from actors.env.features import (
     CLIP, N_BAR, PATTERNS, POSITION_START, RISK_END, RISK_START, STATIC_END, STATIC_START, TRENDS,
     VALIDITY_END, VOLUME_TRENDS, WINDOW, WINDOW_END,
@@ -286,6 +287,16 @@ class FuturesTradingEnv(gym.Env):
     # ------------------------------------------------------------------ observation
 
     def _mask_list(self) -> list[bool]:
+        """The trading mask, gated by the decision cadence and the minimum hold (actors/env/cadence.py) when they are on."""
+        mask = self._trading_mask()
+        config = self.config
+        if config.decision_every_bars <= 1 and config.min_hold_bars <= 0:
+            return mask
+        position = self._position
+        return gated_mask(mask, decision_bar=is_decision_bar(self._data.features.minute_et[self._t], config.decision_every_bars),
+                          bars_held=None if position is None else position.bars_held, min_hold_bars=config.min_hold_bars)
+
+    def _trading_mask(self) -> list[bool]:
         position = self._position
         if position is None:
             can_enter = self._entry_allowed[self._t] and not self.account.daily_loss_reached
