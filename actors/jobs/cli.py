@@ -216,6 +216,9 @@ def evaluate_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-days", type=int, help="training days of the first fold (default: 57%% of the days, --quick 62.5%%); "
                         "the test windows share the days after it and its purge")
     parser.add_argument("--quick", action="store_true", help="a small walk-forward that finishes in a few minutes on 2 cores")
+    parser.add_argument("--policy-grid", choices=("full", "quick", "off"), help="the policy settings (decision cadence, minimum "
+                        "hold, turnover charge, entropy) each fold chooses among on its validation days "
+                        "(actors/jobs/evaluation/cadence.py): full (3, the default), quick (2, the default with --quick), off")
     parser.add_argument("--lockstep-decisions", type=int, metavar="N", help="after the walk-forward, play the "
                         "last fold's policy (first seed, last budget) through the actors for the first N decisions of its "
                         "test window in lockstep with the LLM (base model, and --adapter if given), and fill the success "

@@ -35,6 +35,7 @@ from actors.env.factory import build_dataset
 from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.inputs import check_option_files
+from actors.jobs.evaluation.cadence import GRID, QUICK_GRID
 from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
 from actors.jobs.evaluation.evidence import REGIME_RULE, Row, summarise
 from actors.jobs.evaluation.diagnostics import diagnostic_lines
@@ -74,6 +75,8 @@ def plan(args: argparse.Namespace) -> dict:
     if args.days:
         preset["days"] = args.days
     preset["train_days"] = getattr(args, "train_days", None)
+    grid = getattr(args, "policy_grid", None) or ("quick" if args.quick else "full")
+    preset["policy_grid"] = {"full": GRID, "quick": QUICK_GRID, "off": ()}[grid]
     return preset
 
 
@@ -151,7 +154,10 @@ def mode_evaluate(args: argparse.Namespace) -> int:
         print(f"evaluate: WARNING {dataset.source}: {shortfall}", file=sys.stderr, flush=True)
     started = time.monotonic()
     cells_plan = plan_walk_forward(config, dataset, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
-                                   purge_days=purge, min_train_days=train_days)
+                                   purge_days=purge, min_train_days=train_days, policy_grid=settings["policy_grid"])
+    if settings["policy_grid"] and not cells_plan.policy_grid:
+        say(f"policy settings as configured: a first budget of {min(settings['budgets']):,} steps is below one PPO rollout "
+            f"({config.policy.n_steps * config.env.n_envs:,} steps), so the candidates of --policy-grid would not train")
     result, cells_cost = evaluate_on_cells(args, cells_plan, market, rd.path, say)  # actors/jobs/cells: local Ray, a cluster or this process
     walk_forward_secs = time.monotonic() - started
     market_key = ledger_market(config)  # the name train and the main job file their trials under too
@@ -240,6 +246,7 @@ def report_markdown(summary: Summary) -> str:
         "## Trials counted, and how many days a verdict needs", "",
         *(f"- {line}" for line in evidence_lines(summary.deflation, summary.snooping)), "",
         "## Floors chosen on each fold's training days", "", *floor_choice_lines(summary), "",
+        *policy_choice_lines(summary),
         "SPA and reality-check p: every policy variant of this run (budgets x seeds, ensembles) against the floor, from "
         "arch.bootstrap (H0: none beats it); variants beating it: Romano-Wolf StepM at 5 %.", "",
         "| floor | policy minus floor, $ a day | 95% interval | reality check p | SPA p | variants beating it (StepM) | beats |",
@@ -300,6 +307,7 @@ def console_summary(summary: Summary) -> str:
         rows += [f"    {line}" for line in diagnostic_lines(summary.diagnostics)]
     rows.append("  floors chosen on each fold's training days:")
     rows += [f"    {line[2:]}" for line in floor_choice_lines(summary)]
+    rows += [f"    {line[2:]}" for line in policy_choice_lines(summary)[2:-1]]
     if summary.news_floors:
         rows.append("  news floors on the test days (hindsight $, env.contracts_per_trade contracts an event):")
         rows += [f"    {line}" for line in news_floor_lines(summary.news_floors)]
@@ -344,6 +352,25 @@ def floor_choice_lines(summary: Summary) -> list[str]:
     return [f"- fold {c.fold + 1} (training days {c.train_days[0]}-{c.train_days[1] - 1}): momentum "
             f"{c.momentum_lookback} bars (training nets {_nets(c.momentum_nets)}), regime rule {c.regime_threshold:g} "
             f"(training nets {_nets(c.regime_nets)})" for c in summary.floor_choices]
+
+
+def policy_choice_lines(summary: Summary) -> list[str]:
+    """The policy settings each fold chose on its validation days (actors/jobs/evaluation/cadence.py); none without a grid."""
+    if not summary.policy_choices:
+        return []
+    lines = []
+    for c in summary.policy_choices:
+        p = c["params"]
+        tried = ", ".join(f"{name}: {_usd(net)} ({c['validation_trades'][name]} trades)" for name, net in c["validation_net_usd"].items())
+        lines.append(f"- fold {c['fold'] + 1}: policy settings {c['chosen']} (decision every {p['env.decision_every_bars']} bars, "
+                     f"minimum hold {p['env.min_hold_bars']} bars, turnover charge ${p['env.entry_penalty_usd']:g}, entropy "
+                     f"{p['policy.ent_coef']:g}), chosen on validation days {c['validation_days'][0]}-{c['validation_days'][1] - 1} "
+                     f"at {c['budget']:,} steps ({tried or 'too few training days: as configured'})")
+    return ["## Policy settings chosen on each fold's validation days", "", *lines, ""]
+
+
+def _usd(value: float) -> str:
+    return f"{'-' if value < 0 else ''}${abs(value):,.0f}"
 
 
 def _nets(nets: dict) -> str:

@@ -19,16 +19,17 @@ from actors.jobs.cells.progress import CellProgress
 from actors.jobs.common import JobError, JobStopped
 from actors.jobs.dashboard import run_dir_given
 from actors.jobs.evaluation.walkforward import (WalkForward, WalkForwardPlan, ensemble_cell, gather_walk_forward, policy_cell,
-                                                reference_cell, regime_cell)
+                                                choice_cell, reference_cell, regime_cell)
 
-REGIME, REFERENCE, POLICY, ENSEMBLE = "regime", "reference", "policy", "ensemble"
+REGIME, CHOICE, REFERENCE, POLICY, ENSEMBLE = "regime", "choice", "reference", "policy", "ensemble"
 
 
 def plan_hash(plan: WalkForwardPlan) -> str:
     """Settings, the bars (a file market's settings do not say what is in it), the folds and the seeds' budgets."""
     data = plan.dataset
     return config_hash(plan.config, bars=array_fingerprint(data.start_ns, data.close, data.session_starts),
-                       folds=[vars(f) for f in plan.folds], budgets=plan.budgets, seeds=plan.seeds)
+                       folds=[vars(f) for f in plan.folds], budgets=plan.budgets, seeds=plan.seeds,
+                       policy_grid=[vars(c) for c in plan.policy_grid])
 
 
 def walk_forward_cells(plan: WalkForwardPlan) -> tuple[list[Cell], list[Cell], list[Cell]]:
@@ -48,6 +49,8 @@ def run_cell(plan: WalkForwardPlan, cell: Cell):
     fold = plan.folds[cell.fold]
     if cell.kind == REGIME:
         return regime_cell(plan, fold)
+    if cell.kind == CHOICE:
+        return choice_cell(plan, fold)
     if cell.kind == REFERENCE:
         return reference_cell(plan, fold)
     if cell.kind == POLICY:
@@ -66,11 +69,17 @@ def cell_resources(plan: WalkForwardPlan):
 def run_walk_forward_cells(pool: CellPool, plan: WalkForwardPlan, market: str, progress=None) -> tuple[WalkForward | None, CellRun]:
     """Every cell on ``pool``; the WalkForward when all finished (None when one failed or Ctrl-C stopped the run)."""
     regimes, first, second = walk_forward_cells(plan)
-    pool.progress.expect(len(regimes) + len(first) + len(second))
+    choices = [Cell(CHOICE, plan_hash(plan), fold=fold.index, budget=plan.budgets[0]) for fold in plan.folds] if plan.policy_grid else []
+    pool.progress.expect(len(regimes) + len(choices) + len(first) + len(second))
     run = pool.run(run_cell, plan, regimes, cell_resources(plan))
     if run.stopped or run.failures:
         return None, run
     plan = replace(plan, regimes={c.fold: run.result(c) for c in regimes})
+    if choices:  # the policy settings each fold trains with, chosen on its validation days (actors/jobs/evaluation/cadence.py)
+        pool.run(run_cell, plan, choices, cell_resources(plan), into=run)
+        if run.stopped or run.failures:
+            return None, run
+        plan = replace(plan, choices={c.fold: run.result(c) for c in choices})
     pool.run(run_cell, plan, first, cell_resources(plan), into=run)
     if run.stopped or run.failures:
         return None, run
@@ -82,7 +91,7 @@ def run_walk_forward_cells(pool: CellPool, plan: WalkForwardPlan, market: str, p
             return None, run
     references = {c.fold: run.result(c) for c in first if c.kind == REFERENCE}
     ensembles = {(c.fold, c.budget): run.result(c) for c in second}
-    return gather_walk_forward(plan, market, references, policies, ensembles, progress), run
+    return gather_walk_forward(plan, market, references, policies, ensembles, progress, plan.choices), run
 
 
 RAY_WORTH_STEPS = 60_000

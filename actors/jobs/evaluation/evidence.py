@@ -20,6 +20,7 @@ from actors.common.statistics import (
     bootstrap_interval, bootstrap_mean_interval, deflated_sharpe, expected_max_sharpe, min_track_record_length, per_draw,
     probabilistic_sharpe, wilson_interval,
 )
+from actors.jobs.evaluation.cadence import candidate_series
 from actors.jobs.evaluation.floors import FIXED_FLOORS, MOMENTUM, REGIME_RULE, SUPERVISED
 from actors.jobs.evaluation.significance import data_snooping_tests, pbo_cscv
 from actors.jobs.evaluation.summary import (
@@ -130,7 +131,9 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
     # with every one the ledger holds for this market, a trial of the deflated Sharpe.
     trial_names = [name for name in series if name.startswith(("policy@", "ensemble@"))]
     own_names = trial_names + ([deflated_variant(result)] if len(result.seeds) > 1 else [])  # the seeds' mean is a trial
-    own = LedgerTrials([per_day_sharpe(series.get(name, policy)) for name in own_names], own_names, 1)
+    candidates = candidate_series(getattr(result, "policy_choices", []))  # the settings each fold tried on its validation days: trials too
+    own = LedgerTrials([per_day_sharpe(series.get(name, policy)) for name in own_names]
+                       + [per_day_sharpe(days / capital) for days in candidates.values()], own_names + list(candidates), 1)
     trials = counted_trials(trials, own)
     returns = policy / capital
     floors = [name for name in FLOORS if name in series]
@@ -175,7 +178,8 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
                                       **(choice.supervised.params() if choice.supervised else {}))
                        for k, choice in enumerate(result.floor_choices)],
         learning_curve=learning_curve, training=result.training, ensemble=_ensemble_summary(result, series, MOMENTUM, capital),
-        lockstep=lockstep.to_json() if lockstep is not None else None, diagnostics=result.diagnostics)
+        lockstep=lockstep.to_json() if lockstep is not None else None, diagnostics=result.diagnostics,
+        policy_choices=[choice.to_json() for choice in getattr(result, "policy_choices", [])])
     summary = msgspec.structs.replace(summary, success_table=success_rows(summary, result, lockstep))
     return msgspec.structs.replace(summary, verdict=headline(summary))
 

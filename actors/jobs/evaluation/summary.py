@@ -188,6 +188,9 @@ class Summary(Record, frozen=True, kw_only=True):
     """The success table's rows (``evidence.Row``)."""
     diagnostics: list[dict[str, Any]] = []
     """Per fold, how the policies trade and what they do where the edges are (actors/jobs/evaluation/diagnostics.py)."""
+    policy_choices: list[dict[str, Any]] = []
+    """Per fold, the policy settings (cadence, minimum hold, turnover charge, entropy) chosen on its validation days and
+    what each candidate netted there (actors/jobs/evaluation/cadence.py); empty when none were tried."""
     lockstep: dict[str, Any] | None = None
     """The lockstep run's own JSON (``LockstepEvidence.to_json``), with --lockstep-decisions."""
     verdict: str = ""

@@ -22,7 +22,10 @@ from actors.jobs.evaluation.ledger import TrialRecord, append_trials, config_has
 
 SEEDS_MEAN = "seeds-mean@"
 """The prefix of the seeds' mean trial: 'seeds-mean@<budget>', the mean daily P&L of the budget's seeds."""
-POLICY_PREFIXES = ("policy@", "ensemble@", SEEDS_MEAN)
+CANDIDATE_PREFIX = "candidate@"
+"""'candidate@<budget>:<setting>': one policy setting trained inside a fold and scored on its validation days
+(actors/jobs/evaluation/cadence.py); a trial like any other policy variant."""
+POLICY_PREFIXES = ("policy@", "ensemble@", SEEDS_MEAN, CANDIDATE_PREFIX)
 
 
 def role_of(variant: str) -> str:
@@ -48,16 +51,38 @@ def walk_forward_records(result, capital: float, *, config_hash: str, commit: st
         for fold, count in enumerate(series.fold_days):
             days = series.daily_pnl[start:start + count]
             start += count
-            choice = result.floor_choices[fold].params_of(name) if fold < len(result.floor_choices) else {}
             role = role_of(name)
+            if role == "policy":  # the settings the fold chose on its validation days (cadence.py), {} without a grid
+                choices = getattr(result, "policy_choices", [])
+                choice = dict(choices[fold].params) if fold < len(choices) else {}
+            else:
+                choice = result.floor_choices[fold].params_of(name) if fold < len(result.floor_choices) else {}
             records.append(TrialRecord(
                 config_hash=config_hash, market=market or result.market, seed=seed_of(name, base_seed), fold=fold, variant=name,
                 daily_returns=[float(pnl) / capital for pnl in days], date=date, commit=commit, job=job, role=role,
-                params=choice if role == "floor" else {}))
+                params=choice))
+    records += candidate_records(result, capital, config_hash=config_hash, commit=commit, date=date, job=job,
+                                 market=market or result.market)
     if len(result.seeds) > 1:
         mean = deflated_variant(result)
-        records += [msgspec.structs.replace(r, variant=mean, seed=base_seed, daily_returns=days, params={"seeds": len(result.seeds)})
+        records += [msgspec.structs.replace(r, variant=mean, seed=base_seed, daily_returns=days, params={**r.params, "seeds": len(result.seeds)})
                     for r, days in zip(_first_seed_records(records, result), _seeds_mean_returns(records, result))]
+    return records
+
+
+def candidate_records(result, capital: float, *, config_hash: str, commit: str, date: str, job: str,
+                      market: str) -> list[TrialRecord]:
+    """Each policy setting a fold trained to choose among (actors/jobs/evaluation/cadence.py): one policy trial per
+    candidate, its validation days (out of sample for it: it trained on the days before them) as its returns."""
+    records = []
+    for choice in getattr(result, "policy_choices", []):
+        for name, days in choice.validation_daily_pnl.items():
+            params = {**choice.candidate_params.get(name, {}), "chosen": name == choice.chosen.name,
+                      "validation_first_day": choice.validation_days[0], "validation_stop_day": choice.validation_days[1]}
+            records.append(TrialRecord(
+                config_hash=config_hash, market=market, seed=choice.seed, fold=choice.fold,
+                variant=f"{CANDIDATE_PREFIX}{choice.budget}:{name}", daily_returns=[float(pnl) / capital for pnl in days],
+                date=date, commit=commit, job=job, role="policy", params=params))
     return records
 
 

@@ -27,6 +27,7 @@ from actors.common.statistics import TRADING_DAYS_PER_YEAR, sharpe_ratio
 from actors.env.statistics import session_of
 from actors.jobs.evaluation.chain import (InProcessTrainer, WindowResult, ensemble_decide, frozen_copy, frozen_policy_config,
                                           learner_decide, play_window)
+from actors.jobs.evaluation.cadence import Candidate, PolicyChoice, choose_policy_settings, grid_for
 from actors.jobs.evaluation.diagnostics import fold_diagnostics
 from actors.jobs.evaluation.floors import FloorChoice, chosen_floors, fit_floors
 from actors.jobs.evaluation.folds import Fold, walk_forward_folds
@@ -82,6 +83,8 @@ class WalkForward:
     """Per fold, what the tunable floors chose on its training days (actors/jobs/evaluation/floors.py)."""
     diagnostics: list[dict] = field(default_factory=list)
     """Per fold, how the policies trade and what they do where the edges are (actors/jobs/evaluation/diagnostics.py)."""
+    policy_choices: list[PolicyChoice] = field(default_factory=list)
+    """Per fold, the policy settings chosen on its validation days (actors/jobs/evaluation/cadence.py); empty without a grid."""
 
     def policy_names(self, budget: int | None = None) -> list[str]:
         budget = self.budgets[-1] if budget is None else budget
@@ -117,6 +120,16 @@ class WalkForwardPlan:
     """(fold, seed, budget) -> the frozen policy: the ensemble cells' input, filled once the policy cells finished."""
     regimes: dict[int, FoldRegime] = field(default_factory=dict)
     """fold -> its regime fit (regime_cell): the other cells' input, filled once the regime cells finished."""
+    policy_grid: tuple[Candidate, ...] = ()
+    """The policy settings each fold chooses among on its validation days (choice_cell); () = the config as it is."""
+    choices: dict[int, PolicyChoice] = field(default_factory=dict)
+    """fold -> its choice (choice_cell): the policy and ensemble cells' input, filled once the choice cells finished."""
+
+    def policy_config(self, fold: Fold) -> Config:
+        """The config the fold's policies train and test with: the fold's chosen settings over the run's (the floors
+        keep the run's)."""
+        choice = self.choices.get(fold.index)
+        return choice.chosen.apply(self.config) if choice is not None else self.config
 
     def fold_dataset(self, fold: Fold) -> Dataset:
         """The data with the regime HMM behind market_regime fitted on this fold's training days only
@@ -148,6 +161,12 @@ def regime_cell(plan: WalkForwardPlan, fold: Fold) -> FoldRegime:
     fitted = plan.dataset.with_regime_fitted_on(int(plan.dataset.session_starts[fold.train_stop_day]))
     column = STATIC_FEATURES.index("market_regime")
     return FoldRegime(fitted.features.static[:, column].copy(), fitted.features.trend_code, fitted.regime_model)
+
+
+def choice_cell(plan: WalkForwardPlan, fold: Fold) -> PolicyChoice:
+    """The fold's policy settings, chosen on the last part of its training days (actors/jobs/evaluation/cadence.py)."""
+    return choose_policy_settings(plan.config, plan.fold_dataset(fold), fold.index, (fold.train_start_day, fold.train_stop_day),
+                                  plan.policy_grid, plan.budgets[0], plan.seeds[0])
 
 
 @dataclass
@@ -189,7 +208,7 @@ def policy_cell(plan: WalkForwardPlan, fold: Fold, seed: int) -> PolicyCellResul
     """Train one seed on the fold's training days, stopping at each budget to test a frozen copy on the test window."""
     dataset = plan.fold_dataset(fold)
     train, test = plan.splits(fold, dataset)
-    seeded = seeded_config(plan.config, seed)
+    seeded = seeded_config(plan.policy_config(fold), seed)
     trainer = InProcessTrainer(seeded, train)
     result = PolicyCellResult({}, [], {}, dataset.regime_model.to_dict(), list(dataset.regime_model.describe()))
     for budget in plan.budgets:
@@ -206,14 +225,15 @@ def policy_cell(plan: WalkForwardPlan, fold: Fold, seed: int) -> PolicyCellResul
 def ensemble_cell(plan: WalkForwardPlan, fold: Fold, budget: int) -> WindowResult:
     """The seeds' frozen policies at ``budget`` (plan.checkpoints) as one ensemble on the fold's test window."""
     _, test = plan.splits(fold, plan.fold_dataset(fold))
-    learners = [OnlineMaskablePPO(frozen_policy_config(seeded_config(plan.config, seed)), 1,
+    config = plan.policy_config(fold)
+    learners = [OnlineMaskablePPO(frozen_policy_config(seeded_config(config, seed)), 1,
                                   checkpoint=plan.checkpoints[(fold.index, seed, budget)]) for seed in plan.seeds]
-    return play_window(plan.config, test, ensemble_decide(learners))
+    return play_window(config, test, ensemble_decide(learners))
 
 
 def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int, ReferenceCellResult],
                         policies: dict[tuple[int, int], PolicyCellResult], ensembles: dict[tuple[int, int], WindowResult],
-                        progress: Progress | None = None) -> WalkForward:
+                        progress: Progress | None = None, choices: dict[int, PolicyChoice] | None = None) -> WalkForward:
     """The cells' results as one WalkForward, in the order one process would have added them (fold by fold:
     references, seeds x budgets, ensembles), so the report reads the same whatever ran the cells."""
     say = progress or (lambda _text: None)
@@ -225,6 +245,9 @@ def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int
         series.setdefault(name, VariantSeries(name)).add(window)
 
     for fold in folds:
+        if choices and fold.index in choices:
+            result.policy_choices.append(choices[fold.index])
+            say(f"fold {fold.index + 1}/{len(folds)} {choices[fold.index].text()}")
         for line in policies[(fold.index, seeds[0])].regime_lines:
             say(f"fold {fold.index + 1}/{len(folds)} {line}")
         floors = references[fold.index]
@@ -257,10 +280,12 @@ def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int
 
 
 def plan_walk_forward(config: Config, dataset: Dataset, *, n_folds: int, seeds: list[int], budgets: list[int],
-                      purge_days: int, embargo_days: int = 1, min_train_days: int = 10) -> WalkForwardPlan:
+                      purge_days: int, embargo_days: int = 1, min_train_days: int = 10,
+                      policy_grid: tuple[Candidate, ...] = ()) -> WalkForwardPlan:
     folds = walk_forward_folds(len(dataset.session_starts), n_folds, purge_days=purge_days, embargo_days=embargo_days,
                                min_train_days=min_train_days)
-    return WalkForwardPlan(config, dataset, folds, list(seeds), list(budgets))
+    grid = grid_for(config, tuple(policy_grid), min(budgets)) if budgets else ()
+    return WalkForwardPlan(config, dataset, folds, list(seeds), list(budgets), policy_grid=grid)
 
 
 def annualised_sharpe(daily_pnl: np.ndarray, capital: float) -> float:
