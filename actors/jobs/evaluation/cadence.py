@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import msgspec
 import numpy as np
 
+from actors.env.dataset import DataSplit
 from actors.jobs.config import Config
 
 VALIDATION_SHARE = 0.25
@@ -110,15 +111,14 @@ def choose_policy_settings(config: Config, dataset, fold: int, train_days: tuple
                            budget: int, seed: int) -> PolicyChoice:
     """Train each candidate on ``train_days`` less the last VALIDATION_SHARE, pick by net P&L on those last days."""
     from actors.jobs.evaluation.chain import InProcessTrainer, frozen_copy, learner_decide, play_window
-    from actors.jobs.evaluation.walkforward import day_split
 
     first_day, stop_day = train_days
     n_validation = max(1, int(round((stop_day - first_day) * VALIDATION_SHARE)))
     if len(grid) < 2 or stop_day - first_day - n_validation < MIN_FIT_DAYS:
         return as_configured(config, fold, train_days, budget, seed)
     split_day = stop_day - n_validation
-    fit = day_split(dataset, f"fold{fold}_fit", first_day, split_day)
-    validation = day_split(dataset, f"fold{fold}_validation", split_day, stop_day)
+    fit = _day_split(dataset, f"fold{fold}_fit", first_day, split_day)
+    validation = _day_split(dataset, f"fold{fold}_validation", split_day, stop_day)
     choice = PolicyChoice(fold, grid[0], {}, (first_day, split_day), (split_day, stop_day), budget, seed)
     for candidate in grid:
         tried = candidate.apply(msgspec.structs.replace(
@@ -133,6 +133,13 @@ def choose_policy_settings(config: Config, dataset, fold: int, train_days: tuple
     choice.chosen = next(c for c in grid if choice.nets[c.name] == best)  # ties to the earlier
     choice.params = choice.chosen.params(config)
     return choice
+
+
+def _day_split(dataset, name: str, first_day: int, stop_day: int) -> DataSplit:
+    """Trading days [first_day, stop_day) as a split (walkforward.day_split's, which imports this module)."""
+    starts = dataset.session_starts
+    stop = int(starts[stop_day]) if stop_day < len(starts) else len(dataset)
+    return DataSplit(dataset, name, max(int(starts[first_day]), dataset.warmup_bars), stop)
 
 
 def candidate_name(budget: int, candidate: str) -> str:
