@@ -35,7 +35,7 @@ from actors.env.factory import build_dataset
 from actors.common.instruments import resolve_instrument
 from actors.jobs.common import EXIT_OK, JobError, configure
 from actors.jobs.inputs import check_option_files
-from actors.jobs.evaluation.cadence import GRID, QUICK_GRID
+from actors.jobs.evaluation.cadence import GRID, QUICK_GRID, grid_for
 from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
 from actors.jobs.evaluation.evidence import REGIME_RULE, Row, summarise
 from actors.jobs.evaluation.diagnostics import diagnostic_lines
@@ -153,11 +153,11 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     if shortfall:  # it runs (the machinery can be checked on a short file), and says what its figures are worth
         print(f"evaluate: WARNING {dataset.source}: {shortfall}", file=sys.stderr, flush=True)
     started = time.monotonic()
-    cells_plan = plan_walk_forward(config, dataset, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
-                                   purge_days=purge, min_train_days=train_days, policy_grid=settings["policy_grid"])
-    if settings["policy_grid"] and not cells_plan.policy_grid:
+    if settings["policy_grid"] and not grid_for(config, settings["policy_grid"], min(settings["budgets"])):
         say(f"policy settings as configured: a first budget of {min(settings['budgets']):,} steps is below one PPO rollout "
             f"({config.policy.n_steps * config.env.n_envs:,} steps), so the candidates of --policy-grid would not train")
+    cells_plan = plan_walk_forward(config, dataset, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
+                                   purge_days=purge, min_train_days=train_days, policy_grid=settings["policy_grid"])
     result, cells_cost = evaluate_on_cells(args, cells_plan, market, rd.path, say)  # actors/jobs/cells: local Ray, a cluster or this process
     walk_forward_secs = time.monotonic() - started
     market_key = ledger_market(config)  # the name train and the main job file their trials under too
