@@ -12,6 +12,8 @@ Every variant's test days are appended to the trials ledger (``run.trials_path``
 actors/jobs/evaluation/ledger.py) as soon as they exist (before the lockstep half), and the deflated Sharpe counts every
 policy trial the ledger holds for the market, reruns included; it deflates the policy row, itself one of the trials
 (``deflated_variant``: the one seed's, or the seeds' mean recorded as a trial).
+The policy's settings (decision cadence, minimum hold, turnover charge, entropy; ``--policy-grid``) are chosen per fold
+on the last quarter of its training days, each candidate a trial of the ledger (actors/jobs/evaluation/cadence.py).
 The momentum and regime floors are chosen on each fold's training days (actors/jobs/evaluation/floors.py); SPA, the
 reality check and StepM (arch) test every candidate; the minimum track record says how many test days a verdict needs.
 """
