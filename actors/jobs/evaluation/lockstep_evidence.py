@@ -332,7 +332,9 @@ def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any
     path, saved = save_lockstep_policy(out / POLICY_DIR, *result.last_policy)
     fold = result.folds[-1]
     thinking = EVENT_THINKING if getattr(dataset, "events", ()) else {}
-    policy = {**data_settings, **saved, **thinking}
+    choices = getattr(result, "policy_choices", [])  # the cadence the last fold's policy was trained and tested with
+    chosen = {key: choices[-1].params[key] for key in ("env.decision_every_bars", "env.min_hold_bars")} if choices else {}
+    policy = {**data_settings, **saved, **thinking, **chosen}
     start_day = news_window_start_day(dataset, fold.test_start_day, decisions)
     settings = {**policy, **window_settings(dataset, start_day)}
     window = f"fold {fold.index + 1}'s test window (day {start_day} on)"
