@@ -336,6 +336,7 @@ def run_mode(args: argparse.Namespace) -> int:
 
 USER_ERRORS = (
     "actors.common.file_errors:FileError",  # a bars, event or checkpoint file: file, row, column
+    "actors.common.trading_calendar:CalendarError",  # synthetic sessions past the exchange calendar's range
     "actors.policy:CheckpointNotFound",
     "actors.reasoner:ModelFileError",
     "actors.common.llm.model:ModelNotFound",
