@@ -245,7 +245,7 @@ def sweep_options(parser: argparse.ArgumentParser) -> None:
 
 
 def grid_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("variants_file", type=Path, metavar="VARIANTS.toml", help="one table of dotted settings per variant "
+    parser.add_argument("variants_file", nargs="?", type=Path, metavar="VARIANTS.toml", help="one table of dotted settings per variant "
                         "(\"policy.gamma\" = 0.97; an empty table is the defaults; docs/experiments/policy_sweep.toml)")
     parser.add_argument("--parallel", type=int, default=None, metavar="N", help="variants run at once (default: the CPUs less one)")
     parser.add_argument("--only", default="", metavar="A,B", help="only these variants of the file (comma-separated)")

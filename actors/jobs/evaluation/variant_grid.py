@@ -141,6 +141,8 @@ def mode_grid(args: argparse.Namespace) -> int:
     from actors.jobs.common import configure
     from runtime.rundir import create_run_dir
 
+    if args.variants_file is None:
+        raise GridError("grid: name the variants file: bin/run grid VARIANTS.toml [--parallel N] -- EVALUATE OPTIONS")
     variants = chosen(load_variants(args.variants_file), args.only, args.variants_file)
     for settings in variants.values():  # a misspelt key or a bad value: one ConfigError line now, before any run
         configure(args, settings)

@@ -59,10 +59,13 @@ def test_what_follows_the_double_dash_is_every_variants_evaluate_options():
     ("[a]\n", ["--only", "b"], "--only names unknown variants ['b']"),
     ("[a]\n\"policy.gammma\" = 0.9\n", [], "policy.gammma"),
     ("x = 1\n", [], "v.toml: 'x' must be a table"),
+    (None, [], "name the variants file"),
 ])
 def test_a_bad_variants_file_is_one_line_and_no_run(tmp_path, capsys, variants, extra, says):
-    (tmp_path / "v.toml").write_text(variants)
-    code = main(["grid", str(tmp_path / "v.toml"), *extra, "--run-dir", str(tmp_path / "run"), "--", "--quick"])
+    if variants is not None:
+        (tmp_path / "v.toml").write_text(variants)
+    named = [str(tmp_path / "v.toml")] if variants is not None else []
+    code = main(["grid", *named, *extra, "--run-dir", str(tmp_path / "run"), "--", "--quick"])
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code != 0 and len(err) == 1 and says in err[0] and err[0].startswith("bin/run"), err
     assert not (tmp_path / "run").exists()
