@@ -8,7 +8,7 @@ reference (actors/env/config.py), the env factory (actors/env/factory.py), ``bin
 (actors/jobs/cli.py) and the names evaluate accepts (actors/jobs/evaluate.py).
 
 Adding a market (docs/developing.md): a module that builds a ``SyntheticMarket`` from a ``MarketRequest`` and
-registers its ``Market`` (and its null twin's) at its end; a new module is one more line in ``MARKET_MODULES``.
+registers its ``Market`` and its null twin's at its end (``register_pair``, or ``register`` for one ``Market``); a new module is one more line in ``MARKET_MODULES``.
 tests/actors/common/test_markets.py checks that every registered market has every part and a registered twin.
 
 The registry imports the generator modules (numpy, pandas, scipy) only when first read, so ``bin/run --help``
@@ -40,7 +40,8 @@ class MarketRequest:
     start_price: float = 18_000.0
     """First price, points."""
     start_date: str = "2024-01-02"
-    """First session date (weekends skipped)."""
+    """First session date: the sessions are the CME equity futures calendar's from it (actors/common/trading_calendar.py:
+    weekends and holidays skipped; a half day is a full 390-bar session)."""
     tick_size: float = 0.25
     """Prices are rounded to this, points."""
     settings: Any = None
@@ -83,6 +84,21 @@ def register(market: Market) -> Market:
 def _identity(market: Market) -> tuple:
     """What makes two registrations one market: a module run as a script (``python -m``) registers its markets again."""
     return market.name, market.help, market.calibration, market.null_twin, getattr(market.make_bars, "__qualname__", "")
+
+
+def register_pair(make: Callable[[str, MarketRequest], SyntheticMarket], calibration: str, market: tuple[str, str],
+                  twin: tuple[str, str]) -> None:
+    """Register a market and its null twin, each given as (name, help line), both made by ``make(name, request)`` and
+    both under one calibration note: what a generator module does at its end, once for each market it makes."""
+    for (name, help_line), null_twin in ((market, twin[0]), (twin, None)):
+        register(Market(name=name, help=help_line, calibration=calibration, make_bars=_maker(make, name), null_twin=null_twin))
+
+
+def _maker(make: Callable[[str, MarketRequest], SyntheticMarket], name: str) -> Callable[[MarketRequest], SyntheticMarket]:
+    def make_bars(request: MarketRequest) -> SyntheticMarket:
+        return make(name, request)
+    make_bars.__qualname__ = f"{make.__module__}.{make.__qualname__}:{name}"  # what _identity compares
+    return make_bars
 
 
 def unregister(name: str) -> None:

@@ -46,7 +46,7 @@ from actors.common.events import MarketEvent
 from actors.common.news_burst import apply_bursts, null_placement, spike_volume
 from actors.common.news_releases import RELEASES, ReleaseKind
 from actors.common.news_sized_words import WrittenEvent, sized_headline, sized_release
-from actors.common.markets import Market, MarketRequest, register
+from actors.common.markets import MarketRequest, register_pair
 from actors.common.news_words import headline_text, release_text
 from actors.common.realistic import (
     REALISTIC_SCENARIOS, RealisticScenario, build_bars, generate_scenario, hidden_regime, realistic_pieces, realistic_returns, realistic_scenario,
@@ -322,26 +322,21 @@ def _iso(time_ns: int) -> str:
 # ---------------------------------------------------------------------- the markets this module registers
 
 
-def _make(name: str):
-    def make_bars(request: MarketRequest) -> NewsMarket:
-        return generate_news_market(request.days, request.seed, request.start_price, request.start_date, request.tick_size, name)
-    return make_bars
+def _bars(name: str, request: MarketRequest) -> NewsMarket:
+    return generate_news_market(request.days, request.seed, request.start_price, request.start_date, request.tick_size, name)
 
 
-_CALIBRATION = ("news / news_null: the jump in the release bar and the volatility burst sized from the literature "
-                "(Ederington & Lee 1993/95; Chordia, Green & Kottimukkalur 2018; this module's docstring, "
-                "docs/experiments/news.md); tests/actors/common/test_news_burst.py checks the planted bursts")
-_DRIFT_CALIBRATION = ("news_drift: a drift after each event worth half its jump, far stronger than the literature "
-                      "(docs/experiments/44-news.md): a unit test of reading direction, not evidence")
-register(Market(name="news", null_twin="news_null", make_bars=_make("news"), calibration=_CALIBRATION,
-                help="realistic with releases and headlines sized like the literature: a jump in the release bar, a "
-                     "volatility burst scaled by tier and surprise, no drift; the words carry sign, tier and size"))
-register(Market(name="news_null", null_twin=None, make_bars=_make("news_null"), calibration=_CALIBRATION,
-                help="the same events and words, the bursts at bars drawn independently of them"))
-register(Market(name="news_drift", null_twin="news_drift_null", make_bars=_make("news_drift"), calibration=_DRIFT_CALIBRATION,
-                help="the earlier news market: a drift after each event, stronger than the literature (a test of reading direction)"))
-register(Market(name="news_drift_null", null_twin=None, make_bars=_make("news_drift_null"), calibration=_DRIFT_CALIBRATION,
-                help="news_drift's events and words over realistic_null, moves independent of them"))
+register_pair(_bars, calibration=("news / news_null: the jump in the release bar and the volatility burst sized from the "
+                                  "literature (Ederington & Lee 1993/95; Chordia, Green & Kottimukkalur 2018; this module's "
+                                  "docstring, docs/experiments/news.md); tests/actors/common/test_news_burst.py checks the planted bursts"),
+              market=("news", "realistic with releases and headlines sized like the literature: a jump in the release bar, a "
+                              "volatility burst scaled by tier and surprise, no drift; the words carry sign, tier and size"),
+              twin=("news_null", "the same events and words, the bursts at bars drawn independently of them"))
+register_pair(_bars, calibration=("news_drift: a drift after each event worth half its jump, far stronger than the literature "
+                                  "(docs/experiments/44-news.md): a unit test of reading direction, not evidence"),
+              market=("news_drift", "the earlier news market: a drift after each event, stronger than the literature (a test of "
+                                    "reading direction)"),
+              twin=("news_drift_null", "news_drift's events and words over realistic_null, moves independent of them"))
 
 
 def main(argv: list[str] | None = None) -> None:

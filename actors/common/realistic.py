@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 from scipy.signal import lfilter
 
-from actors.common.markets import Market, MarketRequest, register
+from actors.common.markets import MarketRequest, register_pair
 from actors.common.synthetic import (
     BARS_PER_SESSION, RANGE, TREND_DOWN, TREND_UP, VOLATILE, MarketScenario, SyntheticMarket, generate_market, session_timestamps,
 )
@@ -302,15 +302,12 @@ def generate_scenario(days: int = 60, seed: int = 0, start_price: float = 18_000
 # ---------------------------------------------------------------------- the markets this module registers
 
 
-def _make(name: str):
-    def make_bars(request: MarketRequest) -> SyntheticMarket:
-        return generate_realistic(request.days, request.seed, request.start_price, request.start_date, request.tick_size, name)
-    return make_bars
+def _bars(name: str, request: MarketRequest) -> SyntheticMarket:
+    return generate_realistic(request.days, request.seed, request.start_price, request.start_date, request.tick_size, name)
 
 
-_CALIBRATION = ("REALISTIC's strengths measured by bin/bench market against real NQ's variance-ratio bands "
-                "(docs/experiments/43-realistic-market.md); tests/actors/common/test_realistic.py holds them in the bands")
-register(Market(name="realistic", null_twin="realistic_null", make_bars=_make("realistic"), calibration=_CALIBRATION,
-                help="intraday momentum, hour-scale reversion and volatility clustering at the strength traders report"))
-register(Market(name="realistic_null", null_twin=None, make_bars=_make("realistic_null"), calibration=_CALIBRATION,
-                help="realistic's twin: the same volatility, gaps, jumps and volume, every edge removed"))
+register_pair(_bars, calibration=("REALISTIC's strengths measured by bin/bench market against real NQ's variance-ratio bands "
+                                  "(docs/experiments/43-realistic-market.md); tests/actors/common/test_realistic.py holds them "
+                                  "in the bands"),
+              market=("realistic", "intraday momentum, hour-scale reversion and volatility clustering at the strength traders report"),
+              twin=("realistic_null", "realistic's twin: the same volatility, gaps, jumps and volume, every edge removed"))

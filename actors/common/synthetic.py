@@ -1,7 +1,7 @@
 """Seeded synthetic NQ-like 1-minute bars: the embedded default data, with a known answer.
 
-Regular trading hours only (09:30-15:59 US/Eastern, 390 bars a session, weekends
-skipped), a U-shaped intraday volatility and volume curve and an overnight gap at each
+Regular trading hours only (09:30-15:59 US/Eastern, 390 bars a session, on the CME equity futures
+calendar's sessions: weekends and holidays skipped, half days traded in full; ``session_timestamps``), a U-shaped intraday volatility and volume curve and an overnight gap at each
 open. Same seed, same bars. Every bar carries a hidden regime (``SyntheticMarket.regime``)
 that is kept beside the bars for evaluation only (the oracle of actors/env/references.py);
 it never reaches the bars' columns, the features or an observation.
@@ -52,7 +52,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from actors.common.markets import Market, MarketRequest, register
+from actors.common.markets import MarketRequest, register_pair
+from actors.common.trading_calendar import session_dates
 
 BARS_PER_SESSION = 390
 SESSION_OPEN_ET = "09:30"
@@ -132,9 +133,11 @@ class SyntheticMarket:
 
 
 def session_timestamps(days: int, start_date: str) -> pd.DatetimeIndex:
-    """UTC bar start times of ``days`` RTH sessions from ``start_date`` (business days)."""
-    dates = pd.bdate_range(start=start_date, periods=days)
-    opens = (pd.DatetimeIndex(dates) + pd.Timedelta(SESSION_OPEN_ET + ":00")).tz_localize("America/New_York")
+    """UTC bar start times of ``days`` RTH sessions from ``start_date``: the CME equity futures calendar's sessions
+    (weekends and exchange holidays skipped; a half day, e.g. 2024-07-04, is a full 390-bar session here: the
+    generators shape every day as 390 bars). Past the calendar's range: CalendarError, one line from bin/run."""
+    dates = session_dates(start_date, days)
+    opens = (dates + pd.Timedelta(SESSION_OPEN_ET + ":00")).tz_localize("America/New_York")
     open_ns = opens.tz_convert("UTC").as_unit("ns").asi8.astype(np.int64)
     minute_ns = np.arange(BARS_PER_SESSION, dtype=np.int64) * 60_000_000_000
     stamps = (open_ns[:, None] + minute_ns[None, :]).ravel()
@@ -237,16 +240,13 @@ def generate_market(days: int = 60, seed: int = 0, start_price: float = 18_000.0
 # ---------------------------------------------------------------------- the markets this module registers
 
 
-def _make(name: str):
-    def make_bars(request: MarketRequest) -> SyntheticMarket:
-        return generate_market(request.days, request.seed, request.start_price, request.start_date, request.tick_size,
-                               configured_scenario(name, request.settings))
-    return make_bars
+def _bars(name: str, request: MarketRequest) -> SyntheticMarket:
+    return generate_market(request.days, request.seed, request.start_price, request.start_date, request.tick_size,
+                           configured_scenario(name, request.settings))
 
 
-_CALIBRATION = ("volatility, gaps, jumps and volume calibrated on 11 real NQ sessions (this module's docstring, "
-                "actors/common/README.md); tests/actors/common/test_synthetic.py recovers the planted drift per regime")
-register(Market(name="regimes", null_twin="null", make_bars=_make("regimes"), calibration=_CALIBRATION,
-                help="planted trends and ranges, the trend drift one setting away (data.trend_drift_sigmas; the default)"))
-register(Market(name="null", null_twin=None, make_bars=_make("null"), calibration=_CALIBRATION,
-                help="the regimes market of the same seed with no drift and no pull: a random walk, nothing to learn"))
+register_pair(_bars, calibration=("volatility, gaps, jumps and volume calibrated on 11 real NQ sessions (this module's "
+                                  "docstring, actors/common/README.md); tests/actors/common/test_synthetic.py recovers the "
+                                  "planted drift per regime"),
+              market=("regimes", "planted trends and ranges, the trend drift one setting away (data.trend_drift_sigmas; the default)"),
+              twin=("null", "the regimes market of the same seed with no drift and no pull: a random walk, nothing to learn"))

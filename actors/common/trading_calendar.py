@@ -8,7 +8,9 @@ updated with the library; writing them here would be a second, staler copy.
 
 ``trading_day(date)`` says whether a date is a session, a half day (an early close), a holiday (a weekday
 with no session) and when it closes (UTC); ``is_session`` and ``is_half_day`` are its two common questions.
-Dates outside the calendar's range (it reaches about a year ahead) raise ``ValueError`` naming the range.
+``session_dates(start, count)`` lists the first ``count`` sessions from a date: the synthetic markets' days.
+Dates outside the calendar's range (exchange_calendars builds it from 20 years before today to one year after) raise
+``CalendarError`` (a ``ValueError``) naming the range: one line from bin/run, never a traceback.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ import pandas as pd
 
 CALENDAR_NAME = "CMES"
 """exchange_calendars' CME equity futures calendar (4.13)."""
+
+
+class CalendarError(ValueError):
+    """Dates the calendar cannot answer (beyond its range, or not a date): a user's setting, not a bug (one line from bin/run)."""
 
 
 @dataclass(frozen=True)
@@ -48,9 +54,15 @@ class TradingDay:
 
 @lru_cache(maxsize=1)
 def cme_calendar():
-    import exchange_calendars as xcals  # ~0.1 s to build; only who asks pays it
+    import warnings
 
-    return xcals.get_calendar(CALENDAR_NAME)
+    import exchange_calendars as xcals  # ~0.5 s to import and build; only who asks pays it
+
+    with warnings.catch_warnings():
+        # exchange_calendars 4.13 reads Series.values of zoned times, which pandas 3 warns will change (its code, not
+        # ours; every synthetic market builds this calendar, so the warning would stand in every test's summary).
+        warnings.filterwarnings("ignore", message="Series.values returning an ndarray that drops timezone")
+        return xcals.get_calendar(CALENDAR_NAME)
 
 
 @lru_cache(maxsize=1)
@@ -67,7 +79,12 @@ def _closes_utc() -> dict[pd.Timestamp, pd.Timestamp]:
 
 
 def _as_date(day: dt.date | str | pd.Timestamp) -> pd.Timestamp:
-    stamp = pd.Timestamp(day)
+    try:
+        stamp = pd.Timestamp(day)
+    except ValueError:
+        raise CalendarError(f"{day!r} is not a date (YYYY-MM-DD)") from None
+    if pd.isna(stamp):
+        raise CalendarError(f"{day!r} is not a date (YYYY-MM-DD)")
     if stamp.tzinfo is not None:
         stamp = stamp.tz_localize(None)
     return stamp.normalize()
@@ -83,7 +100,7 @@ def _trading_day(date: pd.Timestamp) -> TradingDay:
     calendar = cme_calendar()
     first, last = calendar.first_session, calendar.last_session
     if not first <= date <= last:
-        raise ValueError(f"{date.date()} is outside the {CALENDAR_NAME} calendar ({first.date()} to {last.date()})")
+        raise CalendarError(f"{date.date()} is outside the {CALENDAR_NAME} calendar ({first.date()} to {last.date()})")
     close = _closes_utc().get(date)
     session = close is not None
     return TradingDay(date=date.date(), session=session, half_day=session and date in _early_closes(),
@@ -100,3 +117,21 @@ def is_half_day(day: dt.date | str | pd.Timestamp) -> bool:
 
 def session_close_utc(day: dt.date | str | pd.Timestamp) -> pd.Timestamp | None:
     return trading_day(day).close_utc
+
+
+def session_dates(start: dt.date | str | pd.Timestamp, count: int) -> pd.DatetimeIndex:
+    """The first ``count`` sessions on or after ``start`` (dates at midnight, no zone): weekends and holidays skipped,
+    half days included. Running past either end of the calendar is a ``CalendarError`` that says what to change."""
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    sessions = cme_calendar().sessions
+    first_session, last_session = sessions[0], sessions[-1]
+    begin = _as_date(start)
+    at = int(sessions.searchsorted(begin))
+    span = f"the {CALENDAR_NAME} calendar runs {first_session.date()} to {last_session.date()} (20 years before today to one year after)"
+    if begin < first_session:
+        raise CalendarError(f"{begin.date()} is before the first session: {span}; start later (synthetic_start_date)")
+    if at + count > len(sessions):
+        raise CalendarError(f"{count} sessions from {begin.date()} run past the last session: {span}, {len(sessions) - at} "
+                                 "sessions fit; start earlier or ask for fewer days (synthetic_start_date, synthetic_days)")
+    return pd.DatetimeIndex(sessions[at:at + count]).tz_localize(None)

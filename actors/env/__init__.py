@@ -34,6 +34,8 @@ def check_data(config: EnvSettings) -> tuple[str, ...]:
         return ()
     if config.env.mode == "paper" and config.env.paper_history_path:  # the bars that warm a paper run's features up
         load_bars(config.env.paper_history_path, config.data.timezone, config.data.dayfirst)
+    if config.data.source == "synthetic":
+        _check_synthetic_days(config.data.synthetic_start_date, config.data.synthetic_days)
     if config.data.source != "file":
         return ()
     frame, _ = load_bars(config.data.path, config.data.timezone, config.data.dayfirst)
@@ -41,3 +43,13 @@ def check_data(config: EnvSettings) -> tuple[str, ...]:
     fit = check_fit(frame, source=config.data.path, symbol=instrument.symbol, tick_size=instrument.tick_size,
                     flat_minute_of_day=config.account.flat_minute_of_day)
     return fit.warnings
+
+
+def _check_synthetic_days(start_date: str, days: int) -> None:
+    """The synthetic sessions fit the exchange calendar's range: one line naming the settings now, not an env actor failing."""
+    from actors.common.trading_calendar import CalendarError, session_dates
+
+    try:
+        session_dates(start_date, days)
+    except CalendarError as exc:
+        raise CalendarError(f"data.synthetic_start_date = {start_date!r}, data.synthetic_days = {days}: {exc}") from None

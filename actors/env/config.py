@@ -48,7 +48,7 @@ class DataConfig(ConfigSection, kw_only=True):
     synthetic_start_price: Positive = 18_000.0
     """First price of the synthetic series, points."""
     synthetic_start_date: str = "2024-01-02"
-    """First session date of the synthetic series (weekends are skipped)."""
+    """First session date of the synthetic series; its sessions are the CME calendar's (weekends and holidays skipped)."""
     seed: Annotated[int, msgspec.Meta(ge=-1)] = -1
     """Seed of the synthetic generator; -1 = run.seed."""
     train_fraction: Annotated[float, msgspec.Meta(gt=0, lt=1)] = 0.7

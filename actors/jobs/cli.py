@@ -36,6 +36,9 @@ MODES = {
     "dashboard": "a live dashboard of a run in the browser (--run RUN_DIR live or finished, or --bus BUS_JSON; --port, --host); "
                  "main/train/backtest/paper/evaluate/ablation/sweep --dashboard start one beside the job",
     "sweep": "an Optuna search over SPACE.toml's settings (bin/run sweep SPACE.toml): each trial a walk-forward on the validation folds, pruned fold by fold, on Ray workers; the best trial tested once on the held-out test folds; every trial in the ledger",
+    "grid": "bin/run evaluate once per settings variant, side by side: bin/run grid VARIANTS.toml [--parallel N] [--only A,B] "
+            "-- EVALUATE OPTIONS (every variant the same market, days, folds and seeds; one table, RUN_DIR/grid.md). "
+            "Several variants on the same test days are several trials: judge a winner by evaluate's deflated Sharpe on fresh days",
     "trials": "list and summarise the trials ledger (--ledger PATH, --market NAME): N per market, the runs, the best trial "
               "and its deflated Sharpe given N (how lucky it looks)",
     "lora": "fine-tune the LLM's LoRA once from --experiences FILE (--rounds N; prints match rate before -> after and the adapter), or --rollback VERSION --run-dir RUN to republish an earlier adapter",
@@ -56,6 +59,7 @@ MODE_HANDLERS = {
     "evaluate": "actors.jobs.evaluate:mode_evaluate",
     "dashboard": "actors.jobs.dashboard:mode_dashboard",
     "sweep": "actors.jobs.sweep:mode_sweep",
+    "grid": "actors.jobs.evaluation.variant_grid:mode_grid",
     "trials": "actors.jobs.trials_mode:mode_trials",
 }
 """mode -> "module:function", imported only when the mode runs (``bin/run --help`` loads no actor)."""
@@ -243,6 +247,16 @@ def sweep_options(parser: argparse.ArgumentParser) -> None:
     _dashboard(parser)
 
 
+def grid_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("variants_file", nargs="?", type=Path, metavar="VARIANTS.toml", help="one table of dotted settings per variant "
+                        "(\"policy.gamma\" = 0.97; an empty table is the defaults; docs/experiments/policy_sweep.toml)")
+    parser.add_argument("--parallel", type=int, default=None, metavar="N", help="variants run at once (default: the CPUs less one)")
+    parser.add_argument("--only", default="", metavar="A,B", help="only these variants of the file (comma-separated)")
+    parser.add_argument("evaluate_args", nargs="*", default=[], metavar="-- EVALUATE OPTIONS",
+                        help="after --: the options every variant's bin/run evaluate takes (--market, --days, --folds, "
+                             "--seeds, --budgets, ...); the shared --config and --set go to every variant too, its own --set after them")
+
+
 def trials_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ledger", type=Path, metavar="PATH", help="the trials ledger to read (default: run.trials_path, else <runs_dir>/trials.jsonl)")
     parser.add_argument("--market", dest="trials_market", metavar="NAME",
@@ -262,12 +276,16 @@ MODE_OPTIONS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "main": main_options, "run": run_options, "train": train_options, "backtest": backtest_options, "ablation": ablation_options,
     "fuzz": fuzz_options, "chaos": chaos_options, "soak": soak_options, "join": join_options, "keys": keys_options,
     "paper": paper_options, "evaluate": evaluate_options, "dashboard": dashboard_options, "lora": lora_options,
-    "sweep": sweep_options, "trials": trials_options,
+    "sweep": sweep_options, "grid": grid_options, "trials": trials_options,
 }
 """mode -> the function that adds its own options."""
 
 
 # ---------------------------------------------------------------------- the parser
+
+PASS_ON_MODES = ("grid",)
+"""Modes that pass what follows ``--`` on to another mode's runs (``bin/run grid V.toml -- --market null --quick``)."""
+
 
 class RunParser(argparse.ArgumentParser):
     """bin/run's parser: no mode means main (``--join BUS`` alone: join), a flag of another mode is an error that names
@@ -277,7 +295,13 @@ class RunParser(argparse.ArgumentParser):
         argv = list(sys.argv[1:] if args is None else args)
         if not argv or (argv[0] not in MODES and argv[0] not in ("-h", "--help")):
             argv.insert(0, "join" if "--join" in argv else DEFAULT_MODE)
+        passed_on: list[str] = []
+        if argv[0] in PASS_ON_MODES and "--" in argv:  # what follows -- is another mode's options, read by that mode
+            cut = argv.index("--")
+            argv, passed_on = argv[:cut], argv[cut + 1:]
         parsed, extras = super().parse_known_args(argv, namespace)
+        if passed_on:
+            parsed.evaluate_args = passed_on
         if extras:
             self._refuse(parsed.mode, extras)
         for dest, default in self._every_mode_default().items():
@@ -339,11 +363,13 @@ def run_mode(args: argparse.Namespace) -> int:
 
 USER_ERRORS = (
     "actors.common.file_errors:FileError",  # a bars, event or checkpoint file: file, row, column
+    "actors.common.trading_calendar:CalendarError",  # synthetic sessions past the exchange calendar's range
     "actors.policy:CheckpointNotFound",
     "actors.reasoner:ModelFileError",
     "actors.common.llm.model:ModelNotFound",
     "actors.jobs.evaluation.ledger:LedgerError",
     "actors.jobs.cells.space:SpaceError",
+    "actors.jobs.evaluation.variant_grid:GridError",
     "actors.dashboard.source:DashboardError",
     "bus.auth:CurveKeyError",
     "runtime.rundir:JoinTargetError",

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 
+from actors.jobs.common import JobError
 from bus.auth import AUTHORIZED_DIR, create_keys
 
 
 def mode_keys(args: argparse.Namespace) -> int:
     directory = args.keys_dir
-    made = create_keys(directory, clients=args.clients)
+    try:
+        made = create_keys(directory, clients=args.clients)
+    except OSError as exc:  # --dir names a file, or a folder this user cannot write
+        raise JobError(f"keys: cannot write key pairs in {directory}: {exc.strerror or exc}") from None
     print(f"CURVE keys in {directory.resolve()} (the .key_secret files are secret: owner-only, never commit them)")
     for name, path in made.items():
         print(f"  {name:<16} {path}")

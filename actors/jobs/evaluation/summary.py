@@ -114,25 +114,38 @@ class Pbo(Record, frozen=True, kw_only=True, omit_defaults=True):
     """Probability of backtest overfitting (CSCV), or why there is none."""
 
     pbo: float
+    """Share of the CSCV combinations whose in-sample best variant ranks at or below the median out of sample (NaN: none)."""
     n_combinations: int
-    variants: int | None = None
-    splits: int | None = None
-    why: str | None = None
+    """Combinations of the blocks into in-sample and out-of-sample halves that were scored (0: none)."""
+    variants: int = 0
+    """Variants ranked (0: no PBO, see ``why``). A field at its default is left out of metrics.json."""
+    splits: int = 0
+    """Blocks the test days were cut into (0: no PBO)."""
+    why: str = ""
+    """Why there is no PBO (too few test days or variants); empty when there is one."""
 
 
 class FloorChoiceRow(Record, frozen=True, kw_only=True):
     """What the tunable floors chose on one fold's training days."""
 
     fold: int
+    """The fold's index (0: the earliest test window)."""
     momentum_lookback: int
+    """The momentum floor's lookback (bars) that netted most on the training days."""
     regime_threshold: float
+    """The regime floor's belief threshold that netted most on the training days."""
     train_days: list[int]
+    """The training days: the first one's index and one past the last one's."""
     momentum_nets: dict[str, float]
+    """Lookback -> what it netted on the training days, $."""
     regime_nets: dict[str, float]
+    """Threshold -> what it netted on the training days, $."""
     supervised_threshold: float | None = None
     """The supervised floor's probability threshold, chosen on the fold's validation quarter (None: no such floor)."""
     supervised_horizon_bars: int | None = None
+    """Bars ahead the supervised floor's classifier predicts the sign of."""
     supervised_train_bars: int | None = None
+    """Bars it was fitted on."""
 
 
 class LearningPoint(Record, frozen=True, kw_only=True):

@@ -1,17 +1,18 @@
-"""Run ``bin/run evaluate`` once per settings variant, in parallel processes, and put the results side by side.
+"""``bin/run grid``: ``bin/run evaluate`` once per settings variant, in parallel processes, the results side by side.
 
-    python -m actors.jobs.evaluation.variant_grid --variants variants.toml --out DIR [--parallel N] -- EVALUATE_ARGS...
+    bin/run grid VARIANTS.toml [--parallel N] [--only A,B] [--run-dir DIR] [--set K=V ...] -- EVALUATE OPTIONS...
 
-``variants.toml`` names one table per variant, each holding the dotted settings it changes
+``VARIANTS.toml`` names one table per variant, each holding the dotted settings it changes
 (``"policy.gamma" = 0.97``); an empty table is the defaults. Every variant runs the same
-evaluate arguments (market, days, folds, budgets, seeds), so its test days, floors and oracle
-are the same and only the settings differ. This is how the regimes-market sweeps were run (docs/experiments/README.md): the
-table ``DIR/sweep.md`` gives each variant's out-of-sample $ a day per budget with its interval,
-the best momentum rule and the oracle on the same days, and the share of halted bars.
+evaluate options (market, days, folds, budgets, seeds), so its test days, floors and oracle
+are the same and only the settings differ. This is how the regimes-market sweeps were run (docs/experiments/README.md):
+``RUN_DIR/grid.md`` gives each variant's out-of-sample $ a day per budget with its interval,
+the best momentum rule and the oracle on the same days, and the share of halted bars; each variant's run directory
+and log sit beside it (``RUN_DIR/NAME``, ``RUN_DIR/NAME.log``).
 
 Several variants tried on the same test days are several trials: a winner picked from them is
 judged with the deflated Sharpe that counts them (``bin/run evaluate --seeds`` on fresh days),
-never by its row here alone.
+never by its row here alone. (``bin/run sweep`` is the other search: Optuna over a space, every trial in the ledger.)
 """
 
 from __future__ import annotations
@@ -27,20 +28,33 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 
+class GridError(ValueError):
+    """A variants file that cannot be read or names nothing to run: one line from bin/run, naming the file."""
+
+
 def load_variants(path: Path) -> dict[str, dict[str, object]]:
     """{variant: {dotted key: value}} from a TOML file of one table per variant."""
     try:
         data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise SystemExit(f"sweep: cannot read {path}: {error}") from None
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise GridError(f"{path}: cannot read: {error}") from None
     variants: dict[str, dict[str, object]] = {}
     for name, table in data.items():
         if not isinstance(table, dict):
-            raise SystemExit(f"sweep: {path}: {name!r} must be a table of dotted settings, got {type(table).__name__}")
+            raise GridError(f"{path}: {name!r} must be a table of dotted settings, got {type(table).__name__}")
         variants[name] = dict(_flatten(table))
     if not variants:
-        raise SystemExit(f"sweep: {path} names no variant")
+        raise GridError(f"{path} names no variant")
     return variants
+
+
+def chosen(variants: dict[str, dict[str, object]], only: str, path: Path) -> dict[str, dict[str, object]]:
+    """The variants ``only`` names (comma-separated; empty: all of them)."""
+    wanted = [name.strip() for name in only.split(",") if name.strip()]
+    missing = sorted(set(wanted) - set(variants))
+    if missing:
+        raise GridError(f"--only names unknown variants {missing}; {path} has {sorted(variants)}")
+    return {name: variants[name] for name in wanted} if wanted else variants
 
 
 def _flatten(table: dict, prefix: str = ""):
@@ -113,36 +127,41 @@ def _pct(value) -> str:
     return "n/a" if value is None else f"{100 * value:.0f}%"
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    evaluate_args = argv[argv.index("--") + 1:] if "--" in argv else []
-    own = argv[: argv.index("--")] if "--" in argv else argv
-    parser = argparse.ArgumentParser(prog="python -m actors.jobs.evaluation.variant_grid", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--variants", type=Path, required=True, help="TOML file: one table of dotted settings per variant")
-    parser.add_argument("--out", type=Path, required=True, help="directory for each variant's run directory, log and sweep.md")
-    parser.add_argument("--parallel", type=int, default=max(1, (os.cpu_count() or 2) - 1), help="variants run at once")
-    parser.add_argument("--only", default="", help="comma-separated variant names to run (default: all)")
-    args = parser.parse_args(own)
-    variants = load_variants(args.variants)
-    if args.only:
-        wanted = [name.strip() for name in args.only.split(",") if name.strip()]
-        missing = sorted(set(wanted) - set(variants))
-        if missing:
-            raise SystemExit(f"sweep: --only names unknown variants {missing}; {args.variants} has {sorted(variants)}")
-        variants = {name: variants[name] for name in wanted}
-    args.out.mkdir(parents=True, exist_ok=True)
-    commands = {name: evaluate_command(name, settings, args.out, evaluate_args) for name, settings in variants.items()}
-    print(f"sweep: {len(commands)} variants, {args.parallel} at a time, evaluate {' '.join(evaluate_args)}", file=sys.stderr, flush=True)
-    with ThreadPoolExecutor(max_workers=args.parallel) as pool:
-        for name, code, secs in pool.map(lambda item: run_variant(item[0], item[1], args.out), commands.items()):
-            print(f"sweep: {name} exited {code} after {secs:.0f} s", file=sys.stderr, flush=True)
-    table = "\n".join(result_rows(args.out, list(commands)))
+def shared_options(args: argparse.Namespace) -> list[str]:
+    """The shared options every variant's evaluate takes too (--config, --set, --duration-secs, --quiet)."""
+    out = ["--config", str(args.config)] if args.config else []
+    for text in args.overrides:
+        out += ["--set", text]
+    if args.duration_secs is not None:
+        out += ["--duration-secs", str(args.duration_secs)]
+    return out + (["--quiet"] if args.quiet else [])
+
+
+def mode_grid(args: argparse.Namespace) -> int:
+    from actors.jobs.common import configure
+    from runtime.rundir import create_run_dir
+
+    if args.variants_file is None:
+        raise GridError("grid: name the variants file: bin/run grid VARIANTS.toml [--parallel N] -- EVALUATE OPTIONS")
+    variants = chosen(load_variants(args.variants_file), args.only, args.variants_file)
+    for settings in variants.values():  # a misspelt key or a bad value: one ConfigError line now, before any run
+        configure(args, settings)
+    out = create_run_dir(configure(args), "grid", args.run_dir).path
+    evaluate_args = [*args.evaluate_args, *shared_options(args)]
+    parallel = args.parallel or max(1, (os.cpu_count() or 2) - 1)
+    commands = {name: evaluate_command(name, settings, out, evaluate_args) for name, settings in variants.items()}
+    print(f"grid: run directory {out}; {len(commands)} variants, {parallel} at a time, evaluate {' '.join(evaluate_args)}",
+          file=sys.stderr, flush=True)
+    failed = []
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        for name, code, secs in pool.map(lambda item: run_variant(item[0], item[1], out), commands.items()):
+            print(f"grid: {name} exited {code} after {secs:.0f} s", file=sys.stderr, flush=True)
+            failed += [name] if code else []
+    table = "\n".join(result_rows(out, list(commands)))
     settings_lines = [f"- `{name}`: " + (", ".join(f"`{k}={override_text(v)}`" for k, v in s.items()) or "defaults")
                       for name, s in variants.items()]
-    (args.out / "sweep.md").write_text(f"evaluate {' '.join(evaluate_args)}\n\n" + "\n".join(settings_lines) + "\n\n" + table + "\n")
+    (out / "grid.md").write_text(f"evaluate {' '.join(evaluate_args)}\n\n" + "\n".join(settings_lines) + "\n\n" + table + "\n")
     print(table)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    if failed:
+        print(f"grid: {len(failed)} of {len(commands)} variants failed ({', '.join(failed)}): see {out}/NAME.log", file=sys.stderr)
+    return 1 if failed else 0

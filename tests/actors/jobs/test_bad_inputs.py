@@ -44,6 +44,9 @@ CASES = {
     "chaos data.path": (["chaos", "--set", "data.source='file'", "--set", "data.path='{B}/bad.csv'"], BARS_SAYS),
     "fuzz --config": (["fuzz", "--config", "{B}/bad.toml"], "bad.toml"),
     "run reasoner.model_path": (["run", "--set", "reasoner.model_path='{B}/bad.gguf'"], "bad.gguf is not a GGUF file"),
+    "trials --ledger": (["trials", "--ledger", "{B}/bad.jsonl"], "bad.jsonl: 1 unreadable line(s)"),
+    "keys --dir": (["keys", "--dir", "{B}/bad.csv"], "bad.csv: Not a directory"),
+    "grid VARIANTS": (["grid", "{B}/bad.toml", "--", "--quick"], "bad.toml: cannot read"),
 }
 
 
