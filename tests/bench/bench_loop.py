@@ -40,6 +40,8 @@ from runtime.settings import CPU_PLACEMENTS
 from tests.bench.common import percentiles_us, print_table
 
 FROZEN = {"policy.learn": False, "env.mode": "train", "env.split": "train"}
+STARTUP_GRACE_SECS = 170.0
+"""The env's wait for its peers' first heartbeats (runtime.startup_grace_secs), under running_actors' 180 s."""
 EXTRA: dict = {}
 
 
@@ -50,7 +52,10 @@ def project_loop(steps: int, n_envs: int, with_reasoner: bool, hops: bool = Fals
     from runtime.testing import running_actors
 
     actors = ["env", "policy", "fusion", "risk"] + (["reasoner"] if with_reasoner else [])
-    settings = {**FROZEN, "env.n_envs": n_envs, "env.max_steps": steps, "runtime.stats_interval_secs": 60.0, **EXTRA}
+    # The env waits for every peer, the reasoner included, however long its start takes on a loaded machine: after the
+    # default 30 s it would go on without it, and a short run could end before the bench subscribed to sys.done.
+    settings = {**FROZEN, "env.n_envs": n_envs, "env.max_steps": steps, "runtime.stats_interval_secs": 60.0,
+                "runtime.startup_grace_secs": STARTUP_GRACE_SECS, **EXTRA}
     saved = os.environ.get("TT_PROFILE")
     if hops:
         os.environ["TT_PROFILE"] = ",".join(filter(None, [saved, "hops"]))
