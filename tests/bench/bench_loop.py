@@ -20,6 +20,9 @@ while it was busy with another message); decode
 (typed msgpack), validate (finite checks) and handler at the receiver. The critical path is
 env.obs -> policy -> fusion -> risk -> env; the other rows run beside it on the same 2 cores.
 
+Training (on by default, ``--no-training`` leaves it out): training steps/s of the loop beside the one-process
+baseline measured in the same run (tests/bench/loop_training.py).
+
 ``--dashboard``: the cost of a dashboard attached to the bus. One running loop (no reasoner, frozen policy),
 ``--repeats`` pairs of windows, first without a dashboard and then with one. Per case it gives the median ratio of the
 pairs' steps/s, each pair's ratio, and the CPU time per step of the loop's processes (actors and broker) and of the
@@ -38,6 +41,7 @@ from actors.jobs.config import load_config
 from bus.messages import MarketContext
 from runtime.settings import CPU_PLACEMENTS
 from tests.bench.common import percentiles_us, print_table
+from tests.bench.loop_training import training_rows
 
 FROZEN = {"policy.learn": False, "env.mode": "train", "env.split": "train"}
 STARTUP_GRACE_SECS = 170.0
@@ -297,6 +301,11 @@ def main(argv: list[str] | None = None) -> None:
                         "processes on their own CPUs, the reasoner on the last; off: the scheduler places them)")
     parser.add_argument("--no-reasoner", dest="reasoner", action="store_false",
                         help="leave the reasoner out (on a loaded machine its nice-19 start can miss runtime.startup_grace_secs)")
+    parser.add_argument("--no-training", dest="training", action="store_false",
+                        help="leave out training steps/s (tests/bench/loop_training.py: the actor loop learning beside "
+                        "MaskablePPO.learn() over DummyVecEnv and SubprocVecEnv in one run)")
+    parser.add_argument("--train-n-steps", type=int, default=256, help="training: PPO rollout steps per env")
+    parser.add_argument("--train-rollouts", type=int, default=2, help="training: PPO rollouts per measurement")
     lanes = parser.add_mutually_exclusive_group()
     lanes.add_argument("--direct", action="store_true", help="direct lanes (bus.direct = true, the default): no broker in a hop")
     lanes.add_argument("--broker", action="store_true", help="every hop through the broker (bus.direct = false)")
@@ -322,6 +331,9 @@ def main(argv: list[str] | None = None) -> None:
     print_table(f"decision loop: env + policy + fusion + risk, {'reasoner always on' if args.reasoner else 'no reasoner'} (frozen policy), {lanes}", rows)
     for title, hop_table, notes in hop_tables:
         print_hop_table(title, hop_table, notes)
+    if args.training:
+        print_table(f"training steps/s: the decision loop learning (env + policy + fusion + risk) beside MaskablePPO.learn() in one "
+                    f"process; n_steps={args.train_n_steps}, {args.train_rollouts} rollouts", training_rows(args.n_envs, args.train_n_steps, args.train_rollouts))
 
 
 if __name__ == "__main__":
