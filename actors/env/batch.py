@@ -165,7 +165,7 @@ class EnvBatch:
         env = self.envs[env_id]
         if not self.active[env_id]:
             return
-        obs, reward, terminated, truncated, info = env.step(action)
+        reward, terminated, truncated, info = env.play(action)  # the observation is read when it is published
         executed = info["executed_action"]
         result.illegal_actions += int(info["illegal_action"])
         result.actions[row] = executed
@@ -184,7 +184,7 @@ class EnvBatch:
             ))
             self._decisions[env_id] = []
         if terminated or truncated:
-            result.terminal_obs[row] = obs
+            result.terminal_obs[row] = env.observe()
             self._finish_episode(env_id, env, info, result)
 
     def _finish_episode(self, env_id: int, env: FuturesTradingEnv, info: dict[str, Any], result: BatchStep) -> None:

@@ -46,6 +46,7 @@ from actors.env.features import (
 from actors.common.instruments import InstrumentSpec
 from actors.env.metrics import episode_metrics
 from actors.env.rewards import step_reward
+from actors.env.tape_table import TapeTable
 from actors.env.trading import Position, Trade, bar_exit, close_position, market_fill, open_position
 
 # The observation layout (actors/env/features.py) ends where the shared width says a row ends.
@@ -59,6 +60,9 @@ def _clip(value: float) -> float:
 
 class FuturesTradingEnv(gym.Env):
     metadata = {"render_modes": []}
+    tape_table = True
+    """Read the context's tape from a table of the data set's bars (actors/env/tape_table.py); a live env, whose
+    window moves every bar, computes each line instead."""
 
     def __init__(self, split: DataSplit, instrument: InstrumentSpec, account: AccountConfig, config: EnvConfig) -> None:
         super().__init__()
@@ -106,6 +110,8 @@ class FuturesTradingEnv(gym.Env):
         self._flat_at_close, self._entry_allowed = lists["flat_at_close"], lists["entry_allowed"]
         self._session = trading_days(data.index, self.account_config.reset_minute_of_day).tolist()
         """The trading day of each bar (by account.trading_day_reset_et): daily P&L, end-of-day trailing, halts."""
+        self._tapes: TapeTable | None = None
+        """Built on the first context() (tape_table): a backtest or training run without a context never pays for it."""
 
     # ------------------------------------------------------------------ gymnasium API
 
@@ -128,6 +134,12 @@ class FuturesTradingEnv(gym.Env):
         return self._observation(), {"start_bar": start, "n_bars": n_bars}
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        reward, terminated, truncated, info = self.play(action)
+        return self._observation(), reward, terminated, truncated, info
+
+    def play(self, action: int) -> tuple[float, bool, bool, dict[str, Any]]:
+        """``step`` without building the observation: (reward, terminated, truncated, info). The env actor reads the
+        observation once, with ``observe()``, when it publishes it; the action masks of the new bar are set here."""
         if self._done:
             raise RuntimeError("step() after the episode ended: call reset()")
         action = int(action)
@@ -163,7 +175,8 @@ class FuturesTradingEnv(gym.Env):
         info: dict[str, Any] = {"closed_trades": closed, "illegal_action": illegal, "executed_action": action, "evaluation": outcome}
         if self._done:
             info["episode_metrics"] = self.episode_metrics()
-        return self._observation(), reward, breached, truncated and not breached, info
+        self._mask = self._mask_list()
+        return reward, breached, truncated and not breached, info
 
     def observe(self) -> np.ndarray:
         """The current observation again (what the last reset/step returned)."""
@@ -414,6 +427,13 @@ class FuturesTradingEnv(gym.Env):
             "bar_open": self._opens[t], "bar_high": self._highs[t], "bar_low": self._lows[t],
             "stop_price": 0.0 if position is None else position.stop,
             "target_price": 0.0 if position is None else position.target,
-            "tape": market_tape(self._highs, self._lows, self._closes, t, self._atr[t], self.instrument.tick_size,
-                                float(features.vwap_distance_pct[t]), float(self._data.schedule.minutes_to_flat[t])),
+            "tape": self._tape(t),
         }
+
+    def _tape(self, t: int) -> str:
+        if self.tape_table:
+            if self._tapes is None:
+                self._tapes = TapeTable.of(self._data, self.instrument.tick_size)
+            return self._tapes.line(t)
+        return market_tape(self._highs, self._lows, self._closes, t, self._atr[t], self.instrument.tick_size,
+                           float(self._data.features.vwap_distance_pct[t]), float(self._data.schedule.minutes_to_flat[t]))

@@ -78,6 +78,8 @@ class PaperStep:
 class LiveEnv(FuturesTradingEnv):
     """A FuturesTradingEnv whose data window moves: ``rebind`` points it at a newer window of bars."""
 
+    tape_table = False  # a table of the window would be rebuilt every bar for one line
+
     def rebind(self, split: DataSplit) -> None:
         """Use ``split`` (the same bars plus one newer, maybe trimmed at the old end): the current bar becomes
         the one before the newest, so the next ``step`` plays the newest bar."""
@@ -188,7 +190,7 @@ class PaperSession:
         self._pending = None
         if decision_step < 0:
             self.counters["bars_without_decision"] += 1
-        _, _, terminated, truncated, info = env.step(action)
+        _, terminated, truncated, info = env.play(action)  # the observation is read when it is published
         executed = info["executed_action"]
         self.counters["illegal_actions"] += int(info["illegal_action"])
         if executed != HOLD:

@@ -20,6 +20,12 @@ while it was busy with another message); decode
 (typed msgpack), validate (finite checks) and handler at the receiver. The critical path is
 env.obs -> policy -> fusion -> risk -> env; the other rows run beside it on the same 2 cores.
 
+The env's own work per verdict (``--no-env-work`` leaves it out): what the env actor does between a risk.verdict and
+the next env.obs, replayed in one process and timed with the thread's CPU clock (tests/bench/loop_env_work.py).
+
+Training (on by default, ``--no-training`` leaves it out): training steps/s of the loop beside the one-process
+baseline measured in the same run (tests/bench/loop_training.py).
+
 ``--dashboard``: the cost of a dashboard attached to the bus. One running loop (no reasoner, frozen policy),
 ``--repeats`` pairs of windows, first without a dashboard and then with one. Per case it gives the median ratio of the
 pairs' steps/s, each pair's ratio, and the CPU time per step of the loop's processes (actors and broker) and of the
@@ -38,8 +44,12 @@ from actors.jobs.config import load_config
 from bus.messages import MarketContext
 from runtime.settings import CPU_PLACEMENTS
 from tests.bench.common import percentiles_us, print_table
+from tests.bench.loop_env_work import env_work_rows
+from tests.bench.loop_training import training_rows
 
 FROZEN = {"policy.learn": False, "env.mode": "train", "env.split": "train"}
+STARTUP_GRACE_SECS = 170.0
+"""The env's wait for its peers' first heartbeats (runtime.startup_grace_secs), under running_actors' 180 s."""
 EXTRA: dict = {}
 
 
@@ -50,7 +60,10 @@ def project_loop(steps: int, n_envs: int, with_reasoner: bool, hops: bool = Fals
     from runtime.testing import running_actors
 
     actors = ["env", "policy", "fusion", "risk"] + (["reasoner"] if with_reasoner else [])
-    settings = {**FROZEN, "env.n_envs": n_envs, "env.max_steps": steps, "runtime.stats_interval_secs": 60.0, **EXTRA}
+    # The env waits for every peer, the reasoner included, however long its start takes on a loaded machine: after the
+    # default 30 s it would go on without it, and a short run could end before the bench subscribed to sys.done.
+    settings = {**FROZEN, "env.n_envs": n_envs, "env.max_steps": steps, "runtime.stats_interval_secs": 60.0,
+                "runtime.startup_grace_secs": STARTUP_GRACE_SECS, **EXTRA}
     saved = os.environ.get("TT_PROFILE")
     if hops:
         os.environ["TT_PROFILE"] = ",".join(filter(None, [saved, "hops"]))
@@ -292,6 +305,13 @@ def main(argv: list[str] | None = None) -> None:
                         "processes on their own CPUs, the reasoner on the last; off: the scheduler places them)")
     parser.add_argument("--no-reasoner", dest="reasoner", action="store_false",
                         help="leave the reasoner out (on a loaded machine its nice-19 start can miss runtime.startup_grace_secs)")
+    parser.add_argument("--no-env-work", dest="env_work", action="store_false",
+                        help="leave out the env's own work per verdict replayed in one process (tests/bench/loop_env_work.py)")
+    parser.add_argument("--no-training", dest="training", action="store_false",
+                        help="leave out training steps/s (tests/bench/loop_training.py: the actor loop learning beside "
+                        "MaskablePPO.learn() over DummyVecEnv and SubprocVecEnv in one run)")
+    parser.add_argument("--train-n-steps", type=int, default=256, help="training: PPO rollout steps per env")
+    parser.add_argument("--train-rollouts", type=int, default=2, help="training: PPO rollouts per measurement")
     lanes = parser.add_mutually_exclusive_group()
     lanes.add_argument("--direct", action="store_true", help="direct lanes (bus.direct = true, the default): no broker in a hop")
     lanes.add_argument("--broker", action="store_true", help="every hop through the broker (bus.direct = false)")
@@ -317,6 +337,12 @@ def main(argv: list[str] | None = None) -> None:
     print_table(f"decision loop: env + policy + fusion + risk, {'reasoner always on' if args.reasoner else 'no reasoner'} (frozen policy), {lanes}", rows)
     for title, hop_table, notes in hop_tables:
         print_hop_table(title, hop_table, notes)
+    if args.env_work:
+        print_table("the env's work between a verdict and the next observation, replayed in one process (thread CPU time: "
+                    "step, checkpoint when due, env.transition, the next env.obs)", env_work_rows(args.steps, args.n_envs))
+    if args.training:
+        print_table(f"training steps/s: the decision loop learning (env + policy + fusion + risk) beside MaskablePPO.learn() in one "
+                    f"process; n_steps={args.train_n_steps}, {args.train_rollouts} rollouts", training_rows(args.n_envs, args.train_n_steps, args.train_rollouts))
 
 
 if __name__ == "__main__":

@@ -49,11 +49,18 @@ def market_tape(highs: Sequence[float], lows: Sequence[float], closes: Sequence[
     low = min(float(x) for x in lows[t - TAPE_BARS + 1: t + 1])
     position = 50 if high <= low else round(100 * (close - low) / (high - low))
     vwap_atr = vwap_distance_pct / 100.0 * close / atr
+    return tape_line(moves, (close - float(closes[t - SHORT_BARS])) / atr, (close - float(closes[t - TAPE_BARS])) / atr, position,
+                     round(atr / tick_size), vwap_atr, max(round(minutes_to_flat), 0))
+
+
+def tape_line(moves: Sequence[int], short_atr: float, long_atr: float, range_pct: int, atr_ticks: int, vwap_atr: float,
+              minutes: int) -> str:
+    """The tape's text from its numbers (shared with the env's per-data-set table, actors/env/tape_table.py)."""
     return (f"moves {' '.join(_signed_int(m) for m in moves)}"
-            f" | {SHORT_BARS} bars {(close - float(closes[t - SHORT_BARS])) / atr:+.1f} ATR"
-            f" | {TAPE_BARS} bars {(close - float(closes[t - TAPE_BARS])) / atr:+.1f} ATR"
-            f" | range {position}% | ATR {round(atr / tick_size)} ticks | VWAP {vwap_atr:+.1f} ATR"
-            f" | {max(round(minutes_to_flat), 0)} min to flat")
+            f" | {SHORT_BARS} bars {short_atr:+.1f} ATR"
+            f" | {TAPE_BARS} bars {long_atr:+.1f} ATR"
+            f" | range {range_pct}% | ATR {atr_ticks} ticks | VWAP {vwap_atr:+.1f} ATR"
+            f" | {minutes} min to flat")
 
 
 def tape_numbers(text: str) -> list[float] | None:
