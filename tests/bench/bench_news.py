@@ -133,7 +133,8 @@ def section_models(args: argparse.Namespace) -> None:
     table = [("prompts / with a risk label", f"{len(fresh)} / {int((levels >= 0).sum())}", "", "", ""),
              ("always the training days' commonest level: risk match", _share(levels == commonest, levels >= 0), "", "", "")]
     for model in args.models.split(","):
-        figures = model_figures(configure(build_parser().parse_args(["lora"]), {**settings, "reasoner.model": model}), fresh, levels)
+        figures = model_figures(configure(build_parser().parse_args(["lora"]), {**settings, "reasoner.model": model}), fresh, levels,
+                                args.record)
         table += model_rows(model, figures)
     print_table(f"models side by side on {len(fresh)} event-bar prompts (news market, seed {args.seed}, {args.days} days, single "
                 f"shot, risk read on, n_threads 1)", table)
@@ -155,8 +156,11 @@ def risk_levels(config, rows, fresh) -> tuple[np.ndarray, int]:
     return levels, max(set(trained), key=trained.count) if trained else 0
 
 
-def model_figures(config, fresh, levels: np.ndarray) -> dict:
-    """One model's thoughts on the prompts: answers, risk reads, parse outcome and CPU seconds."""
+def model_figures(config, fresh, levels: np.ndarray, record: str = "") -> dict:
+    """One model's thoughts on the prompts: answers, risk reads, parse outcome and CPU seconds (each thought appended to
+    ``record`` as a JSON line as it comes, when given: a long run cut short keeps what it measured)."""
+    import json
+
     from actors.reasoner.engines import build_engine
     from actors.reasoner.thinker import Thinker
 
@@ -164,8 +168,15 @@ def model_figures(config, fresh, levels: np.ndarray) -> dict:
     thinker = Thinker(engine, config.reasoner)
     thinker.think(fresh[0].context, fresh[0].mask)  # reads the shared system prompt once, as a running reasoner has
     thoughts, started = [], time.process_time()
-    for row in fresh:
+    for row, level in zip(fresh, levels.tolist()):
+        before = time.process_time()
         thoughts.append(thinker.think(row.context, row.mask))
+        if record:
+            with open(record, "a") as out:
+                t = thoughts[-1]
+                out.write(json.dumps({"model": config.reasoner.model, "bar": row.key, "action": t.action, "label": row.label.action,
+                                      "risk": t.risk_level, "level": level, "fallback": t.fallback, "decision": t.decision,
+                                      "cpu_secs": time.process_time() - before, "held_out": bool(row.held_out)}) + "\n")
     cpu = time.process_time() - started
     engine.close()
     labelled = levels >= 0
@@ -301,6 +312,7 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=120, help="floors and model: days of each market")
     parser.add_argument("--seed", type=int, default=0, help="model: the market's seed")
     parser.add_argument("--prompts", type=int, default=50, help="model: event-bar prompts")
+    parser.add_argument("--record", default="", help="models: append each thought as a JSON line to this file")
     parser.add_argument("--models", default="smollm2-135m,gemma3-270m", help="models: comma list of reasoner.model values")
     parser.add_argument("--loop-steps", type=int, default=390, help="lockstep: loop steps of each think_on = news run (390: a session)")
     parser.add_argument("--every-bar-steps", type=int, default=40,
