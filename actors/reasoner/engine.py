@@ -299,10 +299,13 @@ def free_lora_adapter(adapter) -> None:
 
 
 def chat_formatter(metadata: dict, eos_id: int, bos_id: int, detokenize):
-    """The model's own chat template (GGUF metadata) as a llama-cpp-python formatter."""
+    """The model's own chat template (GGUF metadata; templates.py's for an architecture whose file has none) as a
+    llama-cpp-python formatter."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    template = metadata.get("tokenizer.chat_template")
+    from actors.common.llm.templates import chat_template
+
+    template = chat_template(metadata)  # the GGUF's own, else its architecture's (Gemma's GGUF has none)
     if not template:
         raise EngineError("the GGUF has no tokenizer.chat_template; use a chat (instruct) model")
     return Jinja2ChatFormatter(

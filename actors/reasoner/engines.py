@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from actors.common.llm.model import default_model_path
+from actors.common.llm.model import model_file
 from actors.reasoner.config import ReasonerConfig
 from actors.reasoner.engine import ChatEngine, LlamaEngine
 from actors.reasoner.http_engine import HttpChatEngine
@@ -27,7 +27,7 @@ def build_engine(config: ReasonerConfig) -> ChatEngine:
             send_grammar=config.http_send_grammar,
         )
     llama = dict(
-        model_path=config.model_path or str(default_model_path()),
+        model_path=str(model_file(config.model_path, config.model)),
         n_ctx=config.n_ctx,
         n_threads=config.n_threads,
         n_batch=config.n_batch,

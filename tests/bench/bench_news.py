@@ -10,6 +10,10 @@ Sections (``--sections``, default all):
   event-bar prompts of a news market's LoRA history (actors/lora/history.py: the bar's tape and its news line),
   against their hindsight label: match rate and hindsight $ a prompt beside the keyword rule on the same prompts,
   the trend word alone, always-HOLD and the label (the oracle of the barrier).
+- models: each of ``--models`` (reasoner.model) on the same ``--prompts`` event-bar prompts, risk read on: direction
+  against the hindsight label, risk read against the hindsight volatility level (actors/common/news_risk.py), the share
+  parsed, CPU seconds a thought and match per CPU second, beside always the training days' commonest level
+  (docs/experiments/gemma.md).
 - lockstep: the real processes (env, policy, reasoner, fusion, risk) in lockstep (env.thought_lag_steps = 1) on the news
   market from a session's open, reasoner.think_on = every_bar (``--every-bar-steps``: every bar waits for a thought, its
   pace is steady) against news (``--loop-steps``, 390 = the whole session with its events; one run per
@@ -111,6 +115,103 @@ def section_model(args: argparse.Namespace) -> None:
     print_table(f"base model on {len(fresh)} event-bar prompts (news market, seed {args.seed}, {args.days} days, single shot)", table)
 
 
+def section_models(args: argparse.Namespace) -> None:
+    """Each of ``--models`` on the same event-bar prompts, its risk read asked for (reasoner.risk_read): direction against
+    the triple-barrier label, risk read against the hindsight volatility level (actors/common/news_risk.py, thresholds
+    fitted on the training days), the share parsed, and CPU seconds a thought (this process's CPU time while thinking:
+    the box is shared, so wall time would measure the neighbours)."""
+    from actors.jobs.cli import build_parser
+    from actors.jobs.common import configure
+    from actors.jobs.lora import history_bars
+
+    settings = {"data.scenario": "news", "data.synthetic_days": args.days, "reasoner.mode": "single_shot",
+                "reasoner.risk_read": True, "run.seed": args.seed}
+    config = configure(build_parser().parse_args(["lora"]), settings)
+    rows = history_bars(config, 4 * args.prompts, held_out=args.prompts)
+    fresh = [row for row in rows if "news" in row.context and _fresh_text(row.context["news"])][: args.prompts]
+    levels, commonest = risk_levels(config, rows, fresh)
+    table = [("prompts / with a risk label", f"{len(fresh)} / {int((levels >= 0).sum())}", "", "", ""),
+             ("always the training days' commonest level: risk match", _share(levels == commonest, levels >= 0), "", "", "")]
+    for model in args.models.split(","):
+        figures = model_figures(configure(build_parser().parse_args(["lora"]), {**settings, "reasoner.model": model}), fresh, levels,
+                                args.record)
+        table += model_rows(model, figures)
+    print_table(f"models side by side on {len(fresh)} event-bar prompts (news market, seed {args.seed}, {args.days} days, single "
+                f"shot, risk read on, n_threads 1)", table)
+
+
+def risk_levels(config, rows, fresh) -> tuple[np.ndarray, int]:
+    """(each fresh prompt's hindsight risk level, -1 where its 15 bars leave the session; the commonest level of the
+    training days' event-bar prompts), thresholds fitted on every bar of the training days."""
+    from actors.common.news_risk import bucket, fit_thresholds, forward_range_atr
+    from actors.env.factory import make_env
+
+    data = make_env(config, "train", seed=config.run.seed).split.dataset
+    high, low, close = (np.asarray(x, dtype=np.float64) for x in (data.high, data.low, data.close))
+    day = np.asarray(data.features.session_id)
+    last_train_day = max(row.day for row in rows if not row.held_out)
+    thresholds = fit_thresholds(forward_range_atr(high, low, close, np.flatnonzero(day <= last_train_day)))
+    levels = bucket(forward_range_atr(high, low, close, [int(row.key) for row in fresh]), thresholds)
+    trained = [int(level) for level, row in zip(levels, fresh) if not row.held_out and level >= 0]
+    return levels, max(set(trained), key=trained.count) if trained else 0
+
+
+def model_figures(config, fresh, levels: np.ndarray, record: str = "") -> dict:
+    """One model's thoughts on the prompts: answers, risk reads, parse outcome and CPU seconds (each thought appended to
+    ``record`` as a JSON line as it comes, when given: a long run cut short keeps what it measured)."""
+    import json
+
+    from actors.reasoner.engines import build_engine
+    from actors.reasoner.thinker import Thinker
+
+    engine = build_engine(config.reasoner)
+    thinker = Thinker(engine, config.reasoner)
+    thinker.think(fresh[0].context, fresh[0].mask)  # reads the shared system prompt once, as a running reasoner has
+    thoughts, started = [], time.process_time()
+    for row, level in zip(fresh, levels.tolist()):
+        before = time.process_time()
+        thoughts.append(thinker.think(row.context, row.mask))
+        if record:
+            with open(record, "a") as out:
+                t = thoughts[-1]
+                out.write(json.dumps({"model": config.reasoner.model, "bar": row.key, "action": t.action, "label": row.label.action,
+                                      "risk": t.risk_level, "level": level, "fallback": t.fallback, "decision": t.decision,
+                                      "cpu_secs": time.process_time() - before, "held_out": bool(row.held_out)}) + "\n")
+    cpu = time.process_time() - started
+    engine.close()
+    labelled = levels >= 0
+    reads = np.array([t.risk_level for t in thoughts])
+    return {"direction": np.array([t.action == r.label.action for t, r in zip(thoughts, fresh)]),
+            "risk": reads == levels, "labelled": labelled, "read": reads >= 0,
+            "parsed": np.array([not t.fallback for t in thoughts]), "cpu_per_thought": cpu / len(fresh),
+            "reads": {level: int((reads == level).sum()) for level in sorted(set(reads.tolist()))},
+            "actions": {a: sum(t.action == a for t in thoughts) for a in sorted({t.action for t in thoughts})}}
+
+
+def model_rows(model: str, f: dict) -> list[tuple[str, str, str, str, str]]:
+    from actors.common.actions import ACTION_NAMES
+    from actors.common.news_risk import RISK_LEVELS
+
+    cpu = f["cpu_per_thought"]
+    direction, risk = float(f["direction"].mean()), float(f["risk"][f["labelled"]].mean())
+    names = {-1: "none", **dict(enumerate(RISK_LEVELS))}
+    return [(f"{model}: direction match (label)", _share(f["direction"], np.ones_like(f["direction"])), "", "", ""),
+            (f"{model}: risk read match (hindsight level)", _share(f["risk"], f["labelled"]), "", "", ""),
+            (f"{model}: parsed / risk read present", f"{f['parsed'].mean():.1%} / {f['read'].mean():.1%}", "", "", ""),
+            (f"{model}: CPU seconds a thought", f"{cpu:.2f}", "", "", ""),
+            (f"{model}: match per CPU second (direction / risk)", f"{direction / cpu:.3f} / {risk / cpu:.3f}", "", "", ""),
+            (f"{model}: answers / reads", str({ACTION_NAMES[a]: n for a, n in f["actions"].items()}),
+             str({names[level]: n for level, n in f["reads"].items()}), "", "")]
+
+
+def _share(hits: np.ndarray, among: np.ndarray) -> str:
+    """'0.62 [0.50, 0.74] of 60': the share with its 95 % normal interval."""
+    n = int(np.sum(among))
+    share = float(np.mean(hits[among.astype(bool)])) if n else float("nan")
+    half = 1.96 * math.sqrt(share * (1 - share) / max(n, 1)) if n else float("nan")
+    return f"{share:.3f} [{share - half:.3f}, {share + half:.3f}] of {n}"
+
+
 def _fresh_text(news: str) -> str:
     """The text of the event the bar made public ('' when the line holds none): "0 min ago" inside the session, "60 min
     ago" for an 08:30 release at the 09:30 open."""
@@ -201,7 +302,8 @@ def section_lockstep(args: argparse.Namespace) -> None:
                 f"news {args.loop_steps} steps, n_threads {args.threads}, max_decide_tokens {args.decide_tokens}", table)
 
 
-SECTIONS: dict[str, Section] = {"floors": section_floors, "model": section_model, "lockstep": section_lockstep}
+SECTIONS: dict[str, Section] = {"floors": section_floors, "model": section_model, "models": section_models,
+                                "lockstep": section_lockstep}
 
 
 def main() -> None:
@@ -210,6 +312,8 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=120, help="floors and model: days of each market")
     parser.add_argument("--seed", type=int, default=0, help="model: the market's seed")
     parser.add_argument("--prompts", type=int, default=50, help="model: event-bar prompts")
+    parser.add_argument("--record", default="", help="models: append each thought as a JSON line to this file")
+    parser.add_argument("--models", default="smollm2-135m,gemma3-270m", help="models: comma list of reasoner.model values")
     parser.add_argument("--loop-steps", type=int, default=390, help="lockstep: loop steps of each think_on = news run (390: a session)")
     parser.add_argument("--every-bar-steps", type=int, default=40,
                         help="lockstep: loop steps of the think_on = every_bar run (every bar waits for a thought: its pace is steady)")
