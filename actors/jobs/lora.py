@@ -113,6 +113,8 @@ def history_bars(config: Config, count: int, held_out: int | None = None, valida
     days and draws that many bars there. Each is what a thought at that bar would have been shown flat (an env
     reset there) and the triple-barrier label of its next bars; only bars where an entry is allowed and whose label horizon ends the
     same day, so no label reads across a night or into another day."""
+    if config.lora.teach == "risk" and not config.reasoner.risk_read:
+        raise JobError("lora.teach = risk teaches the reasoner's risk read: set reasoner.risk_read = true")
     import numpy as np
 
     from actors.common.hindsight import triple_barrier_label
@@ -151,8 +153,6 @@ def history_bars(config: Config, count: int, held_out: int | None = None, valida
     if lora.teach == "risk":  # the hindsight volatility level and the floors (actors/lora/risk_teach.py)
         from actors.lora.risk_teach import annotate_risk
 
-        if not config.reasoner.risk_read:
-            raise JobError("lora.teach = risk teaches the reasoner's risk read: set reasoner.risk_read = true")
         rows = annotate_risk(rows, data.high, data.low, data.close, day, bars[np.isin(day[bars], train_days)],
                              data.events, data.event_truth)
     return rows
