@@ -31,6 +31,7 @@ def test_the_target_carries_the_level_in_the_grammar_form_the_parser_reads():
         assert DecisionParser().parse(target, MASK).action == SELL
         assert target.startswith(risk_prefix(target) + " ")
     assert risk_target("BUY | 0.80 | x", CALM) == "BUY | 0.80 | CALM | x"
+    assert risk_target("BUY | 0.80 | x", EXTREME) == "BUY | 0.80 | EXTREME 15 | x"  # the grammar wants the minutes
 
 
 def bars(days: int, wild_after: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
