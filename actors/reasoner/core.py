@@ -62,7 +62,8 @@ class ReasonerCore:
         self.policy = QueryPolicy(config)
         self.events = EventBook()
         """Every md.event received; each env reads it on its own bar clock (actors/common/llm/news.py)."""
-        self.trigger = NewsTrigger(config.think_every_bars) if config.think_on == "news" else None
+        self.trigger = (NewsTrigger(config.think_every_bars, on_position=config.think_on == "news")
+                        if config.think_on in ("news", "events") else None)
         self._news_shape = (config.news_window_minutes, config.news_horizon_minutes, config.news_max_items)
         self.thoughts_with_news = 0
         self._latest: dict[int, tuple[int, int, Thought]] = {}

@@ -25,8 +25,10 @@ class _Seen:
 
 
 class NewsTrigger:
-    def __init__(self, every_bars: int) -> None:
+    def __init__(self, every_bars: int, on_position: bool = True) -> None:
         self.every_bars = every_bars
+        self.on_position = on_position
+        """False (reasoner.think_on = events): an entry or exit is no reason to think."""
         self._seen: dict[int, _Seen] = {}
         self.counts = {"first": 0, "event": 0, "position": 0, "interval": 0, "quiet": 0}
 
@@ -38,7 +40,7 @@ class NewsTrigger:
             reason = "first"
         elif newest_event_minute is not None and (seen.event_minute is None or newest_event_minute > seen.event_minute):
             reason = "event"
-        elif side != seen.side:
+        elif self.on_position and side != seen.side:
             reason = "position"
         elif step - seen.step >= self.every_bars:
             reason = "interval"

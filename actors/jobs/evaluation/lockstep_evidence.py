@@ -65,11 +65,11 @@ minutes on 2 cores instead of hours, and the decisions right after an event stil
 A carried answer is aged from the step its prompt read: fusion drops it past fusion.max_staleness_steps, and the
 reports give the share of decisions with a thought and its real age (actors/jobs/evaluation/thought_ages.py).
 The user's --set reasoner.think_on=every_bar has the last word (actors/jobs/common.py configure)."""
-EVENTS_WINDOW = {"env.backtest_window": "events", "reasoner.risk_read": True, "reasoner.think_on": "news",
+EVENTS_WINDOW = {"env.backtest_window": "events", "reasoner.risk_read": True, "reasoner.think_on": "events",
                  "reasoner.think_every_bars": 100_000}
 """--lockstep-window events: the env plays only the bars from 5 before to 30 after each event's bar (env.backtest_window,
-actors/env/batch.py event_windows), the reasoner answers with its risk read and thinks when an event comes out or the
-position changes (never on a timer: the decisions that count are those right after an event), so several hundred event
+actors/env/batch.py event_windows), the reasoner answers with its risk read and thinks when an event comes out (not on
+an entry or exit, nor on a timer: the decisions that count are those right after an event), so several hundred event
 decisions cost one thought each. The user's --set keys have the last word."""
 SPA_FLOORS = ("rl", "flat", "trend")
 """The floors fused is tested against, per flat decision in hindsight $: the policy alone, staying flat, the trend word."""
