@@ -15,7 +15,7 @@ from actors.common.news_risk import RISK_LEVELS
 from actors.lora.experience import Experience
 from actors.lora.risk_teach import floor_levels, risk_prefix, risk_verdict
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the trainer's types (it imports this module; this one never imports it)
     from actors.lora.trainer import RoundResult, StepProgress
 
 EVAL_ROWS = 8
@@ -54,14 +54,12 @@ class RiskReadTraining:
         own greedy action and the target confidence (the confidence digits are not walked: a risk-taught adapter
         writes its target's), the greedy choice among the levels' first tokens (distinct for SmolLM2's tokenizer;
         deeper tokens are walked where they are not)."""
-        from actors.lora.trainer import prompt_ids
-
         actions = self.decisions([(e.messages, e.mask) for e in experiences])
         rows = []
         for e, action in zip(experiences, actions):
             prefix = f"{ACTION_NAMES[action]} | {self.config.target_confidence:.2f} |"
             answer = self.tokenizer.encode(prefix, add_special_tokens=False)
-            rows.append((prompt_ids(self.tokenizer, e.messages) + answer)[-self.config.max_seq_tokens:])
+            rows.append((self.prompt_tokens(e.messages) + answer)[-self.config.max_seq_tokens:])
         levels: list[int] = []
         for start in range(0, len(rows), EVAL_ROWS):
             chunk = rows[start:start + EVAL_ROWS]
@@ -74,8 +72,6 @@ class RiskReadTraining:
         """lora.teach = "risk": train a round and judge the level it writes on ``held_out`` (held-out event bars of
         training templates) against the current weights', paired, beside the calendar and keyword rules
         (actors/lora/risk_teach.py states the rule); ``apart`` (held-out templates) is scored, never judged on."""
-        from actors.lora.trainer import RoundResult
-
         prompts = [*held_out, *apart]
         labels = [int(e.meta["risk_level"]) for e in held_out]
         before = self._current_levels(prompts)
@@ -96,8 +92,8 @@ class RiskReadTraining:
             self._kept_levels = (_ids(prompts), after)
         elif verdict.collapsed:
             self._restore(self._kept)
-        return RoundResult(verdict.before, verdict.after, verdict.publish, stats, n, verdict, tuple(before[:n]),
-                           tuple(after[:n]), None, extra)
+        return self.round_result(verdict.before, verdict.after, verdict.publish, stats, n, verdict, tuple(before[:n]),
+                                 tuple(after[:n]), None, extra)
 
     def _current_levels(self, prompts: Sequence[Experience]) -> list[int]:
         """The kept weights' levels on ``prompts`` (remembered from their publication on the same prompts)."""

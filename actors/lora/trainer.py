@@ -213,6 +213,12 @@ class LoraTrainer(RiskReadTraining):
             terms.append(torch.nn.functional.cross_entropy(choice, torch.tensor([allowed.index(e.action)], device=logits.device)))
         return torch.stack(terms).mean() if terms else logits.sum() * 0.0
 
+    def prompt_tokens(self, messages: list[dict]) -> list[int]:
+        return prompt_ids(self.tokenizer, messages)
+
+    round_result = RoundResult
+    """What a round returns (RiskReadTraining builds one without importing this module)."""
+
     def _split_batch(self, encoded: Sequence[tuple[list[int], int]]):
         """(shared, cache, ids, labels, attention) of (ids, n_prompt) rows: with ``cache_shared_prefix`` the first
         ``shared`` prompt tokens of every row are read once into ``cache`` and the tensors hold the rest; the
