@@ -113,6 +113,9 @@ class ReasonerCore:
         now = context_minute(context) if len(self.events) else None
         if self.trigger is not None:
             newest = self.events.newest_visible_minute(now) if now is not None else None
+            latest = self._latest.get(env_id)
+            if latest is not None and latest[0] != episode_id and env_id not in self._busy_envs:
+                self.trigger.forget(env_id)  # a new episode has no thought to carry: its first bar is thought about
             reason = self.trigger.reason_to_think(env_id, step, context, newest)
         else:
             reason = self.policy.reason_to_think(env_id, step, context)

@@ -32,6 +32,10 @@ class NewsTrigger:
         self._seen: dict[int, _Seen] = {}
         self.counts = {"first": 0, "event": 0, "position": 0, "interval": 0, "quiet": 0}
 
+    def forget(self, env_id: int) -> None:
+        """The env's next observation is its first (a new episode: nothing of the last one may be carried into it)."""
+        self._seen.pop(env_id, None)
+
     def reason_to_think(self, env_id: int, step: int, context: Mapping[str, Any], newest_event_minute: int | None) -> str:
         """Why this observation is worth a thought ("first", "event", "position", "interval"), or "" on a quiet bar."""
         side = _side(context)
