@@ -124,3 +124,13 @@ def test_the_event_windows_are_dealt_out_evenly_and_never_leave_the_split():
         event_windows(SimpleNamespace(split=SimpleNamespace(dataset=SimpleNamespace()), config=env.config), 1)
     with pytest.raises(ValueError, match="backtest_window"):
         EnvConfig(backtest_window="news")
+
+
+def test_the_events_window_needs_lockstep_decisions_and_a_market_with_events(tmp_path, capsys):
+    from actors.jobs.cli import main
+
+    assert main(["evaluate", "--market", "news", "--lockstep-window", "events", "--run-dir", str(tmp_path / "a")]) == 1
+    assert "--lockstep-decisions" in capsys.readouterr().err
+    assert main(["evaluate", "--market", "regimes", "--lockstep-decisions", "5", "--lockstep-window", "events",
+                 "--run-dir", str(tmp_path / "b")]) == 1
+    assert "a market with events" in capsys.readouterr().err
