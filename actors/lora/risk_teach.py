@@ -33,7 +33,6 @@ from actors.common.news_risk import (RISK_HORIZON_BARS, RISK_LEVELS, LevelTable,
                                      forward_range_atr, keyword_key)
 from actors.lora.publishing import COLLAPSED, NO_STEPS, NOT_BETTER, PUBLISHED, Verdict, is_collapsed, paired_gain
 
-TEACH_MODES = ("direction", "risk")
 FLOORS = ("calendar", "keyword")
 """The floors an event bar's experience carries (``meta["risk_calendar"]``, ``meta["risk_keyword"]``)."""
 
