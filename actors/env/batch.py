@@ -88,6 +88,8 @@ class EnvBatch:
         self.recent_returns: list[float] = []
         self._decisions: list[list[tuple[int, str]]] = [[] for _ in envs]
         self._chunk_end = [0] * len(envs)
+        self._windows: list[list[tuple[int, int]]] | None = None
+        """env.backtest_window = events: each env's windows still to play, (start, stop) (event_windows)."""
         self._evaluations: list[list[EvaluationRecord]] = [[] for _ in envs]
         self._history: list[list[tuple[int, float, float, float, float, int, int]]] = [[] for _ in envs]
         for env in envs:
@@ -96,9 +98,11 @@ class EnvBatch:
     # ------------------------------------------------------------------ episodes
 
     def reset(self) -> None:
+        if self.mode == "backtest" and self.envs[0].config.backtest_window == "events":
+            self._windows = event_windows(self.envs[0], len(self.envs))
         for env_id, env in enumerate(self.envs):
             if self.mode == "backtest":
-                start, stop = self._chunk(env_id)
+                start, stop = self._windows[env_id].pop(0) if self._windows is not None else self._chunk(env_id)
                 self._chunk_end[env_id] = stop
                 if stop - start < 1:  # more envs than bars: this one has nothing to play
                     self.active[env_id] = False
@@ -201,6 +205,10 @@ class EnvBatch:
         remaining = self._chunk_end[env_id] - env.bar
         if remaining >= 1:  # passed or failed before the chunk's end: a fresh account goes on from here
             env.reset(options={"start": env.bar, "n_bars": remaining})
+        elif self._windows is not None and self._windows[env_id]:  # the next event window, a fresh account
+            start, stop = self._windows[env_id].pop(0)
+            self._chunk_end[env_id] = stop
+            env.reset(options={"start": start, "n_bars": stop - start})
         else:
             self.active[env_id] = False
 
@@ -251,3 +259,27 @@ class EnvBatch:
         returns = [value for metrics in self.run_metrics for value in metrics.episode_returns]
         summary["mean_episode_return"] = float(np.mean(returns)) if returns else 0.0
         return summary, combined.equity_curve, combined.trades
+
+
+def event_windows(env: FuturesTradingEnv, n_envs: int) -> list[list[tuple[int, int]]]:
+    """env.backtest_window = events: per env, the (start, stop) bars it plays: from event_window_before_bars before
+    each bar that makes an event public to event_window_after_bars after. An event inside the previous window is
+    played there (not twice); a window the split cuts is left out; the windows are dealt out in turn and each env gets
+    as many (the remainder, fewer than n_envs, is left out), so every env ends on the same loop step and each env.obs
+    holds all envs, as _chunk's equal chunks do."""
+    split, config = env.split, env.config
+    truth = getattr(split.dataset, "event_truth", None)
+    if truth is None:
+        raise ValueError("env.backtest_window = events needs a market with events (news, news_null, news_drift)")
+    before, length = config.event_window_before_bars, config.event_window_before_bars + config.event_window_after_bars
+    windows: list[tuple[int, int]] = []
+    for bar in sorted(set(np.asarray(truth["event_bar"], dtype=np.int64).tolist())):
+        start = bar - before
+        if start < split.start or start + length > split.stop - 1 or (windows and bar < windows[-1][1]):
+            continue
+        windows.append((start, start + length))
+    per_env = len(windows) // n_envs
+    if per_env == 0:
+        raise ValueError(f"env.backtest_window = events: {len(windows)} event windows in split {split.name!r}, fewer than "
+                         f"the {n_envs} envs")
+    return [windows[env_id::n_envs][:per_env] for env_id in range(n_envs)]

@@ -17,6 +17,7 @@ from runtime.settings import RuntimeSettings
 
 DATA_SOURCES = ("synthetic", "file")
 ENV_MODES = ("train", "backtest", "paper")
+BACKTEST_WINDOWS = ("all", "events")
 SPLITS = ("train", "validation", "test", "all")
 EPISODE_STARTS = ("random", "session_open")
 RESTART_POSITIONS = ("restore", "flatten")
@@ -87,6 +88,14 @@ class EnvConfig(ConfigSection, kw_only=True):
     paper: bars from md.bar (a feed), one decision per closed bar, until stopped (actors/env/live.py)."""
     split: str = "train"
     """train | validation | test | all: which part of the data the actor's environments use."""
+    backtest_window: str = "all"
+    """backtest: all (the split's bars, one chunk an env) | events (only the bars from event_window_before_bars before
+    each bar that makes an event public to event_window_after_bars after it, dealt out to the envs; each window a
+    fresh account: bin/run evaluate --lockstep-window events, actors/env/batch.py event_windows)."""
+    event_window_before_bars: Count = 5
+    """backtest_window = events: bars played before an event's bar."""
+    event_window_after_bars: PositiveCount = 30
+    """backtest_window = events: bars played from an event's bar on (its bar included)."""
     episode_bars: Annotated[int, msgspec.Meta(ge=20)] = 390
     """Bars per training episode (390 = one RTH session); the episode is truncated after them."""
     episode_start: str = "random"
@@ -179,6 +188,8 @@ class EnvConfig(ConfigSection, kw_only=True):
     def __post_init__(self) -> None:
         super().__post_init__()
         _require(self.mode in ENV_MODES, "env.mode", f"must be one of {ENV_MODES}, got {self.mode!r}")
+        _require(self.backtest_window in BACKTEST_WINDOWS, "env.backtest_window",
+                 f"must be one of {BACKTEST_WINDOWS}, got {self.backtest_window!r}")
         _require(self.restart_position in RESTART_POSITIONS, "env.restart_position", f"must be one of {RESTART_POSITIONS}, got {self.restart_position!r}")
         _require(self.paper_window_bars >= self.paper_warmup_bars, "env.paper_window_bars", "must be >= env.paper_warmup_bars")
         _require(self.feed_silence_flatten_secs >= self.feed_silence_warn_secs, "env.feed_silence_flatten_secs", "must be >= env.feed_silence_warn_secs")

@@ -53,7 +53,8 @@ def build_dataset(
     dataset.hidden_regime = market.regime
     dataset.events = getattr(market, "events", ())
     if dataset.events:
-        dataset.event_truth = {"event_bar": market.event_bar, "surprise": market.surprise, "text_sign": market.text_sign}
+        dataset.event_truth = {"event_bar": market.event_bar, "surprise": market.surprise, "text_sign": market.text_sign,
+                               "template_held_out": getattr(market, "template_held_out", ())}
     return dataset
 
 

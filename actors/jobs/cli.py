@@ -227,6 +227,10 @@ def evaluate_options(parser: argparse.ArgumentParser) -> None:
                         "last fold's policy (first seed, last budget) through the actors for the first N decisions of its "
                         "test window in lockstep with the LLM (base model, and --adapter if given), and fill the success "
                         "table's fusion accuracy, LLM accuracy and RL/LLM agreement rows (about 2-3 s a decision on 2 cores)")
+    parser.add_argument("--lockstep-window", choices=("all", "events"), default="all", help="with --lockstep-decisions: "
+                        "all (the first N decisions of the test window) | events (only the bars from 5 before to 30 after "
+                        "each event of the test window, at most N decisions, with the reasoner's risk read: its match with "
+                        "the hindsight volatility level beside the calendar and keyword rules; a news market)")
     parser.add_argument("--adapter", type=Path, help="with --lockstep-decisions: a GGUF LoRA adapter for a second lockstep run, "
                         "the LLM accuracy base -> adapter")
     parser.add_argument("--fusion-warmup", type=int, metavar="M", help="with --lockstep-decisions: before each lockstep run, "

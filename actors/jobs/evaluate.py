@@ -112,6 +112,13 @@ def market_settings(market: str | list[str], days: int) -> dict:
     return {"data.source": "file", "data.path": os.pathsep.join(str(Path(name).resolve()) for name in markets)}
 
 
+def market_has_events(markets: list[str]) -> bool:
+    """A registered synthetic market that carries events (actors/common/news_market.py); a file's never does here."""
+    from actors.common.news_market import NEWS_SCENARIOS
+
+    return all(name in NEWS_SCENARIOS for name in markets)
+
+
 def mode_evaluate(args: argparse.Namespace) -> int:
     settings = plan(args)
     markets = args.market if isinstance(args.market, list) else [args.market or "regimes"]
@@ -123,6 +130,11 @@ def mode_evaluate(args: argparse.Namespace) -> int:
         raise JobError(f"--lockstep-decisions takes a positive number of decisions, got {lockstep_decisions}")
     if getattr(args, "adapter", None) is not None and lockstep_decisions is None:
         raise JobError("evaluate --adapter needs --lockstep-decisions N (the adapter is compared in the lockstep backtest)")
+    lockstep_window = getattr(args, "lockstep_window", None) or "all"
+    if lockstep_window != "all" and lockstep_decisions is None:
+        raise JobError(f"evaluate --lockstep-window {lockstep_window} needs --lockstep-decisions N (the most decisions played)")
+    if lockstep_window == "events" and not market_has_events(markets):
+        raise JobError(f"evaluate --lockstep-window events needs a market with events (news, news_null, news_drift), got {market}")
     fusion_warmup = getattr(args, "fusion_warmup", None) or 0
     if fusion_warmup and lockstep_decisions is None:
         raise JobError("evaluate --fusion-warmup needs --lockstep-decisions N (it teaches the fusion network of the lockstep runs)")
@@ -170,7 +182,7 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     trials = ledger_trials(_read_ledger(ledger), market_key)
     say(f"trials ledger {ledger}: {trials.count} policy trials on this market from {trials.runs} run(s)")
     lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say,
-                                      fusion_warmup=fusion_warmup, purge_days=purge)
+                                      fusion_warmup=fusion_warmup, purge_days=purge, window=lockstep_window)
                 if lockstep_decisions else None)
     summary = summarise(result, config.account.start_balance, lockstep, trials)
     if summary.lockstep is not None:

@@ -113,6 +113,8 @@ def history_bars(config: Config, count: int, held_out: int | None = None, valida
     days and draws that many bars there. Each is what a thought at that bar would have been shown flat (an env
     reset there) and the triple-barrier label of its next bars; only bars where an entry is allowed and whose label horizon ends the
     same day, so no label reads across a night or into another day."""
+    if config.lora.teach == "risk" and not config.reasoner.risk_read:
+        raise JobError("lora.teach = risk teaches the reasoner's risk read: set reasoner.risk_read = true")
     import numpy as np
 
     from actors.common.hindsight import triple_barrier_label
@@ -148,6 +150,11 @@ def history_bars(config: Config, count: int, held_out: int | None = None, valida
             label = triple_barrier_label(data.open, data.high, data.low, data.close, bar, float(data.features.atr[bar]), spec)
             if label is not None:
                 rows.append(HistoryBar(str(bar), news.context(env.context()), env.action_masks().tolist(), label, int(day[bar]), side, checks))
+    if lora.teach == "risk":  # the hindsight volatility level and the floors (actors/lora/risk_teach.py)
+        from actors.lora.risk_teach import annotate_risk
+
+        rows = annotate_risk(rows, data.high, data.low, data.close, day, bars[np.isin(day[bars], train_days)],
+                             data.events, data.event_truth)
     return rows
 
 
@@ -244,10 +251,31 @@ def round_rows(reports: list[RoundReport], validation_rates: list[float] | None 
         ]
         if usd_text(result.metrics()):
             rows.append((f"round {index}: hindsight $ of the answers (held out)", usd_text(result.metrics())))
+        rows += risk_rows(index, result.extra)
         if verdict:
             mix = ", ".join(f"{name} {share:.2f}" for name, share in verdict.answer_mix.items())
             rows.append((f"round {index}: answers", f"{mix}{'  COLLAPSED' if verdict.collapsed else ''}"))
         rows.append((f"round {index}: adapter", str(version.path)))
+    return rows
+
+
+def risk_rows(index: int, extra: dict[str, float]) -> list[tuple[str, Any]]:
+    """lora.teach = risk: the floors' level match on the same held-out event bars and the new adapter's paired gain
+    over each, then the held-out templates' (scored apart)."""
+    rows: list[tuple[str, Any]] = []
+    for prefix, what in (("", "held-out event bars"), ("apart_", "held-out templates (never trained on)")):
+        if f"{prefix}risk_events" not in extra:
+            continue
+        n = int(extra[f"{prefix}risk_events"])
+        if prefix:
+            rows.append((f"round {index}: risk read on {n} {what}",
+                         f"{extra['apart_match_before']:.3f} -> {extra['apart_match_after']:.3f}"))
+        for floor in ("calendar", "keyword"):
+            if f"{prefix}risk_match_{floor}" in extra:
+                rows.append((f"round {index}: {floor} rule on {n} {what}",
+                             f"{extra[f'{prefix}risk_match_{floor}']:.3f}; adapter minus it "
+                             f"{extra[f'{prefix}risk_gain_{floor}']:+.3f} [{extra[f'{prefix}risk_gain_{floor}_low']:+.3f}, "
+                             f"{extra[f'{prefix}risk_gain_{floor}_high']:+.3f}]"))
     return rows
 
 

@@ -14,6 +14,7 @@ from runtime.settings import RuntimeSettings
 DEVICES = ("cpu", "cuda")
 LABEL_SOURCES = ("trades", "trades_hindsight")
 EVAL_METHODS = ("grammar", "generate")
+TEACH_MODES = ("direction", "risk")
 # Hugging Face module names of a llama block that gguf's tensor name map knows.
 LLAMA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -85,6 +86,11 @@ class LoraConfig(ConfigSection, kw_only=True):
     single-shot prompt); false = every example's whole prompt through forward and backward."""
     target_confidence: Fraction = 0.8
     """Confidence written in a target answer (ACTION | 0.80 | reason)."""
+    teach: str = "direction"
+    """direction (the target is the triple-barrier action, a round is judged on it) | risk (on a news market the
+    history prompts also carry the hindsight volatility level, ``ACTION | 0.80 | ELEVATED 15 | reason``; the choice
+    loss is taken at the level's first token too and a round is judged on the level at held-out event bars beside the
+    calendar and keyword rules: actors/lora/risk_teach.py; needs reasoner.risk_read = true)."""
 
     # ---- experiences
     labels: str = "trades_hindsight"
@@ -154,6 +160,7 @@ class LoraConfig(ConfigSection, kw_only=True):
         _require(self.device in DEVICES, "device", f"must be one of {DEVICES}, got {self.device!r}")
         _require(self.labels in LABEL_SOURCES, "labels", f"must be one of {LABEL_SOURCES}, got {self.labels!r}")
         _require(self.eval_method in EVAL_METHODS, "eval_method", f"must be one of {EVAL_METHODS}")
+        _require(self.teach in TEACH_MODES, "teach", f"must be one of {TEACH_MODES}, got {self.teach!r}")
         _require(self.text_loss_weight > 0 or self.action_loss_weight > 0, "text_loss_weight",
                  "and action_loss_weight cannot both be 0 (nothing to learn from)")
         _require(bool(self.target_modules) and set(self.target_modules) <= set(LLAMA_MODULES), "target_modules",
@@ -184,6 +191,8 @@ class ReasonerView(msgspec.Struct, frozen=True, kw_only=True):
     decide_prompt: str
     single_shot_prompt: str
     """The tasks: the four steps, or the one question."""
+    risk_read: bool = False
+    """The decide and single-shot questions ask for a risk read (lora.teach = "risk" teaches it)."""
 
 
 class LoraSettings(RuntimeSettings, kw_only=True):

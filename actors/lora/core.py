@@ -19,6 +19,7 @@ from actors.lora.config import LoraConfig
 from actors.lora.experience import Experience, thought_record
 from actors.common.hindsight import HindsightLabel
 from actors.lora.matching import ExperienceMatcher, TradeOutcome
+from actors.lora.risk_teach import gate_and_apart
 from actors.lora.stopping import Plateau
 from actors.lora.store import ExperienceStore
 from actors.lora.trainer import LoraTrainer, RoundResult, StepProgress
@@ -116,7 +117,15 @@ class LoraCore:
         """Train one round, keep it as a new version (published or not) with its metrics."""
         trainer = self.load_trainer()
         held_out = self.store.held_out(self.config.max_eval_examples, self.round_seq)
-        result = trainer.run_round(trainer.store_sampler(self.store, self.round_seq), held_out, progress)
+        sampler = trainer.store_sampler(self.store, self.round_seq)
+        if self.config.teach == "risk":  # judged on the level at held-out event bars (actors/lora/risk_teach.py)
+            gate, apart = gate_and_apart(held_out)
+            if not gate:
+                raise ValueError("lora.teach = risk needs held-out event bars with a risk level (a news market's history, "
+                                 "reasoner.risk_read = true)")
+            result = trainer.run_risk_round(sampler, gate, apart, progress)
+        else:
+            result = trainer.run_round(sampler, held_out, progress)
         version = self.versions.next_version()
         metrics = {**result.metrics(), "experiences": float(self.store.count()), "published": float(result.publish)}
         if result.verdict is not None and result.verdict.collapsed:  # the alarm: refused, whatever its match rate

@@ -26,6 +26,7 @@ from actors.common.llm.prompts import PromptBook
 from actors.common.thoughts import ThoughtHeader
 from actors.lora.experience import Experience, thought_record
 from actors.lora.matching import ExperienceMatcher
+from actors.lora.risk_teach import RiskInfo, with_risk
 
 HISTORY_PREFIX = "history"
 """Query-id prefix of a history experience: its id is ``hindsight:history:<key>``."""
@@ -46,6 +47,9 @@ class HistoryBar(NamedTuple):
     """True: a held-out day's bar (evaluation only); False: a training day's; None: the store decides by id hash."""
     validation: bool = False
     """A validation day's bar (the last training days): early stopping reads it, training never does."""
+    risk: RiskInfo | None = None
+    """lora.teach = "risk": the bar's hindsight volatility level (and its floors at an event bar); its target then
+    carries the level (actors/lora/risk_teach.py). None: the direction target of before."""
 
 
 def split_days(days: Iterable[int], held_out_fraction: float) -> tuple[list[int], list[int]]:
@@ -76,7 +80,8 @@ def history_experiences(prompts: PromptBook, mode: str, target_confidence: float
             extra["held_out"] = bool(row.held_out)
         if row.validation:
             extra["validation"] = True
-        experiences += [replace(e, meta={**e.meta, **extra}) for e in matcher.add_hindsight(query_id, row.label)]
+        made = [replace(e, meta={**e.meta, **extra}) for e in matcher.add_hindsight(query_id, row.label)]
+        experiences += [with_risk(e, row.risk) for e in made] if row.risk is not None else made
     return experiences
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,7 @@ from actors.lora.experience import Experience
 from actors.lora.export import export_peft_adapter
 from actors.lora.llama_arithmetic import mirror_llama_arithmetic
 from actors.lora.publishing import Verdict, publish_verdict
+from actors.lora.risk_round import RiskReadTraining
 
 IGNORE_INDEX = -100
 EVAL_ROWS = 8
@@ -73,13 +74,16 @@ class RoundResult:
     """... and the trained weights' (bin/bench lora compares them with llama.cpp's)."""
     dollars: DollarGain | None = None
     """The same answers in hindsight dollars a held-out prompt (actors/lora/dollars.py); informs, does not decide."""
+    extra: dict[str, float] = field(default_factory=dict)
+    """lora.teach = "risk": the paired differences to the calendar and keyword rules, the held-out templates' match
+    (actors/lora/risk_teach.py)."""
 
     def metrics(self) -> dict[str, float]:
         return {"match_rate_before": self.before, "match_rate_after": self.after, "held_out": float(self.held_out),
                 "train_steps": float(self.stats.steps), "train_loss": self.stats.mean_loss,
                 "last_loss": self.stats.last_loss, "tokens_per_sec": self.stats.tokens_per_sec,
                 "train_secs": self.stats.secs, **(self.verdict.metrics() if self.verdict else {}),
-                **(self.dollars.metrics() if self.dollars else {})}
+                **(self.dollars.metrics() if self.dollars else {}), **self.extra}
 
 
 def encode_example(tokenizer, messages: list[dict], target: str, max_tokens: int) -> tuple[list[int], int]:
@@ -115,7 +119,7 @@ def prompt_ids(tokenizer, messages: list[dict]) -> list[int]:
     return tokenizer.encode(text, add_special_tokens=False)
 
 
-class LoraTrainer:
+class LoraTrainer(RiskReadTraining):
     def __init__(self, config: LoraConfig, model_path: str | Path) -> None:
         import torch
         from peft import LoraConfig as PeftLoraConfig
@@ -140,6 +144,7 @@ class LoraTrainer:
         self._rng = np.random.default_rng(config.seed)
         self._action_tokens = {a: self.tokenizer.encode(name, add_special_tokens=False)
                                for a, name in enumerate(ACTION_NAMES)}
+        self._init_levels()
         self.parser = DecisionParser()
 
     # ------------------------------------------------------------------ training
@@ -188,6 +193,8 @@ class LoraTrainer:
         if self.config.action_loss_weight > 0:
             first = [n_prompt - shared - 1 for _, n_prompt in encoded]  # the position whose logits choose the action
             loss = loss + self.config.action_loss_weight * self._action_loss(out.logits, first, experiences)
+            if self.config.teach == "risk":
+                loss = loss + self.config.action_loss_weight * self._level_loss(out.logits, first, experiences)
         return loss, sum(len(ids) for ids, _ in encoded)  # example tokens: the same unit with or without the cache
 
     def _action_loss(self, logits, first_positions: Sequence[int], experiences: Sequence[Experience]):
@@ -205,6 +212,12 @@ class LoraTrainer:
             choice = logits[row, position, tokens].float().unsqueeze(0)
             terms.append(torch.nn.functional.cross_entropy(choice, torch.tensor([allowed.index(e.action)], device=logits.device)))
         return torch.stack(terms).mean() if terms else logits.sum() * 0.0
+
+    def prompt_tokens(self, messages: list[dict]) -> list[int]:
+        return prompt_ids(self.tokenizer, messages)
+
+    round_result = RoundResult
+    """What a round returns (RiskReadTraining builds one without importing this module)."""
 
     def _split_batch(self, encoded: Sequence[tuple[list[int], int]]):
         """(shared, cache, ids, labels, attention) of (ids, n_prompt) rows: with ``cache_shared_prefix`` the first

@@ -23,7 +23,7 @@ def _between(low: float, high: float) -> msgspec.Meta:
 BACKENDS = ("llama", "http")
 MODES = ("four_step", "single_shot")
 QUERY_POLICIES = ("always", "every_n", "selective")
-THINK_ON = ("every_bar", "news")
+THINK_ON = ("every_bar", "news", "events")
 
 # Shared by every env and every step, so llama.cpp keeps it in the KV cache.
 SYSTEM_PROMPT = """You are a professional futures trader. Give concise trading advice based on the market context and risk management.
@@ -164,7 +164,8 @@ class ReasonerConfig(ConfigSection, kw_only=True):
     think_on: str = "every_bar"
     """every_bar: query_policy alone decides | news: think when something new arrives for the env (an event made public,
     an entry or exit, the first bar) or every think_every_bars bars; a quiet bar between is answered at once by the
-    env's latest thought (published as cached), so a lockstep loop waits for the model only when something is new."""
+    env's latest thought (published as cached), so a lockstep loop waits for the model only when something is new |
+    events: as news, but an entry or exit is no reason to think (evaluate --lockstep-window events: a thought an event)."""
     think_every_bars: PositiveCount = 10
     """think_on = news: think at least this often per env, in loop steps (bars). A carried answer keeps the step its
     prompt read (LlmThought.step_built) and fusion drops a thought older than fusion.max_staleness_steps (10), so above

@@ -62,7 +62,8 @@ class ReasonerCore:
         self.policy = QueryPolicy(config)
         self.events = EventBook()
         """Every md.event received; each env reads it on its own bar clock (actors/common/llm/news.py)."""
-        self.trigger = NewsTrigger(config.think_every_bars) if config.think_on == "news" else None
+        self.trigger = (NewsTrigger(config.think_every_bars, on_position=config.think_on == "news")
+                        if config.think_on in ("news", "events") else None)
         self._news_shape = (config.news_window_minutes, config.news_horizon_minutes, config.news_max_items)
         self.thoughts_with_news = 0
         self._latest: dict[int, tuple[int, int, Thought]] = {}
@@ -112,6 +113,9 @@ class ReasonerCore:
         now = context_minute(context) if len(self.events) else None
         if self.trigger is not None:
             newest = self.events.newest_visible_minute(now) if now is not None else None
+            latest = self._latest.get(env_id)
+            if latest is not None and latest[0] != episode_id and env_id not in self._busy_envs:
+                self.trigger.forget(env_id)  # a new episode has no thought to carry: its first bar is thought about
             reason = self.trigger.reason_to_think(env_id, step, context, newest)
         else:
             reason = self.policy.reason_to_think(env_id, step, context)

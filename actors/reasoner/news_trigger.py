@@ -25,10 +25,16 @@ class _Seen:
 
 
 class NewsTrigger:
-    def __init__(self, every_bars: int) -> None:
+    def __init__(self, every_bars: int, on_position: bool = True) -> None:
         self.every_bars = every_bars
+        self.on_position = on_position
+        """False (reasoner.think_on = events): an entry or exit is no reason to think."""
         self._seen: dict[int, _Seen] = {}
         self.counts = {"first": 0, "event": 0, "position": 0, "interval": 0, "quiet": 0}
+
+    def forget(self, env_id: int) -> None:
+        """The env's next observation is its first (a new episode: nothing of the last one may be carried into it)."""
+        self._seen.pop(env_id, None)
 
     def reason_to_think(self, env_id: int, step: int, context: Mapping[str, Any], newest_event_minute: int | None) -> str:
         """Why this observation is worth a thought ("first", "event", "position", "interval"), or "" on a quiet bar."""
@@ -38,7 +44,7 @@ class NewsTrigger:
             reason = "first"
         elif newest_event_minute is not None and (seen.event_minute is None or newest_event_minute > seen.event_minute):
             reason = "event"
-        elif side != seen.side:
+        elif self.on_position and side != seen.side:
             reason = "position"
         elif step - seen.step >= self.every_bars:
             reason = "interval"

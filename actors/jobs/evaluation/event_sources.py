@@ -72,15 +72,23 @@ class EventReads:
         its thought's step and ids (LlmThought.step_built), so it never counts an event twice."""
         self._used: dict[tuple[int, int], str] = {}
         """(env, step) of a decision -> the query id of the thought it used."""
+        self._risk: dict[str, int] = {}
+        """Query id -> the thought's risk read (LlmThought.risk_level; -1: none, or reasoner.risk_read off)."""
 
     def add(self, msg: Message) -> None:
         match msg:
             case LlmThought():
                 self._thoughts[msg.query_id] = (msg.env_id, msg.built_on, tuple(msg.news_ids))
+                self._risk[msg.query_id] = int(msg.risk_level)
             case FusionDecision():
                 for row, env_id in enumerate(msg.env_ids):
                     if msg.llm_query_ids[row]:
                         self._used[(env_id, msg.step)] = msg.llm_query_ids[row]
+
+    @property
+    def decision_risk(self) -> dict[tuple[int, int], int]:
+        """(env, step) of every decision with a thought -> that thought's risk read (-1 for none)."""
+        return {key: self._risk.get(query_id, -1) for key, query_id in self._used.items()}
 
     @property
     def decision_event(self) -> dict[tuple[int, int], str]:

@@ -43,6 +43,7 @@ from actors.jobs.evaluation.event_sources import EventScores, event_scores, even
 from actors.jobs.evaluation.evidence import Row, verdict_at_least, verdict_between
 from actors.jobs.evaluation.decision_sources import (AGREEMENT_TARGET, FUSION_ACCURACY_TARGET, LLM_ACCURACY_TARGET, Share, SourceScores,
                                            finite_or_none)
+from actors.jobs.evaluation.risk_reads import RiskReadScores, event_levels, risk_read_scores
 from actors.jobs.evaluation.walkforward import WalkForward
 
 POLICY_DIR = "lockstep-policy"
@@ -64,6 +65,12 @@ minutes on 2 cores instead of hours, and the decisions right after an event stil
 A carried answer is aged from the step its prompt read: fusion drops it past fusion.max_staleness_steps, and the
 reports give the share of decisions with a thought and its real age (actors/jobs/evaluation/thought_ages.py).
 The user's --set reasoner.think_on=every_bar has the last word (actors/jobs/common.py configure)."""
+EVENTS_WINDOW = {"env.backtest_window": "events", "reasoner.risk_read": True, "reasoner.think_on": "events",
+                 "reasoner.think_every_bars": 100_000}
+"""--lockstep-window events: the env plays only the bars from 5 before to 30 after each event's bar (env.backtest_window,
+actors/env/batch.py event_windows), the reasoner answers with its risk read and thinks when an event comes out (not on
+an entry or exit, nor on a timer: the decisions that count are those right after an event), so several hundred event
+decisions cost one thought each. The user's --set keys have the last word."""
 SPA_FLOORS = ("rl", "flat", "trend")
 """The floors fused is tested against, per flat decision in hindsight $: the policy alone, staying flat, the trend word."""
 SPA_LEVEL = 0.05
@@ -113,6 +120,11 @@ class LockstepEvidence:
     thought_ages: dict[str, dict[str, float]] = field(default_factory=dict)
     """Per run (base, adapter), the share of decisions with a thought and its real age, the carried answers' real age
     and fusion's count of the decisions whose thought was too old (actors/jobs/evaluation/thought_ages.py)."""
+    risk_reads: dict[str, RiskReadScores] = field(default_factory=dict)
+    """Per run (base, adapter), the risk read right after an event against the hindsight level, beside the calendar
+    and keyword rules (actors/jobs/evaluation/risk_reads.py; a market with events only)."""
+    window: str = "all"
+    """--lockstep-window: all (the first decisions of the test window) | events (the minutes around its events)."""
 
     @property
     def after(self) -> SourceScores:
@@ -141,7 +153,9 @@ class LockstepEvidence:
             runs[name]["events"] = scores.to_json()
         for name, ages in self.thought_ages.items():
             runs[name]["thought_ages"] = {key: finite_or_none(value) for key, value in ages.items()}
-        return {"decisions_requested": self.decisions, "fold": self.fold, "test_start_day": self.test_start_day,
+        for name, reads in self.risk_reads.items():
+            runs[name]["risk_reads"] = reads.to_json()
+        return {"decisions_requested": self.decisions, "window": self.window, "fold": self.fold, "test_start_day": self.test_start_day,
                 "policy_checkpoint": self.checkpoint, "rows_read": self.after_name,
                 "fused_against_floors": {floor: _spa_json(test) for floor, test in self.spa.items()}, **runs}
 
@@ -190,7 +204,8 @@ def lockstep_rows(evidence: LockstepEvidence) -> list[Row]:
                     f"{run}: a decision's action valued at what a long (BUY) or a short (SELL) from there made, one "
                     f"contract, costs paid; fused {after.mean_usd('fused'):+,.1f}, RL {after.mean_usd('rl'):+,.1f}, "
                     f"LLM {after.mean_usd('llm'):+,.1f}, the trend word alone {after.mean_usd('trend'):+,.1f} a decision")
-    return [fusion, accuracy, agreement, fused, fused_usd, *_spa_rows(evidence, run), *_event_rows(evidence)]
+    return [fusion, accuracy, agreement, fused, fused_usd, *_spa_rows(evidence, run), *_event_rows(evidence),
+            *_risk_rows(evidence)]
 
 
 def fused_against_floors(series: dict[str, np.ndarray], label_horizon: int, reps: int = SPA_REPS) -> dict[str, dict]:
@@ -245,6 +260,31 @@ def _event_rows(evidence: LockstepEvidence) -> list[Row]:
                  verdict_at_least(llm.value, *llm.interval, LLM_ACCURACY_TARGET), note),
             Row("LLM minus the keyword rule, hindsight $ right after an event (paired)", gain.value, gain_low, gain_high, "> 0",
                 verdict_above(gain.value, gain_low, gain_high, 0.0), f"{evidence.after_name}, {gain.n} priced decisions")]
+
+
+def _risk_rows(evidence: LockstepEvidence) -> list[Row]:
+    """With reasoner.risk_read: the LLM's risk read right after an event against the hindsight level, and paired against
+    the calendar and keyword rules on the same decisions, with the thoughts' real age beside."""
+    from actors.jobs.evaluation.thought_ages import ages_text
+
+    name = "adapter" if evidence.adapter is not None else "base"
+    scores = evidence.risk_reads.get(name)
+    if scores is None or scores.missing == scores.decisions:  # none, or reasoner.risk_read was off
+        return []
+    before = (f"base {_share_text(evidence.risk_reads['base'].llm)} -> adapter {_share_text(scores.llm)}; "
+              if name == "adapter" and "base" in evidence.risk_reads else "")
+    ages = ages_text(evidence.thought_ages.get(name, {}))
+    run = f"{evidence.after_name}, {scores.decisions} decisions right after a thought read a new event"
+    note = (f"{before}{run} ({scores.missing} without a readable read): calendar rule {_share_text(scores.calendar)}, keyword "
+            f"rule {_share_text(scores.keyword)}; held-out templates ({scores.held_out}): LLM {_share_text(scores.llm_held_out)}, "
+            f"keyword {_share_text(scores.keyword_held_out)}; thought ages: {ages}")
+    rows = [_row("LLM risk read = hindsight level, right after an event", scores.llm, f">= {LLM_ACCURACY_TARGET:.2f}",
+                 verdict_at_least(scores.llm.value, *scores.llm.interval, LLM_ACCURACY_TARGET), note)]
+    for floor, gain in (("calendar", scores.llm_vs_calendar), ("keyword", scores.llm_vs_keyword)):
+        low, high = gain.interval
+        rows.append(Row(f"LLM risk read minus the {floor} rule (match, paired)", gain.value, low, high, "> 0",
+                        verdict_above(gain.value, low, high, 0.0), f"{run}; thought ages: {ages}"))
+    return rows
 
 
 def verdict_above(value: float, low: float, high: float, target: float) -> str:
@@ -321,23 +361,26 @@ def save_lockstep_policy(directory: Path, steps: int, checkpoint) -> tuple[Path,
 def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any], dataset: Dataset, result: WalkForward,
                           out: Path, decisions: int, adapter_settings: dict[str, Any],
                           say: Callable[[str], None] = lambda _text: None, fusion_warmup: int = 0,
-                          purge_days: int = 2) -> LockstepEvidence:
+                          purge_days: int = 2, window: str = "all") -> LockstepEvidence:
     """Save the last fold's policy, play the first ``decisions`` of its test window in lockstep on the base model and
     (``adapter_settings``) on the adapter; ``data_settings``: the walk-forward's market keys. ``fusion_warmup``: before
-    each, that many decisions on the training days teach the fusion network the test run starts from."""
+    each, that many decisions on the training days teach the fusion network the test run starts from. ``window`` =
+    events: only the minutes around the test window's events are played (EVENTS_WINDOW), ``decisions`` at most."""
     from actors.jobs.lockstep import lockstep_backtest
 
     if result.last_policy is None:
         raise ValueError("the walk-forward kept no policy to play in lockstep")
     path, saved = save_lockstep_policy(out / POLICY_DIR, *result.last_policy)
     fold = result.folds[-1]
+    events_window = window == "events"
     thinking = EVENT_THINKING if getattr(dataset, "events", ()) else {}
     choices = getattr(result, "policy_choices", [])  # the cadence the last fold's policy was trained and tested with
     chosen = {key: choices[-1].params[key] for key in ("env.decision_every_bars", "env.min_hold_bars")} if choices else {}
     policy = {**data_settings, **saved, **thinking, **chosen}
-    start_day = news_window_start_day(dataset, fold.test_start_day, decisions)
-    settings = {**policy, **window_settings(dataset, start_day)}
-    window = f"fold {fold.index + 1}'s test window (day {start_day} on)"
+    start_day = fold.test_start_day if events_window else news_window_start_day(dataset, fold.test_start_day, decisions)
+    settings = {**policy, **window_settings(dataset, start_day), **(EVENTS_WINDOW if events_window else {})}
+    played = window
+    window = f"fold {fold.index + 1}'s test window (day {start_day} on" + (", T-5 to T+30 bars around each event)" if events_window else ")")
     if start_day != fold.test_start_day:
         window += f", its first day from day {fold.test_start_day} whose first {decisions} bars make an event public"
     warmups: dict[str, FusionWarmup] = {}
@@ -363,10 +406,13 @@ def run_lockstep_evidence(args: argparse.Namespace, data_settings: dict[str, Any
               if signs and run.reads is not None and run.book is not None}
     after = tuned or base
     spa = fused_against_floors(after.book.usd_series(), after.label_horizon_bars) if after.book is not None else {}
+    levels = event_levels(dataset, int(dataset.session_starts[start_day])) if signs else None
+    risk = {name: risk_read_scores(run.reads.decision_event, run.reads.decision_risk, levels) for name, run in runs.items()
+            if levels is not None and run.reads is not None}
     return LockstepEvidence(decisions, base.scores, tuned.scores if tuned else None, base.llm_figures(),
                             tuned.llm_figures() if tuned else {}, fold.index, start_day, str(path),
                             adapter_settings.get("reasoner.lora_path", ""), warmups, events, spa,
-                            {name: dict(run.ages) for name, run in runs.items()})
+                            {name: dict(run.ages) for name, run in runs.items()}, risk, played)
 
 
 def _warm_up_fusion(args: argparse.Namespace, settings: dict[str, Any], dataset: Dataset, test_start_day: int,

@@ -43,6 +43,7 @@ def lockstep_lines(summary) -> list[str]:
                      f"{num(llm.get('llm_trust'))} | {num(llm.get('query_rate'))} |")
     lines += age_lines(lockstep)
     lines += event_lines(lockstep)
+    lines += risk_lines(lockstep)
     warmups = [(name, lockstep[name]["fusion_warmup"]) for name in ("base", "adapter")
                if name in lockstep and "fusion_warmup" in lockstep[name]]
     for name, warmup in warmups:
@@ -95,6 +96,35 @@ def event_lines(lockstep: dict) -> list[str]:
                   + f" ({next(iter(spa.values()))['decisions']} decisions"
                   + (f", mean block {block} decisions, at least the labels' horizon" if (block := next(iter(spa.values())).get("block")) else "")
                   + ")."]
+    return lines
+
+
+def risk_lines(lockstep: dict) -> list[str]:
+    """With reasoner.risk_read (--lockstep-window events): each run's risk read right after an event against the
+    hindsight volatility level, beside the calendar and keyword rules on the same decisions, paired, with the real age
+    of the thoughts behind them (actors/jobs/evaluation/risk_reads.py)."""
+    from actors.jobs.evaluation.thought_ages import ages_text
+
+    runs = [(name, lockstep[name]) for name in ("base", "adapter")
+            if name in lockstep and lockstep[name].get("risk_reads", {}).get("decisions")]
+    runs = [(name, run) for name, run in runs if run["risk_reads"]["missing"] < run["risk_reads"]["decisions"]]
+    if not runs:
+        return []
+    lines = ["", f"The risk read right after a thought read a new event ({lockstep.get('window', 'all')} window): the "
+             "hindsight volatility level (the next 15 bars' range over the ATR before, thresholds of the bars before the "
+             "test window) matched by", "",
+             "| run | decisions | LLM | calendar rule | keyword rule | LLM minus calendar (paired) | LLM minus keyword (paired) | "
+             "held-out templates: LLM / keyword | reads CALM / ELEVATED / EXTREME / none | thought ages |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, run in runs:
+        r = run["risk_reads"]
+        mix = r["answers"]
+        ages = ages_text({k: finite(v) for k, v in run.get("thought_ages", {}).items()})
+        lines.append(f"| {name} | {r['decisions']} | {share_cell(r['llm'])} | {share_cell(r['calendar'])} | "
+                     f"{share_cell(r['keyword'])} | {share_cell(r['llm_vs_calendar'], '+.3f')} | "
+                     f"{share_cell(r['llm_vs_keyword'], '+.3f')} | {share_cell(r['llm_held_out'])} / "
+                     f"{share_cell(r['keyword_held_out'])} | {mix['CALM']} / {mix['ELEVATED']} / {mix['EXTREME']} / "
+                     f"{r['missing']} | {ages} |")
     return lines
 
 
