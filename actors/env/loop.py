@@ -380,7 +380,6 @@ class EnvLoop(LoopFigures, Actor):
             self._publish_obs()
 
     def _publish_obs(self) -> None:
-        self._last_obs_at = time.monotonic()
         env_ids = self.batch.active_ids()
         obs, masks = self.batch.observations(env_ids)
         if self.book is not None:
@@ -392,6 +391,9 @@ class EnvLoop(LoopFigures, Actor):
         thought_steps = self.gate.newest_seen(env_ids) if self.gate is not None else []  # lockstep: the thoughts it waited for
         self._last_obs = EnvObs(env_ids=env_ids, episode_ids=self.batch.episode_ids(env_ids), step=self.step_index, obs=obs, masks=masks,
                                 contexts=contexts, thought_steps=thought_steps)
+        # Paced from the moment it goes out, not from when it was built: a slow build (the first bar's tape table)
+        # must not bring the next observation forward.
+        self._last_obs_at = time.monotonic()
         self.publish(self._last_obs)
         if self.hindsight is not None:
             self.hindsight.record_steps(env_ids, self.batch.episode_ids(env_ids), self.step_index, [self.batch.envs[e].bar for e in env_ids])
