@@ -21,9 +21,14 @@ before; ``bin/run evaluate`` chooses them per fold on validation days (actors/jo
 
 from __future__ import annotations
 
-from actors.common.actions import BUY, N_ACTIONS, SELL
+from actors.common.actions import BUY, HOLD, N_ACTIONS, SELL
 
 HOLD_ONLY = [True] + [False] * (N_ACTIONS - 1)
+
+
+def is_forced(mask) -> bool:
+    """True when ``mask`` (bool [6]) allows HOLD and nothing else: the bar is no choice of the policy's."""
+    return bool(mask[HOLD]) and not any(bool(allowed) for action, allowed in enumerate(mask) if action != HOLD)
 
 
 def is_decision_bar(minute_et: int, every_bars: int) -> bool:

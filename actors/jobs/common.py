@@ -100,6 +100,9 @@ def check_run_files(config: Config) -> None:
             raise JobError(str(exc)) from None
     if POLICY in config.runtime.actors and Path(config.policy.model_path).is_file():
         check_checkpoint(Path(config.policy.model_path))
+    if POLICY in config.runtime.actors and config.policy.learn and config.policy.skip_forced_bars:
+        raise JobError("policy.skip_forced_bars: only bin/run evaluate's in-process trainer learns from choices only; "
+                       "a learning policy actor stores every bar (set it false, or train with bin/run evaluate)")
     for warning in data_warnings:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
 

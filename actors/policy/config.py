@@ -99,6 +99,15 @@ class PolicyConfig(ConfigSection, kw_only=True):
     phase at another pace, e.g. the main job's lockstep phase, collects shorter rollouts)."""
     model_path: str = ""
     """A checkpoint file to load (backtest: with learn=false); '' = none."""
+    skip_forced_bars: bool = False
+    """Learn from choices only: a bar whose action mask allows only HOLD (env.decision_every_bars' bars between
+    decisions) is played by the trainer, HOLD through the risk rules, and its reward is added to the decision before
+    it, so a rollout, the discount and the step budget count decisions, not bars: a semi-Markov decision process
+    (Sutton, Precup and Singh 1999), Atari's frame skip (Mnih et al. 2015). With a decision every 30 bars PPO sees the
+    15:29 entry's whole half hour as one reward instead of 30 rewards discounted by 0.9 each, and a budget covers 30
+    times the days. The account is the same bar for bar; only what is stored changes. Honoured by the in-process
+    trainer (``bin/run evaluate``, whose cadence grid turns it on); a learning policy actor refuses it at start-up
+    (its rollout chain pairs one transition with one served step)."""
 
     def __post_init__(self) -> None:
         _require(self.learn_from in LEARN_FROM, "policy.learn_from", f"must be one of {LEARN_FROM}, got {self.learn_from!r}")

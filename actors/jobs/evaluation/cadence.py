@@ -39,11 +39,14 @@ class Candidate:
     min_hold_bars: int | None = None
     entry_penalty_usd: float | None = None
     ent_coef: float | None = None
+    skip_forced_bars: bool | None = None
+    n_steps: int | None = None
 
     def apply(self, config: Config) -> Config:
         env = {k: v for k, v in (("decision_every_bars", self.decision_every_bars), ("min_hold_bars", self.min_hold_bars),
                                  ("entry_penalty_usd", self.entry_penalty_usd)) if v is not None}
-        policy = {"ent_coef": self.ent_coef} if self.ent_coef is not None else {}
+        policy = {k: v for k, v in (("ent_coef", self.ent_coef), ("skip_forced_bars", self.skip_forced_bars),
+                                    ("n_steps", self.n_steps)) if v is not None}
         return msgspec.structs.replace(config, env=msgspec.structs.replace(config.env, **env),
                                        policy=msgspec.structs.replace(config.policy, **policy))
 
@@ -52,19 +55,28 @@ class Candidate:
         applied = self.apply(config)
         return {"policy_setting": self.name, "env.decision_every_bars": applied.env.decision_every_bars,
                 "env.min_hold_bars": applied.env.min_hold_bars, "env.entry_penalty_usd": applied.env.entry_penalty_usd,
-                "policy.ent_coef": applied.policy.ent_coef}
+                "policy.ent_coef": applied.policy.ent_coef, "policy.skip_forced_bars": applied.policy.skip_forced_bars,
+                "policy.n_steps": applied.policy.n_steps}
 
+
+DECISION_ROLLOUT_STEPS = 128
+"""policy.n_steps of the gated settings, which learn from choices only (policy.skip_forced_bars): 128 decisions an
+env, 512 over 4 envs, about 40 sessions at a decision every 30 bars (the default 2,048 bars would be 630 sessions a
+rollout and two PPO updates in a 20,000-step budget)."""
 
 GRID = (
     Candidate("as_configured"),
-    Candidate("every_15", decision_every_bars=15, min_hold_bars=15, entry_penalty_usd=10.0),
-    Candidate("every_30", decision_every_bars=30, min_hold_bars=30, entry_penalty_usd=10.0, ent_coef=0.02),
+    Candidate("every_15", decision_every_bars=15, min_hold_bars=15, entry_penalty_usd=10.0,
+              skip_forced_bars=True, n_steps=DECISION_ROLLOUT_STEPS),
+    Candidate("every_30", decision_every_bars=30, min_hold_bars=30, entry_penalty_usd=10.0, ent_coef=0.02,
+              skip_forced_bars=True, n_steps=DECISION_ROLLOUT_STEPS),
 )
 """Every bar as configured (1 bar, no minimum hold, no turnover charge, ent_coef 0.01 by default); a decision every
-15 minutes held at least 15; every 30 held at least 30 with more exploration (fewer decisions give PPO fewer samples
-to learn the entries from). Both gated settings act at the 9:59 close (the first half hour known) and the 15:29 close
-(the last half hour's edge on ``realistic``). The $10 charge is a fifth of NQ's round-trip costs ($5 commission +
-2 ticks of slippage = $15) on top of them."""
+15 minutes held at least 15; every 30 held at least 30 with more exploration. Both gated settings act at the 9:59
+close (the first half hour known) and the 15:29 close (the last half hour's edge on ``realistic``), and learn from
+their decisions only (policy.skip_forced_bars): their step budget counts decisions, so a budget covers 15-30 times
+the days of the every-bar setting's and costs that much more CPU. The $10 charge is a fifth of NQ's round-trip costs
+($5 commission + 2 ticks of slippage = $15) on top of them."""
 QUICK_GRID = (GRID[0], GRID[2])
 """--quick: the settings as configured and the farthest from them."""
 

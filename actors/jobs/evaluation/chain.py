@@ -23,6 +23,8 @@ from types import SimpleNamespace
 import msgspec
 import numpy as np
 
+from actors.common.actions import HOLD
+from actors.env.cadence import is_forced
 from actors.env.dataset import DataSplit
 from actors.env.env import FuturesTradingEnv
 from actors.common.instruments import resolve_instrument
@@ -110,9 +112,11 @@ def play_window(config: Config, split: DataSplit, decide: Decide, *, risk: bool 
     trades: list[Trade] = []
     accounts, breaches, step = 1, 0, 0
     start_ns = split.dataset.start_ns
+    skip_forced = config.policy.skip_forced_bars
     while True:
         equity_before = env.equity
-        action = stage.review(0, step, env, decide(env))
+        # A policy that learned from choices only is not asked on a bar that is none (its answer is HOLD anyway).
+        action = stage.review(0, step, env, HOLD if skip_forced and is_forced(env.action_masks()) else decide(env))
         _, _, terminated, truncated, info = env.step(action)
         step += 1
         times.append(int(start_ns[env.bar]))
@@ -179,8 +183,31 @@ class InProcessTrainer:
         self.stage = RiskStage(config, enabled=risk, training=True)
         self.learner = OnlineMaskablePPO(config.policy, self.n_envs)
         self.step = 0
+        self.skip_forced = config.policy.skip_forced_bars
+        self._bars = [0] * self.n_envs
+        """Bars each env played: the risk rules' clock (their cooldowns count bars, whatever the learner stores)."""
         self._returns = [0.0] * self.n_envs
         self._lengths = [0] * self.n_envs
+        if self.skip_forced:
+            for env_id, env in enumerate(self.envs):
+                self._play_forced(env_id, env)
+
+    def _review(self, env_id: int, env: FuturesTradingEnv, action: int) -> int:
+        action = self.stage.review(env_id, self._bars[env_id], env, action)
+        self._bars[env_id] += 1
+        return action
+
+    def _play_forced(self, env_id: int, env: FuturesTradingEnv) -> tuple[float, bool, bool, np.ndarray | None]:
+        """policy.skip_forced_bars: play the bars whose mask allows only HOLD (through the risk rules, as the actor
+        loop would) until the policy has a choice or the episode ends; (their reward, terminated, truncated, the
+        terminal observation when it ended)."""
+        reward = 0.0
+        while is_forced(env.action_masks()):
+            _, bar_reward, terminated, truncated, _ = env.step(self._review(env_id, env, HOLD))
+            reward += bar_reward
+            if terminated or truncated:
+                return reward, terminated, truncated, env.observe()
+        return reward, False, False, None
 
     def train_until(self, timesteps: int, on_update: Callable[[int, dict], None] | None = None) -> OnlineMaskablePPO:
         learner, envs = self.learner, self.envs
@@ -188,13 +215,17 @@ class InProcessTrainer:
             obs = np.stack([env.observe() for env in envs])
             masks = np.stack([env.action_masks() for env in envs])
             proposal = learner.propose(obs, masks, self.step)
-            executed = np.array([self.stage.review(i, self.step, env, int(a)) for i, (env, a) in enumerate(zip(envs, proposal.actions))])
+            executed = np.array([self._review(i, env, int(a)) for i, (env, a) in enumerate(zip(envs, proposal.actions))])
             rewards = np.zeros(self.n_envs, dtype=np.float32)
             terminated = np.zeros(self.n_envs, dtype=bool)
             truncated = np.zeros(self.n_envs, dtype=bool)
             terminal_obs = np.zeros_like(obs)
             for i, env in enumerate(envs):
                 next_obs, reward, terminated[i], truncated[i], _ = env.step(int(executed[i]))
+                if self.skip_forced and not (terminated[i] or truncated[i]):
+                    held_reward, terminated[i], truncated[i], held_terminal = self._play_forced(i, env)
+                    reward += held_reward
+                    next_obs = held_terminal if held_terminal is not None else next_obs
                 rewards[i] = reward
                 self._returns[i] += reward
                 self._lengths[i] += 1
@@ -203,6 +234,9 @@ class InProcessTrainer:
                     learner.note_episode(self._returns[i], self._lengths[i])
                     self._returns[i], self._lengths[i] = 0.0, 0
                     env.reset()
+                    if self.skip_forced:
+                        # A new episode starts flat: its held bars before the first choice earn exactly 0.
+                        self._play_forced(i, env)
             learner.record(self.step, executed, rewards, terminated, truncated, terminal_obs)
             self.step += 1
             if learner.update_ready:

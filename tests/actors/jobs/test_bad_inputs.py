@@ -47,6 +47,8 @@ CASES = {
     "trials --ledger": (["trials", "--ledger", "{B}/bad.jsonl"], "bad.jsonl: 1 unreadable line(s)"),
     "keys --dir": (["keys", "--dir", "{B}/bad.csv"], "bad.csv: Not a directory"),
     "grid VARIANTS": (["grid", "{B}/bad.toml", "--", "--quick"], "bad.toml: cannot read"),
+    "run policy.skip_forced_bars": (["run", "--set", "policy.skip_forced_bars=true"],
+                                      "policy.skip_forced_bars: only bin/run evaluate's in-process trainer"),
 }
 
 
