@@ -378,7 +378,7 @@ def policy_choice_lines(summary: Summary) -> list[str]:
         tried = ", ".join(f"{name}: {_usd(net)} ({c['validation_trades'][name]} trades)" for name, net in c["validation_net_usd"].items())
         lines.append(f"- fold {c['fold'] + 1}: policy settings {c['chosen']} (decision every {p['env.decision_every_bars']} bars, "
                      f"minimum hold {p['env.min_hold_bars']} bars, turnover charge ${p['env.entry_penalty_usd']:g}, entropy "
-                     f"{p['policy.ent_coef']:g}), chosen on validation days {c['validation_days'][0]}-{c['validation_days'][1] - 1} "
+                     f"{p['policy.ent_coef']:g}{', learns from its decisions only' if p.get('policy.skip_forced_bars') else ''}), chosen on validation days {c['validation_days'][0]}-{c['validation_days'][1] - 1} "
                      f"at {c['budget']:,} steps ({tried or 'too few training days: as configured'})")
     return ["## Policy settings chosen on each fold's validation days", "", *lines, ""]
 
