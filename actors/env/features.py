@@ -25,9 +25,6 @@ bar's own ATR(14) or close, volumes relative to their own trailing means, bounde
 oscillators are rescaled to [-1, 1]. Values are clipped to [-CLIP, CLIP]; the warm-up
 bars where an indicator is undefined are 0. So a feature at bar t depends on bars <= t
 only (tests/actors/env/test_features.py changes later bars and checks).
-
-It is over 400 lines because it is the one definition of the 261 features' layout and arithmetic;
-feature_stream.py follows it indicator by indicator, and split files would hide that order.
 """
 
 from __future__ import annotations
