@@ -11,6 +11,9 @@ from collections.abc import Sized
 
 import numpy as np
 
+FLOAT32, BOOL = np.dtype("float32"), np.dtype("bool")
+"""The dtypes the hot path compares against (made once: a message is checked by its sender and each subscriber)."""
+
 
 def require_array(message: str, field: str, array: np.ndarray, shape: tuple[int, ...], dtype: str | None = None) -> None:
     """``array`` has exactly ``shape`` (and ``dtype`` when given); ValueError naming the field otherwise."""

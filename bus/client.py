@@ -63,7 +63,34 @@ class Receiver:
         return decoded
 
 
-class AsyncBus(Receiver):
+class Client(Receiver):
+    """What both clients open and close: an encoder, a zmq context, a PUB and a SUB (CURVE on both when the broker
+    runs it). The PUB binds the actor's own direct lane when ``addresses.peers`` lists ``name``, else connects to the
+    broker; the SUB connects to the broker and to every lane."""
+
+    def __init__(self, addresses: BusAddresses, sender: str, name: str, hwm: int, max_frame_bytes: int, *,
+                 pub_linger_ms: int) -> None:
+        super().__init__(max_frame_bytes)
+        self.encoder = Encoder(sender)
+        self.context = zmq.Context()
+        curve = addresses.client_keys()  # None unless the broker runs CURVE (bus.json says so)
+        self.pub = self.context.socket(zmq.PUB)
+        _configure(self.pub, hwm, linger_ms=pub_linger_ms, curve=curve)
+        if name and name in addresses.peers:  # libzmq replaces a socket file left by a killed predecessor
+            self.pub.bind(addresses.peers[name])
+        else:
+            self.pub.connect(addresses.xsub)
+        self.sub = self.context.socket(zmq.SUB)
+        _configure(self.sub, hwm, linger_ms=0, curve=curve)
+        _connect_subscriber(self.sub, addresses)
+
+    def close(self) -> None:
+        self.sub.close(linger=0)
+        self.pub.close()
+        self.context.term()
+
+
+class AsyncBus(Client):
     """The actor's connection: plain zmq sockets driven by the event loop.
 
     PUB never blocks. SUB is read without zmq.asyncio's per-receive futures: the actor's
@@ -75,21 +102,9 @@ class AsyncBus(Receiver):
                  max_frame_bytes: int = 64 << 20) -> None:
         """``name``: the actor's short name; when ``addresses.peers`` lists it, its PUB binds that direct lane
         instead of connecting to the broker."""
-        super().__init__(max_frame_bytes)
-        self.encoder = Encoder(sender)
-        self.context = zmq.Context()
-        curve = addresses.client_keys()  # None unless the broker runs CURVE (bus.json says so)
-        self.pub = self.context.socket(zmq.PUB)
-        _configure(self.pub, hwm, linger_ms=1000, curve=curve)  # let the last messages (done, stats) leave on close
+        super().__init__(addresses, sender, name, hwm, max_frame_bytes, pub_linger_ms=1000)  # let the last messages (done, stats) leave on close
         self.lanes = bool(addresses.peers)
         """Frames come on several connections (direct lanes): the actor handles each batch it reads in send-time order."""
-        if name in addresses.peers:  # libzmq replaces a socket file left by a killed predecessor
-            self.pub.bind(addresses.peers[name])
-        else:
-            self.pub.connect(addresses.xsub)
-        self.sub = self.context.socket(zmq.SUB)
-        _configure(self.sub, hwm, linger_ms=0, curve=curve)
-        _connect_subscriber(self.sub, addresses)
         self.sent = 0
         self.hop_timer = None
         """A runtime.hops.HopTimer when TT_PROFILE=hops: publish then times encoding and sending."""
@@ -133,26 +148,12 @@ class AsyncBus(Receiver):
         """The SUB socket's ZMQ_FD, for the event loop's reader (edge-triggered: drain with poll_frames)."""
         return self.sub.getsockopt(zmq.FD)
 
-    def close(self) -> None:
-        self.sub.close(linger=0)
-        self.pub.close()
-        self.context.term()
 
-
-class SyncBus(Receiver):
+class SyncBus(Client):
     """A blocking client for scripts, tools and tests. Receives always take a timeout."""
 
     def __init__(self, addresses: BusAddresses, sender: str = "client", *, hwm: int = 10000, max_frame_bytes: int = 64 << 20) -> None:
-        super().__init__(max_frame_bytes)
-        self.encoder = Encoder(sender)
-        self.context = zmq.Context()
-        curve = addresses.client_keys()  # None unless the broker runs CURVE (bus.json says so)
-        self.pub = self.context.socket(zmq.PUB)
-        _configure(self.pub, hwm, linger_ms=500, curve=curve)
-        self.pub.connect(addresses.xsub)
-        self.sub = self.context.socket(zmq.SUB)
-        _configure(self.sub, hwm, linger_ms=0, curve=curve)
-        _connect_subscriber(self.sub, addresses)
+        super().__init__(addresses, sender, "", hwm, max_frame_bytes, pub_linger_ms=500)
         self.poller = zmq.Poller()
         self.poller.register(self.sub, zmq.POLLIN)
 
@@ -195,11 +196,6 @@ class SyncBus(Receiver):
             msg = self.recv_decoded(remaining).msg
             if (kind is None or isinstance(msg, kind)) and (where is None or where(msg)):
                 return msg
-
-    def close(self) -> None:
-        self.sub.close(linger=0)
-        self.pub.close()
-        self.context.term()
 
     def __enter__(self) -> "SyncBus":
         return self

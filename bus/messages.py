@@ -31,7 +31,7 @@ from actors.common.bars import OHLCVBar
 from actors.common.decisions import FusedBatch
 from actors.common.events import MarketEvent
 from actors.common.thoughts import ThoughtHeader
-from bus.batch_checks import require_array, require_rows, require_vectors
+from bus.batch_checks import BOOL, FLOAT32, require_array, require_rows, require_vectors
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True):
@@ -101,13 +101,6 @@ class Bar(OHLCVBar, Message, frozen=True, kw_only=True):
     """Where the bar came from (``replay``, ``synthetic``, ``ccxt:<exchange>``)."""
     history: bool = False
     """A bar before the session played (a replay's warm-up from the file): the env only learns its features from it, decides nothing."""
-
-
-# Every loop message is built by its sender and decoded by each subscriber, a few times per hop and
-# step: the checks below are plain shape/length comparisons in one expression; only when one fails
-# do the require_* helpers of bus/batch_checks.py run, to name the field in the ValueError.
-_FLOAT32 = np.dtype("float32")
-_BOOL = np.dtype("bool")
 
 
 class Event(MarketEvent, Message, frozen=True, kw_only=True):
@@ -211,7 +204,7 @@ class EnvObs(Message, frozen=True, kw_only=True):
     def __post_init__(self) -> None:
         n = len(self.env_ids)
         obs, masks = self.obs, self.masks
-        if (obs.shape == (n, OBS_DIM) and obs.dtype == _FLOAT32 and masks.shape == (n, N_ACTIONS) and masks.dtype == _BOOL
+        if (obs.shape == (n, OBS_DIM) and obs.dtype == FLOAT32 and masks.shape == (n, N_ACTIONS) and masks.dtype == BOOL
                 and len(self.episode_ids) == n and len(self.contexts) == n and len(self.thought_steps) in (n, 0)):
             return
         require_array("EnvObs", "obs", obs, (n, OBS_DIM), "float32")
@@ -478,26 +471,9 @@ class Probe(Message, frozen=True, kw_only=True):
 
 
 ALL_MESSAGES: tuple[type[Message], ...] = (
-    Heartbeat,
-    Stats,
-    Shutdown,
-    Done,
-    Progress,
-    Bar,
-    Event,
-    EnvObs,
-    PolicyProposal,
-    LlmThought,
-    FusionDecision,
-    RiskVerdict,
-    EnvTransition,
-    EnvOutcome,
-    EnvEpisode,
-    EnvHindsight,
-    PolicyUpdate,
-    LoraRound,
-    LoraAdapter,
-    Probe,
+    Heartbeat, Stats, Shutdown, Done, Progress, Bar, Event, EnvObs, PolicyProposal, LlmThought, FusionDecision, RiskVerdict,
+    EnvTransition, EnvOutcome, EnvEpisode, EnvHindsight, PolicyUpdate, LoraRound, LoraAdapter, Probe,
 )
+"""Every message, in the order docs/reference.py lists them; the codec decodes these and no other."""
 
 MESSAGE_TYPES: dict[str, type[Message]] = {cls.__name__: cls for cls in ALL_MESSAGES}

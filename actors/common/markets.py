@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from actors.common.synthetic import SyntheticMarket
+    import numpy as np
+    import pandas as pd
 
 MARKET_MODULES = ("actors.common.synthetic", "actors.common.realistic", "actors.common.news_market")
 """The modules that register markets; importing each registers its markets (a new generator module: one line here)."""
@@ -47,6 +48,19 @@ class MarketRequest:
     settings: Any = None
     """The [data] section (actors/env/config.py DataConfig) for a market's own keys (regimes reads
     trend_drift_sigmas, min_regime_bars, max_regime_bars); None = the market's defaults."""
+
+
+@dataclass(frozen=True, eq=False)
+class SyntheticMarket:
+    """What a market makes: bars and, beside them for evaluation only, the hidden regime of each bar (a news market
+    adds its events: actors/common/news_market.py NewsMarket)."""
+
+    bars: pd.DataFrame
+    regime: np.ndarray
+    """int8 per bar: an index into actors/common/synthetic.py REGIMES."""
+    scenario: Any
+    """The scenario that planted its structure, with its effect sizes (synthetic.MarketScenario,
+    realistic.RealisticScenario)."""
 
 
 @dataclass(frozen=True)

@@ -46,12 +46,12 @@ from actors.common.events import MarketEvent
 from actors.common.news_burst import apply_bursts, null_placement, spike_volume
 from actors.common.news_releases import RELEASES, ReleaseKind
 from actors.common.news_sized_words import WrittenEvent, sized_headline, sized_release
-from actors.common.markets import MarketRequest, register_pair
+from actors.common.markets import MarketRequest, SyntheticMarket, register_pair
 from actors.common.news_words import headline_text, release_text
 from actors.common.realistic import (
     REALISTIC_SCENARIOS, RealisticScenario, build_bars, generate_scenario, hidden_regime, realistic_pieces, realistic_returns, realistic_scenario,
 )
-from actors.common.synthetic import BARS_PER_SESSION, MarketScenario, SyntheticMarket, session_timestamps
+from actors.common.synthetic import BARS_PER_SESSION, MarketScenario, session_timestamps
 
 NEWS_SCENARIOS = ("news", "news_null", "news_drift", "news_drift_null")
 """``news``/``news_null``: sized like the literature (bursts, no drift); ``news_drift``/``news_drift_null``: the

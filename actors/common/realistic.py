@@ -54,9 +54,9 @@ import numpy as np
 import pandas as pd
 from scipy.signal import lfilter
 
-from actors.common.markets import MarketRequest, register_pair
+from actors.common.markets import MarketRequest, SyntheticMarket, register_pair
 from actors.common.synthetic import (
-    BARS_PER_SESSION, RANGE, TREND_DOWN, TREND_UP, VOLATILE, MarketScenario, SyntheticMarket, generate_market, session_timestamps,
+    BARS_PER_SESSION, RANGE, TREND_DOWN, TREND_UP, VOLATILE, MarketScenario, generate_market, session_timestamps,
 )
 
 FIRST_HALF_HOUR = 30

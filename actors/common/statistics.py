@@ -1,5 +1,5 @@
 """The evaluation's figures, in one place: Sharpe and Sortino, their standard error, PSR, DSR, MinTRL, bootstrap
-and Wilson intervals. Pure functions of arrays; every job and actor that reports one of these calls it from here.
+and Wilson intervals, the capped profit factor. Pure functions of arrays; every job and actor that reports one of these calls it from here.
 
 Conventions:
 - A Sharpe ratio is mean / standard deviation (ddof=1 unless the caller says otherwise) of per-period returns;
@@ -40,6 +40,8 @@ BLOCK_KINDS = ("stationary", "moving")
 """Politis & Romano (1994)'s stationary bootstrap (geometric blocks), Kunsch (1989)'s moving blocks (fixed length)."""
 EULER_GAMMA = 0.5772156649015329
 """The Euler-Mascheroni constant."""
+PROFIT_FACTOR_CAP = 100.0
+"""Profit factor with profit and no loss (JSON has no infinity)."""
 
 _NORMAL = NormalDist()
 
@@ -243,6 +245,14 @@ def bootstrap_mean_interval(values, confidence: float = CONFIDENCE, n_resamples:
     data = np.asarray(values, dtype=np.float64).reshape(-1)
     return bootstrap_interval(data, lambda draws: draws.mean(axis=1), seed=seed, n_resamples=n_resamples,
                               confidence=confidence, block_length=block_length)
+
+
+def profit_factor(gross_profit: float, gross_loss: float) -> float:
+    """Gross profit / gross loss (both in dollars, >= 0), capped at PROFIT_FACTOR_CAP: the cap with profit and no
+    loss, 0 with no profit."""
+    if gross_loss > 0:
+        return float(min(gross_profit / gross_loss, PROFIT_FACTOR_CAP))
+    return PROFIT_FACTOR_CAP if gross_profit > 0 else 0.0
 
 
 def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from actors.common.markets import MarketRequest, register_pair
+from actors.common.markets import MarketRequest, SyntheticMarket, register_pair  # SyntheticMarket: what every generator returns
 from actors.common.trading_calendar import session_dates
 
 BARS_PER_SESSION = 390
@@ -120,16 +120,6 @@ def configured_scenario(name: str, data: Any = None) -> MarketScenario:
         return scenario(name)
     drift = data.trend_drift_sigmas if name == "regimes" else 0.0
     return scenario(name, trend_drift_sigmas=drift, min_regime_bars=data.min_regime_bars, max_regime_bars=data.max_regime_bars)
-
-
-@dataclass(frozen=True, eq=False)
-class SyntheticMarket:
-    """Bars and, beside them for evaluation only, the hidden regime of each bar."""
-
-    bars: pd.DataFrame
-    regime: np.ndarray
-    """int8 per bar: an index into REGIMES."""
-    scenario: MarketScenario
 
 
 def session_timestamps(days: int, start_date: str) -> pd.DatetimeIndex:

@@ -9,24 +9,16 @@ its own lock, so state.py only keeps a reference to it.
 from __future__ import annotations
 
 import html
-import json
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from actors.dashboard.report import read_json_object
+
 PROGRESS_FILE = Path("cells") / "progress.json"
 """Where a cell job writes its progress, relative to its run directory."""
 MAX_FAILURES_SHOWN = 10
-
-
-def read_progress(path: Path) -> dict[str, Any] | None:
-    """The progress document at ``path``; None when it is missing or not a JSON object."""
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return document if isinstance(document, dict) else None
 
 
 class CellsView:
@@ -48,7 +40,7 @@ class CellsView:
             return False
         if key == self._seen:
             return False
-        document = read_progress(path)
+        document = read_json_object(path)
         if document is None:
             return False
         with self.lock:

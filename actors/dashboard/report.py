@@ -37,11 +37,19 @@ def report_file(run_dir: Path, run: RunView) -> Path | None:
     return next((path for path in report_files(run_dir, run) if path.is_file()), None)
 
 
-def read_report(path: Path) -> RunReport | None:
-    """The report at ``path``; None when it is missing or not JSON (a report still being written)."""
+def read_json_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``; None when the file is missing, not JSON (still being written) or not an object."""
     try:
         document = json.loads(path.read_text())
     except (OSError, ValueError):
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def read_report(path: Path) -> RunReport | None:
+    """The report at ``path``; None when it is missing, not JSON (a report still being written) or not an object."""
+    document = read_json_object(path)
+    if document is None:
         return None
     trades = [_report_trade(t) for t in document.get("trade_list", []) if isinstance(t, dict)]
     items = [a for a in document.get("evaluation_accounts", []) if isinstance(a, dict)]

@@ -25,9 +25,6 @@ bar's own ATR(14) or close, volumes relative to their own trailing means, bounde
 oscillators are rescaled to [-1, 1]. Values are clipped to [-CLIP, CLIP]; the warm-up
 bars where an indicator is undefined are 0. So a feature at bar t depends on bars <= t
 only (tests/actors/env/test_features.py changes later bars and checks).
-
-It is over 400 lines because it is the one definition of the 261 features' layout and arithmetic;
-feature_stream.py follows it indicator by indicator, and split files would hide that order.
 """
 
 from __future__ import annotations
@@ -43,7 +40,7 @@ from actors.common.observation import (  # the layout's names are the shared voc
     STATIC_FEATURES, TIMEFRAME_FEATURES, VALIDITY_FEATURES, WINDOW_END,
 )
 from actors.env.regime_model import RegimeModel, fit_regime_model, regime_belief, trends_of
-from actors.env.session_features import session_columns
+from actors.env.session_features import Sessions, session_columns
 
 WINDOW = 20
 CLIP = 10.0
@@ -255,48 +252,6 @@ def _session_ids(et_naive_ns: np.ndarray) -> np.ndarray:
     return (et_naive_ns + _SESSION_ROLL_HOURS * 3_600_000_000_000) // day_ns
 
 
-@dataclass(frozen=True)
-class _Sessions:
-    """Per-session running values (pandas ``groupby(session)``: cumsum, first, cumcount).
-
-    Rows are grouped with a stable sort, so each session keeps its time order and the
-    result does not depend on sessions being contiguous (the loader sorts, but a frame
-    handed in directly might not be).
-    """
-
-    order: np.ndarray
-    starts: np.ndarray
-    lengths: np.ndarray
-
-    @classmethod
-    def of(cls, session: np.ndarray) -> _Sessions:
-        order = np.argsort(session, kind="stable")
-        grouped = session[order]
-        changes = np.ones(len(grouped), dtype=bool)
-        changes[1:] = grouped[1:] != grouped[:-1]
-        starts = np.flatnonzero(changes)
-        return cls(order, starts, np.diff(np.append(starts, len(session))))
-
-    def _ungroup(self, grouped: np.ndarray) -> np.ndarray:
-        values = np.empty_like(grouped)
-        values[self.order] = grouped
-        return values
-
-    def cumsum(self, values: np.ndarray) -> np.ndarray:
-        grouped = values[self.order]
-        for start, length in zip(self.starts.tolist(), self.lengths.tolist()):
-            np.cumsum(grouped[start : start + length], out=grouped[start : start + length])
-        return self._ungroup(grouped)
-
-    def first(self, values: np.ndarray) -> np.ndarray:
-        """Each session's first value (pandas' "first" would skip NaN; prices are never NaN after loading)."""
-        return self._ungroup(np.repeat(values[self.order][self.starts], self.lengths))
-
-    def position(self) -> np.ndarray:
-        """1 for a session's first bar, 2 for its second, ..."""
-        return self._ungroup(np.arange(1, len(self.order) + 1) - np.repeat(self.starts, self.lengths))
-
-
 # --------------------------------------------------------------------------- assembly
 
 
@@ -352,7 +307,7 @@ def _compute(frame: pd.DataFrame, regime_model: RegimeModel, releases: np.ndarra
 
     # Market context.
     adx14 = adx(high, low, close, 14, smoothed_tr=atr)
-    sessions = _Sessions.of(session)
+    sessions = Sessions.of(session)
     cumulative_volume = sessions.cumsum(volume)
     vwap = _fill(sessions.cumsum((high + low + close) / 3.0 * volume) / _positive_or_nan(cumulative_volume), close)
     volatility_regime = atr / _rolling(atr, 100, 20, "mean")

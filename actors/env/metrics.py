@@ -5,7 +5,7 @@ Conventions:
   equity), annualised by sqrt(BARS_PER_YEAR) with BARS_PER_YEAR = 252 sessions x 390
   one-minute RTH bars = 98,280. Zero when returns do not vary.
 - Sortino's downside deviation is sqrt(mean(min(r, 0)^2)) over all bars.
-- Profit factor = gross profit / gross loss of closed trades; PROFIT_FACTOR_CAP when
+- Profit factor = gross profit / gross loss of closed trades; PROFIT_FACTOR_CAP (actors/common/statistics.py) when
   there is profit and no loss (JSON has no infinity), 0 with no profit.
 - Max drawdown is the largest fall of equity from its running peak, in dollars, and
   (separately) the largest such fall in percent of its peak.
@@ -20,10 +20,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from actors.common.statistics import TRADING_DAYS_PER_YEAR, sharpe_ratio, sortino_ratio
+from actors.common.statistics import TRADING_DAYS_PER_YEAR, profit_factor, sharpe_ratio, sortino_ratio
 
 BARS_PER_YEAR = TRADING_DAYS_PER_YEAR * 390
-PROFIT_FACTOR_CAP = 100.0
 
 
 def _ratio(numerator: float, denominator: float) -> float:
@@ -54,14 +53,10 @@ def trade_metrics(trades: Sequence) -> dict[str, float]:
     pnls = np.array([trade.pnl_usd for trade in trades], dtype=np.float64)
     gross_profit = float(pnls[pnls > 0].sum()) if len(pnls) else 0.0
     gross_loss = float(-pnls[pnls < 0].sum()) if len(pnls) else 0.0
-    if gross_loss > 0:
-        profit_factor = min(gross_profit / gross_loss, PROFIT_FACTOR_CAP)
-    else:
-        profit_factor = PROFIT_FACTOR_CAP if gross_profit > 0 else 0.0
     return {
         "trades": float(len(pnls)),
         "win_rate": _ratio(float((pnls > 0).sum()), len(pnls)),
-        "profit_factor": float(profit_factor),
+        "profit_factor": profit_factor(gross_profit, gross_loss),
         "avg_trade_usd": float(pnls.mean()) if len(pnls) else 0.0,
         "avg_bars_held": float(np.mean([trade.bars_held for trade in trades])) if len(pnls) else 0.0,
         "forced_flat_exits": float(sum(trade.exit_reason == "forced_flat" for trade in trades)),

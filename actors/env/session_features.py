@@ -33,14 +33,11 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 
 from actors.common.observation import SESSION_FEATURES
-
-if TYPE_CHECKING:
-    from actors.env.features import _Sessions
 
 CLOSE_MINUTE, BREAK_MINUTE = 16 * 60, 17 * 60
 """16:00 ET (the cash close) and 17:00 ET (CME's daily halt), as minutes of the day."""
@@ -80,8 +77,50 @@ def _release_wait(bar_end_ns: np.ndarray, releases: np.ndarray) -> np.ndarray:
     return np.minimum(wait, _RELEASE_CAP_NS).astype(np.float64) / _MINUTE_NS / SESSION_MINUTES
 
 
+@dataclass(frozen=True)
+class Sessions:
+    """Per-session running values (pandas ``groupby(session)``: cumsum, first, cumcount).
+
+    Rows are grouped with a stable sort, so each session keeps its time order and the
+    result does not depend on sessions being contiguous (the loader sorts, but a frame
+    handed in directly might not be).
+    """
+
+    order: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+
+    @classmethod
+    def of(cls, session: np.ndarray) -> Sessions:
+        order = np.argsort(session, kind="stable")
+        grouped = session[order]
+        changes = np.ones(len(grouped), dtype=bool)
+        changes[1:] = grouped[1:] != grouped[:-1]
+        starts = np.flatnonzero(changes)
+        return cls(order, starts, np.diff(np.append(starts, len(session))))
+
+    def _ungroup(self, grouped: np.ndarray) -> np.ndarray:
+        values = np.empty_like(grouped)
+        values[self.order] = grouped
+        return values
+
+    def cumsum(self, values: np.ndarray) -> np.ndarray:
+        grouped = values[self.order]
+        for start, length in zip(self.starts.tolist(), self.lengths.tolist()):
+            np.cumsum(grouped[start : start + length], out=grouped[start : start + length])
+        return self._ungroup(grouped)
+
+    def first(self, values: np.ndarray) -> np.ndarray:
+        """Each session's first value (pandas' "first" would skip NaN; prices are never NaN after loading)."""
+        return self._ungroup(np.repeat(values[self.order][self.starts], self.lengths))
+
+    def position(self) -> np.ndarray:
+        """1 for a session's first bar, 2 for its second, ..."""
+        return self._ungroup(np.arange(1, len(self.order) + 1) - np.repeat(self.starts, self.lengths))
+
+
 def session_columns(close: np.ndarray, high: np.ndarray, low: np.ndarray, atr_safe: np.ndarray, minute: np.ndarray,
-                    start_ns: np.ndarray, sessions: _Sessions, releases: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                    start_ns: np.ndarray, sessions: Sessions, releases: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """The ten columns for every bar, unclipped (NaN where undefined; features.py's ``_finish`` clips and zeroes)."""
     order, starts, lengths = sessions.order, sessions.starts, sessions.lengths
     closes = close[order]

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from actors.common.statistics import TRADING_DAYS_PER_YEAR, bootstrap_interval, sharpe_ratio, sortino_ratio
+from actors.common.statistics import TRADING_DAYS_PER_YEAR, bootstrap_interval, profit_factor, sharpe_ratio, sortino_ratio
 from actors.env.account import trading_days
 
 SESSION_START_MINUTE_ET = 18 * 60
@@ -35,8 +35,6 @@ MIN_TRADES = 30
 """Below this many closed trades every trade-based figure carries a warning."""
 MIN_SESSIONS = 20
 """Below this many sessions Sharpe, Sortino and their intervals carry a warning."""
-PROFIT_FACTOR_CAP = 100.0
-"""Profit factor with profit and no loss (JSON has no infinity)."""
 
 TRADE_FIGURES = (
     "win_rate", "profit_factor", "avg_trade_usd", "median_trade_usd", "avg_win_usd", "avg_loss_usd",
@@ -120,17 +118,13 @@ def trade_figures(trades: Sequence) -> dict[str, float]:
         return {"trades": 0.0, **{key: 0.0 for key in TRADE_FIGURES[:8]}}
     wins, losses = pnls[pnls > 0], pnls[pnls < 0]
     gross_profit, gross_loss = float(wins.sum()), float(-losses.sum())
-    if gross_loss > 0:
-        profit_factor = min(gross_profit / gross_loss, PROFIT_FACTOR_CAP)
-    else:
-        profit_factor = PROFIT_FACTOR_CAP if gross_profit > 0 else 0.0
     win_rate = len(wins) / len(pnls)
     avg_win = float(wins.mean()) if len(wins) else 0.0
     avg_loss = float(losses.mean()) if len(losses) else 0.0
     return {
         "trades": float(len(pnls)),
         "win_rate": float(win_rate),
-        "profit_factor": float(profit_factor),
+        "profit_factor": profit_factor(gross_profit, gross_loss),
         "avg_trade_usd": float(pnls.mean()),
         "median_trade_usd": float(np.median(pnls)),
         "avg_win_usd": avg_win,

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from actors.common.market_settings import AccountConfig
-from actors.common.markets import Market, MarketRequest, make_market, market, market_names, markets, register, unregister
-from actors.common.synthetic import SyntheticMarket, generate_market
+from actors.common.markets import Market, MarketRequest, SyntheticMarket, make_market, market, market_names, markets, register, unregister
+from actors.common.synthetic import generate_market
 from actors.env.config import DataConfig
 from actors.env.factory import build_dataset
 from actors.jobs.cli import mode_parser

@@ -235,3 +235,14 @@ def test_a_block_bootstrap_widens_the_interval_of_a_dependent_series():
 def test_a_block_bootstrap_rejects_a_short_block_or_an_unknown_kind(length, blocks, message):
     with pytest.raises(ValueError, match=message):
         bootstrap_indices(20, 10, seed=0, block_length=length, blocks=blocks)
+
+
+@pytest.mark.parametrize("case,gross_profit,gross_loss,expected", [
+    ("profit over loss", 300.0, 200.0, 1.5),
+    ("a ratio past the cap", 1e6, 1.0, statistics.PROFIT_FACTOR_CAP),
+    ("profit and no loss", 50.0, 0.0, statistics.PROFIT_FACTOR_CAP),
+    ("loss and no profit", 0.0, 80.0, 0.0),
+    ("no trades", 0.0, 0.0, 0.0),
+])
+def test_the_profit_factor_is_profit_over_loss_capped_where_there_is_no_loss(case, gross_profit, gross_loss, expected):
+    assert statistics.profit_factor(gross_profit, gross_loss) == pytest.approx(expected)

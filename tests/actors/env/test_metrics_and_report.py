@@ -12,7 +12,8 @@ from actors.env.account import APEX_ACCOUNTS, apex_account
 from actors.common.market_settings import AccountConfig, InstrumentConfig
 from actors.env.config import DataConfig, EnvConfig
 from actors.common.instruments import resolve_instrument
-from actors.env.metrics import BARS_PER_YEAR, PROFIT_FACTOR_CAP, RunMetrics, equity_metrics, trade_metrics
+from actors.common.statistics import PROFIT_FACTOR_CAP
+from actors.env.metrics import BARS_PER_YEAR, RunMetrics, equity_metrics, trade_metrics
 from actors.env.random_verdicts import random_legal_actions
 from actors.env.report import format_metrics_table, write_report
 from bus.messages import Done, EnvObs, FusionDecision, LlmThought, RiskVerdict
