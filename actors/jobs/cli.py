@@ -231,8 +231,14 @@ def evaluate_options(parser: argparse.ArgumentParser) -> None:
                         "all (the first N decisions of the test window) | events (only the bars from 5 before to 30 after "
                         "each event of the test window, at most N decisions, with the reasoner's risk read: its match with "
                         "the hindsight volatility level beside the calendar and keyword rules; a news market)")
+    parser.add_argument("--gate-walk", nargs="*", metavar="ARM", help="after the walk-forward, walk one account through "
+                        "every bar of the last fold's test window through the actors once per risk gate: none, blackout (the "
+                        "calendar blackout, T-2..T+2 min around high releases), llm (the LLM's risk read gates entries, in "
+                        "lockstep, a thought per event; with --adapter, the adapter's); no ARM: all three. Failed "
+                        "evaluations, net P&L, worst 5%% day and max drawdown per arm and paired, with intervals (a news market; "
+                        "the llm arm takes about 10 s a thought on 2 cores)")
     parser.add_argument("--adapter", type=Path, help="with --lockstep-decisions: a GGUF LoRA adapter for a second lockstep run, "
-                        "the LLM accuracy base -> adapter")
+                        "the LLM accuracy base -> adapter; with --gate-walk: the llm arm's reasoner")
     parser.add_argument("--fusion-warmup", type=int, metavar="M", help="with --lockstep-decisions: before each lockstep run, "
                         "M lockstep decisions of the last training days teach the fusion network (from closed trades and "
                         "the hindsight of flat steps); the test run fuses with it, frozen (fusion.method = network)")
