@@ -57,6 +57,44 @@ BLOCK_DAYS = 5
 """The moving-block bootstrap's block (days): a drawdown runs over days."""
 REPS = 2000
 WORST_DAY_PERCENTILE = 5.0
+RISK_COUNTERS = ("veto_thought_risk", "thought_risk_reads", "news_releases", "news_steps", "veto_news_blackout", "vetoes")
+"""The risk actor's counters that say how often each gate acted (its last stats line, actor_stopped)."""
+LEVELS = {-1: "none", 0: "CALM", 1: "ELEVATED", 2: "EXTREME"}
+
+
+def gate_counts(run_dir: Path) -> dict[str, float]:
+    """How often the arm's gate acted (the risk actor's RISK_COUNTERS) and, with the reasoner, the model's reads
+    (``reads_CALM`` ...: its own thoughts, not the answers carried to quiet bars); {} without logs."""
+    counts: dict[str, float] = {}
+    for actor, pick in (("risk", _risk_counts), ("reasoner", _read_counts)):
+        log = run_dir / "logs" / f"{actor}.jsonl"
+        if log.is_file():
+            counts.update(pick(log.read_text().splitlines()))
+    return counts
+
+
+def _entries(lines: list[str]):
+    for line in lines:
+        try:
+            yield json.loads(line)
+        except ValueError:
+            continue
+
+
+def _risk_counts(lines: list[str]) -> dict[str, float]:
+    last = {}
+    for entry in _entries(lines):
+        if entry.get("event") == "actor_stopped":
+            last = entry
+    return {key: float(last.get(key, 0)) for key in RISK_COUNTERS} if last else {}
+
+
+def _read_counts(lines: list[str]) -> dict[str, float]:
+    counts = {f"reads_{name}": 0.0 for name in LEVELS.values()}
+    for entry in _entries(lines):
+        if entry.get("event") == "thought" and not entry.get("cached"):
+            counts[f"reads_{LEVELS.get(int(entry.get('risk', -1)), 'none')}"] += 1
+    return counts
 
 
 def check_gates(names: list[str]) -> list[str]:
@@ -144,22 +182,24 @@ class WalkArm:
     vetoes: dict[str, float] = field(default_factory=dict)
     """The gate's cost: entries blocked by rule (halted bars from the report)."""
     elapsed_secs: float = float("nan")
+    counts: dict[str, float] = field(default_factory=dict)
+    """How often its gate acted and the model's reads (gate_counts)."""
 
     def to_json(self) -> dict:
         return {"title": self.title, "run_dir": self.run_dir, "days": len(self.days), "first_day": self.days[0] if self.days else "",
                 "last_day": self.days[-1] if self.days else "", "evaluations": dict(self.evaluations),
                 "figures": {k: {kk: finite_or_none(vv) for kk, vv in v.items()} for k, v in self.figures.items()},
                 "thought_ages": {k: finite_or_none(v) for k, v in self.ages.items()}, "halted_bars": dict(self.vetoes),
-                "elapsed_secs": finite_or_none(self.elapsed_secs), "daily_pnl_usd": [round(float(x), 2) for x in self.daily]}
+                "elapsed_secs": finite_or_none(self.elapsed_secs), "counts": dict(self.counts), "daily_pnl_usd": [round(float(x), 2) for x in self.daily]}
 
 
 def walk_arm(name: str, metrics: dict, run_dir: str, resamples: np.ndarray, ages: dict[str, float] | None = None,
-             elapsed_secs: float = float("nan")) -> WalkArm:
+             elapsed_secs: float = float("nan"), counts: dict[str, float] | None = None) -> WalkArm:
     """One arm's figures from its backtest report (metrics.json) and the shared resamples."""
     days, daily = daily_pnl(metrics)
     evaluations = {key: float(metrics.get(key) or 0.0) for key in ("evaluations", "passed", "failed", "open")}
     return WalkArm(name, GATES[name][0], days, daily, evaluations, run_dir, arm_figures(daily, resamples), dict(ages or {}),
-                   {rule: float(count) for rule, count in (metrics.get("halted_bars") or {}).items()}, elapsed_secs)
+                   {rule: float(count) for rule, count in (metrics.get("halted_bars") or {}).items()}, elapsed_secs, dict(counts or {}))
 
 
 @dataclass(frozen=True)
@@ -181,7 +221,8 @@ def gate_walk(arms: dict[str, tuple[dict, str, dict[str, float], float]], test_s
     """The figures of the arms played: name -> (its report's metrics.json, run dir, thought ages, seconds)."""
     n_days = min(len(daily_pnl(metrics)[1]) for metrics, *_ in arms.values())
     resamples = block_indices(max(n_days, 1), REPS, BLOCK_DAYS, seed)
-    walked = {name: walk_arm(name, metrics, run_dir, resamples, ages, secs) for name, (metrics, run_dir, ages, secs) in arms.items()}
+    walked = {name: walk_arm(name, metrics, run_dir, resamples, ages, secs, gate_counts(Path(run_dir)))
+              for name, (metrics, run_dir, ages, secs) in arms.items()}
     pairs = {f"{a}-{b}": compare(walked[a].daily, walked[b].daily, resamples) for a, b in PAIRS if a in walked and b in walked}
     return GateWalk(walked, pairs, test_start_day, n_days, checkpoint)
 
@@ -208,10 +249,13 @@ def walk_lines(walk: GateWalk) -> list[str]:
             lines.append(f"| {a} minus {b} | {_money(pair['net_pnl_usd'])} | {_money(pair['mean_day_usd'])} | "
                          f"{_money(pair['worst_5pct_day_usd'])} | {_money(pair['max_drawdown_usd'])} | {failed:+.0f} |")
     for arm in walk.arms.values():
+        acted = ", ".join(f"{key} {value:.0f}" for key, value in arm.counts.items() if value and key != "vetoes")
+        if acted:
+            lines += ["", f"{arm.name}: {acted}"]
         if arm.ages:
             from actors.jobs.evaluation.thought_ages import ages_text
 
-            lines += ["", f"{arm.name}: the thoughts' real age: {ages_text(arm.ages)}"]
+            lines += [f"{arm.name}: the thoughts' real age: {ages_text(arm.ages)}"]
     return lines
 
 

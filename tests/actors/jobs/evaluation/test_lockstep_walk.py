@@ -8,8 +8,8 @@ import pytest
 
 from actors.jobs.common import JobError
 from actors.jobs.evaluate import walk_gates
-from actors.jobs.evaluation.lockstep_walk import (block_indices, check_gates, compare, daily_pnl, gate_walk, max_drawdown,
-                                                  walk_lines, worst_day)
+from actors.jobs.evaluation.lockstep_walk import (block_indices, check_gates, compare, daily_pnl, gate_counts, gate_walk,
+                                                  max_drawdown, walk_lines, worst_day)
 
 
 def _report(pnl_by_day: dict[str, list[float]], failed: int = 0) -> dict:
@@ -27,7 +27,7 @@ def test_the_daily_pnl_is_the_trades_closed_each_session_and_zero_without_one():
 
 def test_the_drawdown_runs_over_days_from_the_start_and_the_worst_day_is_the_fifth_percentile():
     assert max_drawdown(np.array([-100.0, 300.0, -250.0, -100.0, 50.0])) == 350.0
-    assert max_drawdown(np.array([10.0, 20.0])) == 0.0
+    assert max_drawdown(np.array([10.0, 20.0])) == 0.0 and max_drawdown(np.array([-100.0, 50.0])) == 100.0  # the start is a peak
     days = np.arange(100, dtype=float) - 50.0  # -50 .. 49
     assert worst_day(days) == pytest.approx(np.percentile(days, 5))
 
@@ -67,3 +67,19 @@ def test_an_unknown_arm_or_a_market_without_events_is_refused_by_name():
         walk_gates([], ["regimes"], "regimes")
     with pytest.raises(JobError, match="got oracle"):
         walk_gates(["oracle"], ["news_null"], "news_null")
+
+
+def test_the_gate_counts_read_the_risk_actors_last_counters_and_the_models_own_reads(tmp_path):
+    import json
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "risk.jsonl").write_text("\n".join(json.dumps(e) for e in (
+        {"event": "stats", "veto_thought_risk": 1}, {"event": "actor_stopped", "veto_thought_risk": 7, "thought_risk_reads": 2})) + "\nnot json\n")
+    (logs / "reasoner.jsonl").write_text("\n".join(json.dumps(e) for e in (
+        {"event": "thought", "risk": 2, "cached": False}, {"event": "thought", "risk": 2, "cached": True},  # carried: not a read
+        {"event": "thought", "risk": 1, "cached": False}, {"event": "thought", "risk": -1, "cached": False})))
+    counts = gate_counts(tmp_path)
+    assert counts["veto_thought_risk"] == 7 and counts["thought_risk_reads"] == 2 and counts["news_releases"] == 0
+    assert (counts["reads_EXTREME"], counts["reads_ELEVATED"], counts["reads_CALM"], counts["reads_none"]) == (1, 1, 0, 1)
+    assert gate_counts(tmp_path / "absent") == {}
