@@ -198,7 +198,7 @@ def walk_arm(name: str, metrics: dict, run_dir: str, resamples: np.ndarray, ages
     """One arm's figures from its backtest report (metrics.json) and the shared resamples."""
     days, daily = daily_pnl(metrics)
     evaluations = {key: float(metrics.get(key) or 0.0) for key in ("evaluations", "passed", "failed", "open")}
-    return WalkArm(name, GATES[name][0], days, daily, evaluations, run_dir, arm_figures(daily, resamples), dict(ages or {}),
+    return WalkArm(name, GATES[name][0] if name in GATES else name, days, daily, evaluations, run_dir, arm_figures(daily, resamples), dict(ages or {}),
                    {rule: float(count) for rule, count in (metrics.get("halted_bars") or {}).items()}, elapsed_secs, dict(counts or {}))
 
 
@@ -218,12 +218,15 @@ class GateWalk:
 
 
 def gate_walk(arms: dict[str, tuple[dict, str, dict[str, float], float]], test_start_day: int, checkpoint: str, seed: int = 0) -> GateWalk:
-    """The figures of the arms played: name -> (its report's metrics.json, run dir, thought ages, seconds)."""
+    """The figures of the arms played: name -> (its report's metrics.json, run dir, thought ages, seconds). A name
+    outside GATES (the llm arm under another setting, from another run on the same days) is paired with blackout and
+    none too."""
     n_days = min(len(daily_pnl(metrics)[1]) for metrics, *_ in arms.values())
     resamples = block_indices(max(n_days, 1), REPS, BLOCK_DAYS, seed)
     walked = {name: walk_arm(name, metrics, run_dir, resamples, ages, secs, gate_counts(Path(run_dir)))
               for name, (metrics, run_dir, ages, secs) in arms.items()}
-    pairs = {f"{a}-{b}": compare(walked[a].daily, walked[b].daily, resamples) for a, b in PAIRS if a in walked and b in walked}
+    extra = [(name, floor) for name in walked if name not in GATES for floor in ("blackout", "none")]  # another llm setting
+    pairs = {f"{a}-{b}": compare(walked[a].daily, walked[b].daily, resamples) for a, b in (*PAIRS, *extra) if a in walked and b in walked}
     return GateWalk(walked, pairs, test_start_day, n_days, checkpoint)
 
 
@@ -244,7 +247,7 @@ def walk_lines(walk: GateWalk) -> list[str]:
     if walk.pairs:
         lines += ["", "| paired, same days | net P&L $ | $ a day | worst 5 % day $ | max drawdown $ | failed evaluations |", "|" + " --- |" * 6]
         for key, pair in walk.pairs.items():
-            a, b = key.split("-")
+            a, b = key.rsplit("-", 1)
             failed = walk.arms[a].evaluations["failed"] - walk.arms[b].evaluations["failed"]
             lines.append(f"| {a} minus {b} | {_money(pair['net_pnl_usd'])} | {_money(pair['mean_day_usd'])} | "
                          f"{_money(pair['worst_5pct_day_usd'])} | {_money(pair['max_drawdown_usd'])} | {failed:+.0f} |")
