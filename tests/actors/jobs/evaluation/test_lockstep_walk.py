@@ -83,3 +83,12 @@ def test_the_gate_counts_read_the_risk_actors_last_counters_and_the_models_own_r
     assert counts["veto_thought_risk"] == 7 and counts["thought_risk_reads"] == 2 and counts["news_releases"] == 0
     assert (counts["reads_EXTREME"], counts["reads_ELEVATED"], counts["reads_CALM"], counts["reads_none"]) == (1, 1, 0, 1)
     assert gate_counts(tmp_path / "absent") == {}
+
+
+def test_another_llm_setting_from_a_run_on_the_same_days_is_paired_with_the_floors():
+    days = {f"2024-01-{d:02d}": [float(d)] for d in range(2, 12)}
+    walk = gate_walk({"none": (_report(days), "n", {}, 1.0), "blackout": (_report(days), "b", {}, 1.0),
+                      "llm@ELEVATED": (_report({day: [0.0] for day in days}), "e", {}, 1.0)}, 5, "ckpt")
+    assert {"llm@ELEVATED-blackout", "llm@ELEVATED-none", "blackout-none"} == set(walk.pairs)
+    assert walk.pairs["llm@ELEVATED-none"]["net_pnl_usd"]["value"] == -sum(range(2, 12))
+    assert "| llm@ELEVATED minus blackout |" in "\n".join(walk_lines(walk))
