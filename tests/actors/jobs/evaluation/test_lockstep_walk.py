@@ -92,3 +92,12 @@ def test_another_llm_setting_from_a_run_on_the_same_days_is_paired_with_the_floo
     assert {"llm@ELEVATED-blackout", "llm@ELEVATED-none", "blackout-none"} == set(walk.pairs)
     assert walk.pairs["llm@ELEVATED-none"]["net_pnl_usd"]["value"] == -sum(range(2, 12))
     assert "| llm@ELEVATED minus blackout |" in "\n".join(walk_lines(walk))
+
+
+def test_evaluate_refuses_a_gate_walk_on_a_market_without_events_in_one_line_before_any_work(tmp_path, capsys):
+    from actors.jobs.cli import main
+
+    assert main(["evaluate", "--market", "regimes", "--gate-walk", "--run-dir", str(tmp_path / "r")]) == 1
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "--gate-walk needs a market with events" in err[0]
+    assert not (tmp_path / "r").exists()
