@@ -117,24 +117,32 @@ def daily_pnl(metrics: dict) -> tuple[list[str], np.ndarray]:
     return days, np.array([by_date[day] for day in days], dtype=np.float64)
 
 
-def max_drawdown(daily: np.ndarray) -> float:
-    """The largest fall of the cumulative daily P&L from its running peak (the start counts as a peak of 0)."""
-    if not len(daily):
+def max_drawdown(daily: np.ndarray) -> np.ndarray | float:
+    """The largest fall of the cumulative daily P&L from its running peak (the start counts as a peak of 0); over the
+    last axis, so a stack of resamples is one call."""
+    daily = np.asarray(daily, dtype=np.float64)
+    if not daily.shape[-1]:
         return 0.0
-    path = np.concatenate(([0.0], np.cumsum(daily)))
-    return float(np.max(np.maximum.accumulate(path) - path))
+    path = np.concatenate((np.zeros(daily.shape[:-1] + (1,)), np.cumsum(daily, axis=-1)), axis=-1)
+    falls = np.max(np.maximum.accumulate(path, axis=-1) - path, axis=-1)
+    return float(falls) if falls.ndim == 0 else falls
 
 
-def worst_day(daily: np.ndarray) -> float:
-    return float(np.percentile(daily, WORST_DAY_PERCENTILE)) if len(daily) else float("nan")
+def worst_day(daily: np.ndarray) -> np.ndarray | float:
+    daily = np.asarray(daily, dtype=np.float64)
+    if not daily.shape[-1]:
+        return float("nan")
+    worst = np.percentile(daily, WORST_DAY_PERCENTILE, axis=-1)
+    return float(worst) if np.ndim(worst) == 0 else worst
 
 
-STATISTICS: dict[str, Callable[[np.ndarray], float]] = {
-    "mean_day_usd": lambda d: float(np.mean(d)) if len(d) else float("nan"),
-    "net_pnl_usd": lambda d: float(np.sum(d)),
+STATISTICS: dict[str, Callable[[np.ndarray], np.ndarray | float]] = {
+    "mean_day_usd": lambda d: np.mean(d, axis=-1) if d.shape[-1] else float("nan"),
+    "net_pnl_usd": lambda d: np.sum(d, axis=-1),
     "worst_5pct_day_usd": worst_day,
     "max_drawdown_usd": max_drawdown,
 }
+"""Each over the last axis: one arm's days, or a stack of resamples of them."""
 
 
 def block_indices(n_days: int, reps: int, block: int, seed: int) -> np.ndarray:
@@ -146,10 +154,13 @@ def block_indices(n_days: int, reps: int, block: int, seed: int) -> np.ndarray:
     return rows[:, :n_days]
 
 
-def with_interval(values: np.ndarray, resamples: np.ndarray, statistic: Callable[[np.ndarray], float]) -> dict[str, float]:
+def _figure(value, draws: np.ndarray) -> dict[str, float]:
+    return {"value": float(value), "low": float(np.percentile(draws, 2.5)), "high": float(np.percentile(draws, 97.5))}
+
+
+def with_interval(values: np.ndarray, resamples: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray | float]) -> dict[str, float]:
     """The statistic and its 95 % percentile interval over the resamples."""
-    draws = np.array([statistic(values[rows]) for rows in resamples])
-    return {"value": statistic(values), "low": float(np.percentile(draws, 2.5)), "high": float(np.percentile(draws, 97.5))}
+    return _figure(statistic(values), np.asarray(statistic(values[resamples])))
 
 
 def arm_figures(daily: np.ndarray, resamples: np.ndarray) -> dict[str, dict[str, float]]:
@@ -160,11 +171,8 @@ def compare(a: np.ndarray, b: np.ndarray, resamples: np.ndarray) -> dict[str, di
     """Per statistic, a's minus b's on the same days, with the interval of the paired resamples."""
     if len(a) != len(b):
         raise ValueError(f"the arms walked different days ({len(a)} against {len(b)}): no paired difference")
-    out = {}
-    for name, statistic in STATISTICS.items():
-        draws = np.array([statistic(a[rows]) - statistic(b[rows]) for rows in resamples])
-        out[name] = {"value": statistic(a) - statistic(b), "low": float(np.percentile(draws, 2.5)), "high": float(np.percentile(draws, 97.5))}
-    return out
+    return {name: _figure(statistic(a) - statistic(b), np.asarray(statistic(a[resamples]) - statistic(b[resamples])))
+            for name, statistic in STATISTICS.items()}
 
 
 @dataclass(frozen=True)
