@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ import numpy as np
 
 from actors.env.dataset import Dataset
 from actors.jobs.evaluation.decision_sources import finite_or_none
+from actors.jobs.evaluation.thought_ages import ages_text
 from actors.jobs.evaluation.walkforward import WalkForward
 
 WALK_DIR = "gate-walk"
@@ -264,8 +266,6 @@ def walk_lines(walk: GateWalk) -> list[str]:
         if acted:
             lines += ["", f"{arm.name}: {acted}"]
         if arm.ages:
-            from actors.jobs.evaluation.thought_ages import ages_text
-
             lines += [f"{arm.name}: the thoughts' real age: {ages_text(arm.ages)}"]
     return lines
 
@@ -274,8 +274,6 @@ def run_gate_walk(args: argparse.Namespace, data_settings: dict[str, Any], datas
                   gates: list[str], adapter_settings: dict[str, Any], say: Callable[[str], None] = lambda _t: None) -> GateWalk:
     """Play the last fold's policy over its whole test window once per gate (``gates``: GATES' names), through the
     actors; the arms' figures and their paired differences."""
-    import time
-
     from actors.jobs.evaluation.lockstep_evidence import POLICY_DIR, save_lockstep_policy, window_settings
     from actors.jobs.lockstep import lockstep_backtest
 
