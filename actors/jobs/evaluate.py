@@ -145,7 +145,8 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     if fusion_warmup < 0:
         raise JobError(f"--fusion-warmup takes a positive number of decisions, got {fusion_warmup}")
     check_option_files(args)  # --adapter: a file that is no GGUF stops the job now, not after the walk-forward
-    adapter = check_lockstep_ready(config, getattr(args, "adapter", None)) if lockstep_decisions or gate_walk else {}
+    needs_model = lockstep_decisions or (gate_walk and "llm" in gate_walk)  # --gate-walk none blackout runs without the LLM
+    adapter = check_lockstep_ready(config, getattr(args, "adapter", None)) if needs_model else {}
     ledger = ledger_path(config.run)
     _read_ledger(ledger)  # a corrupt ledger stops the run now, not after the training
     commit = current_commit()  # the code that runs (a commit made while it trains is not it)
