@@ -45,7 +45,7 @@ from actors.jobs.evaluation.ledger import append_trials, config_hash, current_co
 from actors.jobs.evaluation.trials import ledger_market, ledger_trials, walk_forward_records
 from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
-from actors.jobs.evaluation.lockstep_walk import GATES, check_gates, run_gate_walk, walk_lines
+from actors.jobs.evaluation.lockstep_walk import run_gate_walk, walk_gates, walk_lines
 from actors.jobs.evaluation.lockstep_report import interval, lockstep_lines, num
 from actors.jobs.evaluation.news_rows import NEWS_NOTE, news_floor_lines, news_floor_rows
 from actors.env.hindsight import barrier_spec
@@ -133,7 +133,7 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     if getattr(args, "adapter", None) is not None and lockstep_decisions is None and gate_walk is None:
         raise JobError("evaluate --adapter needs --lockstep-decisions N (the adapter is compared in the lockstep backtest)")
     if gate_walk is not None:
-        gate_walk = walk_gates(gate_walk, markets, market)
+        gate_walk = walk_gates(gate_walk, market_has_events(markets), market)
     lockstep_window = getattr(args, "lockstep_window", None) or "all"
     if lockstep_window != "all" and lockstep_decisions is None:
         raise JobError(f"evaluate --lockstep-window {lockstep_window} needs --lockstep-decisions N (the most decisions played)")
@@ -213,16 +213,6 @@ def mode_evaluate(args: argparse.Namespace) -> int:
         print(f"\nno verdict: {shortfall}")
     print(f"\nreport: {out / 'report.md'}\nmetrics: {out / 'metrics.json'}\nlearning curve: {out / 'learning_curve.png'}")
     return EXIT_OK
-
-
-def walk_gates(names: list[str], markets: list[str], market: str) -> list[str]:
-    """--gate-walk's arms (none given: every one); a JobError for a market without events or an unknown arm."""
-    if not market_has_events(markets):
-        raise JobError(f"evaluate --gate-walk needs a market with events (news, news_null, news_drift), got {market}")
-    try:
-        return check_gates(names or list(GATES))
-    except ValueError as exc:
-        raise JobError(str(exc)) from None
 
 
 def _read_ledger(path: Path) -> list:

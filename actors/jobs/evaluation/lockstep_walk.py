@@ -107,6 +107,18 @@ def check_gates(names: list[str]) -> list[str]:
     return [name for name in GATES if name in names]
 
 
+def walk_gates(names: list[str], has_events: bool, market: str) -> list[str]:
+    """evaluate --gate-walk's arms (none given: every one); a JobError for a market without events or an unknown arm."""
+    from actors.jobs.common import JobError
+
+    if not has_events:
+        raise JobError(f"evaluate --gate-walk needs a market with events (news, news_null, news_drift), got {market}")
+    try:
+        return check_gates(names or list(GATES))
+    except ValueError as exc:
+        raise JobError(str(exc)) from None
+
+
 def daily_pnl(metrics: dict) -> tuple[list[str], np.ndarray]:
     """Every test session's date and the net $ of the trades closed in it (a backtest report's metrics.json): the
     account's P&L whatever evaluation it was in (the report's equity restarts at each new evaluation)."""

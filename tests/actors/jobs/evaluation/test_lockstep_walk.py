@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 from actors.jobs.common import JobError
-from actors.jobs.evaluate import walk_gates
 from actors.jobs.evaluation.lockstep_walk import (block_indices, check_gates, compare, daily_pnl, gate_counts, gate_walk,
-                                                  max_drawdown, walk_lines, worst_day)
+                                                  max_drawdown, walk_gates, walk_lines, worst_day)
 
 
 def _report(pnl_by_day: dict[str, list[float]], failed: int = 0) -> dict:
@@ -62,11 +61,11 @@ def test_an_unknown_arm_or_a_market_without_events_is_refused_by_name():
     assert check_gates(["llm", "none"]) == ["none", "llm"]
     with pytest.raises(ValueError, match="got bogus"):
         check_gates(["bogus"])
-    assert walk_gates([], ["news"], "news") == ["none", "blackout", "llm"]
+    assert walk_gates([], True, "news") == ["none", "blackout", "llm"]
     with pytest.raises(JobError, match="needs a market with events"):
-        walk_gates([], ["regimes"], "regimes")
+        walk_gates([], False, "regimes")
     with pytest.raises(JobError, match="got oracle"):
-        walk_gates(["oracle"], ["news_null"], "news_null")
+        walk_gates(["oracle"], True, "news_null")
 
 
 def test_the_gate_counts_read_the_risk_actors_last_counters_and_the_models_own_reads(tmp_path):
