@@ -49,7 +49,7 @@ from actors.env.hindsight import HindsightBook, LabelledStep, hindsight_book
 from actors.env.loop_figures import DECISION_LATENCY_WINDOW, LoopFigures
 from actors.env.pacing import LagStats, ThoughtGate
 from actors.env.config import EnvSettings
-from bus.messages import EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, EnvTransition, FusionDecision, Heartbeat, LlmThought, MarketContext, RiskVerdict
+from bus.messages import Bar, EnvEpisode, EnvHindsight, EnvObs, EnvOutcome, EnvTransition, FusionDecision, Heartbeat, LlmThought, MarketContext, RiskVerdict
 from runtime.actor import Actor
 
 START_SETTLE_SECS = 0.2
@@ -385,6 +385,8 @@ class EnvLoop(LoopFigures, Actor):
         if self.book is not None:
             self.book.note_observation(self.batch, env_ids, masks)
         contexts = [MarketContext(**context) for context in self.batch.contexts(env_ids)]
+        if self.event_replay and env_ids:  # a market with events: the news rule's clock is the market's (actors/risk/news.py)
+            self.publish(self._clock_bar(env_ids[0]))
         for event in self.event_replay.due([self.batch.envs[e].bar for e in env_ids]) if self.event_replay else ():
             self.publish(event)  # before the observation that makes it public
             self.log.info(event.LOG_EVENT, **event.log_fields())  # a finished run's dashboard reads its events from the logs
@@ -402,6 +404,16 @@ class EnvLoop(LoopFigures, Actor):
         self._deadline_at = time.monotonic() + self._deadline_secs
         if self._retry_secs > 0:  # a lost frame (a broker restarting) costs this long, not the whole deadline
             self._retry_at, self._retry_step = time.monotonic() + self._retry_secs, self.step_index  # _watch_retry
+
+    def _clock_bar(self, env_id: int) -> Bar:
+        """The bar an observation is built on, as md.bar (markets with events only; only the risk actor's calendar
+        blackout, risk.news_blackout_enabled, subscribes): the rule keeps the market's clock from it; without it the
+        rule read the wall clock and never met a replayed release. The first env's bar: the rule keeps one clock (a
+        backtest has one env)."""
+        env = self.batch.envs[env_id]
+        data, bar = env.split.dataset, env.bar
+        return Bar(symbol=self.config.instrument.symbol, source="env", start_ns=int(data.start_ns[bar]), open=float(data.open[bar]),
+                   high=float(data.high[bar]), low=float(data.low[bar]), close=float(data.close[bar]), volume=float(data.volume[bar]))
 
     def _publish_step(self, result: BatchStep, timed_out: bool) -> None:
         self.publish(EnvTransition(

@@ -45,6 +45,7 @@ from actors.jobs.evaluation.ledger import append_trials, config_hash, current_co
 from actors.jobs.evaluation.trials import ledger_market, ledger_trials, walk_forward_records
 from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
 from actors.jobs.evaluation.lockstep_evidence import check_lockstep_ready, run_lockstep_evidence
+from actors.jobs.evaluation.lockstep_walk import run_gate_walk, walk_gates, walk_lines
 from actors.jobs.evaluation.lockstep_report import interval, lockstep_lines, num
 from actors.jobs.evaluation.news_rows import NEWS_NOTE, news_floor_lines, news_floor_rows
 from actors.env.hindsight import barrier_spec
@@ -128,8 +129,11 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     lockstep_decisions = getattr(args, "lockstep_decisions", None)
     if lockstep_decisions is not None and lockstep_decisions < 1:
         raise JobError(f"--lockstep-decisions takes a positive number of decisions, got {lockstep_decisions}")
-    if getattr(args, "adapter", None) is not None and lockstep_decisions is None:
+    gate_walk = getattr(args, "gate_walk", None)
+    if getattr(args, "adapter", None) is not None and lockstep_decisions is None and gate_walk is None:
         raise JobError("evaluate --adapter needs --lockstep-decisions N (the adapter is compared in the lockstep backtest)")
+    if gate_walk is not None:
+        gate_walk = walk_gates(gate_walk, market_has_events(markets), market)
     lockstep_window = getattr(args, "lockstep_window", None) or "all"
     if lockstep_window != "all" and lockstep_decisions is None:
         raise JobError(f"evaluate --lockstep-window {lockstep_window} needs --lockstep-decisions N (the most decisions played)")
@@ -141,7 +145,8 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     if fusion_warmup < 0:
         raise JobError(f"--fusion-warmup takes a positive number of decisions, got {fusion_warmup}")
     check_option_files(args)  # --adapter: a file that is no GGUF stops the job now, not after the walk-forward
-    adapter = check_lockstep_ready(config, getattr(args, "adapter", None)) if lockstep_decisions else {}
+    needs_model = lockstep_decisions or (gate_walk and "llm" in gate_walk)  # --gate-walk none blackout runs without the LLM
+    adapter = check_lockstep_ready(config, getattr(args, "adapter", None)) if needs_model else {}
     ledger = ledger_path(config.run)
     _read_ledger(ledger)  # a corrupt ledger stops the run now, not after the training
     commit = current_commit()  # the code that runs (a commit made while it trains is not it)
@@ -184,6 +189,7 @@ def mode_evaluate(args: argparse.Namespace) -> int:
     lockstep = (run_lockstep_evidence(args, data, dataset, result, out, lockstep_decisions, adapter, say,
                                       fusion_warmup=fusion_warmup, purge_days=purge, window=lockstep_window)
                 if lockstep_decisions else None)
+    walk = run_gate_walk(args, data, dataset, result, out, gate_walk, adapter, say) if gate_walk else None
     summary = summarise(result, config.account.start_balance, lockstep, trials)
     if summary.lockstep is not None:
         summary.lockstep["elapsed_secs"] = time.monotonic() - started - walk_forward_secs
@@ -197,10 +203,12 @@ def mode_evaluate(args: argparse.Namespace) -> int:
         cells=cells_cost,
         folds_days=[{"fold": f.index, "train_days": [f.train_start_day, f.train_stop_day - 1],
                      "test_days": [f.test_start_day, f.test_stop_day - 1]} for f in result.folds])
-    (out / "metrics.json").write_text(json.dumps(_json_ready(summary.to_json()), indent=2))
+    (out / "metrics.json").write_text(json.dumps(_json_ready({**summary.to_json(), **({"gate_walk": walk.to_json()} if walk else {})}), indent=2))
     (out / "report.md").write_text(report_markdown(summary) + cost_markdown(cells_cost))
     draw_learning_curve(summary, out / "learning_curve.png")
     print(console_summary(summary))
+    if walk is not None:
+        print("\n" + "\n".join(walk_lines(walk)))
     if shortfall:
         print(f"\nno verdict: {shortfall}")
     print(f"\nreport: {out / 'report.md'}\nmetrics: {out / 'metrics.json'}\nlearning curve: {out / 'learning_curve.png'}")

@@ -68,7 +68,7 @@ def llm_table(metrics: dict[str, float], title: str, extra: list[tuple[str, Any]
 
 def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_dir: Path, steps: int, *,
                       window: str = "the test days", extra: list[tuple[str, Any]] | None = None) -> LockstepRun:
-    """The first ``steps`` decisions of the split ``settings`` name, in lockstep (``settings`` laid over BACKTEST and
+    """The first ``steps`` decisions (0: all) of the split ``settings`` name, in lockstep (``settings`` laid over BACKTEST and
     LOCKSTEP: a checkpoint in policy.model_path, and any fusion or reasoner settings); ``window`` names the bars in the
     printed title, ``extra`` adds rows to the LLM's table."""
     config = configure(args, {**settings, "env.max_steps": steps, "env.publish_hindsight": True}, [BACKTEST, LOCKSTEP, REPRODUCIBLE])
@@ -88,7 +88,8 @@ def lockstep_backtest(args: argparse.Namespace, settings: dict[str, Any], run_di
     ages = {**thought_ages.figures(config.fusion.max_staleness_steps),
             **{key: fusion[key] for key in ("stale_thought_decisions", "stale_carried_thought_decisions") if key in fusion}}
     print()
-    print(llm_table(live_metrics, f"lockstep backtest: {steps} decisions of {window}, each with the previous step's thought",
+    played = f"{steps} decisions" if steps else "every decision"  # steps 0: the whole split (evaluate --gate-walk)
+    print(llm_table(live_metrics, f"lockstep backtest: {played} of {window}, each with the previous step's thought",
                     [*(extra or []), ("thought ages", ages_text(ages)), ("report", str(report / "report.html"))]))
     scores = sources.scores()
     (report / "sources.json").write_text(json.dumps(scores.to_json(), indent=2))

@@ -3,7 +3,10 @@
 With reasoner.risk_read on, each thought carries a read of how dangerous the next minutes are (``risk_level``: 0
 CALM, 1 ELEVATED, 2 EXTREME; ``risk_minutes``). With risk.thought_risk_gate set, a read at or above
 risk.thought_risk_min_level holds for its minutes from the step the thought saw (one step = one bar = one minute
-on the 1-minute bars every market here has):
+on the 1-minute bars every market here has). A read is timed from the step its prompt read (``built_on``): with
+reasoner.think_on = news / events a quiet bar is answered by the env's latest thought again (a carried answer,
+``step_seen`` that bar), and timing it from ``step_seen`` would renew an EXTREME read on every quiet bar, so the env
+would stand aside until the next thought:
 
   thought_risk        ``stand_aside``: entries are vetoed (exits, HOLD and stop moves pass), as the news blackout;
   thought_risk_flat   ``flatten``: a position is also closed (the closing action, where the mask allows it).
@@ -25,7 +28,8 @@ LEVEL_NAMES = ("CALM", "ELEVATED", "EXTREME")
 
 
 class Read(NamedTuple):
-    step_seen: int
+    step_built: int
+    """The step the read's prompt read (its minutes count from there)."""
     level: int
     until_step: int
     """The first step the read no longer covers."""
@@ -42,20 +46,21 @@ class ThoughtRiskGate:
         self._reads: dict[int, Read] = {}
 
     def add(self, thought) -> bool:
-        """Take an llm.thought (env_id, step_seen, risk_level, risk_minutes); True when it starts a gate."""
+        """Take an llm.thought (env_id, step_seen, step_built, risk_level, risk_minutes); True when it starts a gate."""
         if thought.risk_level < 0:
             return False
+        built = thought.built_on
         held = self._reads.get(thought.env_id)
-        if held is not None and thought.step_seen < held.step_seen:
-            return False  # an older thought arriving late says nothing newer
-        until = thought.step_seen + 1 + thought.risk_minutes if thought.risk_level >= self.min_level else thought.step_seen
-        self._reads[thought.env_id] = Read(thought.step_seen, thought.risk_level, until)
-        return thought.risk_level >= self.min_level and (held is None or held.until_step <= thought.step_seen)
+        if held is not None and built <= held.step_built:
+            return False  # the same read carried to a later bar, or an older thought arriving late: nothing newer
+        until = built + 1 + thought.risk_minutes if thought.risk_level >= self.min_level else built
+        self._reads[thought.env_id] = Read(built, thought.risk_level, until)
+        return thought.risk_level >= self.min_level and (held is None or held.until_step <= built)
 
     def rule(self, env_id: int, step: int, position: int) -> str:
         """The rule in force for an env at ``step`` ('' for none)."""
         read = self._reads.get(env_id)
-        if read is None or self.mode == "off" or not read.step_seen <= step < read.until_step:
+        if read is None or self.mode == "off" or not read.step_built <= step < read.until_step:
             return ""
         return THOUGHT_FLAT if self.mode == "flatten" and position != 0 else THOUGHT_RISK
 

@@ -83,3 +83,38 @@ async def test_the_env_actor_publishes_each_event_before_the_observation_that_ma
             # A published event goes out with the first observation whose bar shows it: never after that bar.
             assert seen_minute is None or event_minute(message.time_ns) > seen_minute
             waiting.append(event_minute(message.time_ns))
+
+
+async def test_the_env_actor_gives_the_calendar_blackout_the_markets_clock():
+    # risk.news_blackout_enabled keeps its clock from md.bar: without the env's bars it read the wall clock and a
+    # replayed release was never in force. (T+90 minutes here: the 08:30 CPI of
+    # the last test day is an hour old at the open.)
+    import pandas as pd
+
+    from actors.risk.news import NewsRule
+    from bus.messages import Bar, EnvObs, Event
+    from runtime.testing import actor_harness
+    from tests.actors.env.test_actor import answer_every_obs_until_done
+
+    overrides = {"data.scenario": "news", "data.synthetic_days": 8, "env.mode": "backtest", "env.split": "test", "env.n_envs": 1,
+                 "runtime.stats_interval_secs": 60.0}
+    async with actor_harness("env", overrides) as h:
+        await answer_every_obs_until_done(h)
+        published = [record.msg for record in h.published if isinstance(record.msg, (Bar, Event, EnvObs))]
+    rule, bar, in_force = NewsRule(2.0, 90.0), None, []
+    for message in published:
+        if isinstance(message, Bar):
+            rule.clock.on_bar(message.start_ns)
+            bar = message
+        elif isinstance(message, Event):
+            rule.add(message)
+        else:
+            assert bar is not None  # every observation's bar went out before it (and its events)
+            et = pd.Timestamp(bar.start_ns, tz="UTC").tz_convert("America/New_York")
+            assert et.strftime("%H:%M") == message.contexts[0].time_et
+            now = rule.clock.now_ns()
+            force = rule.in_force(now)
+            in_force.append(force)
+            assert force is None or 0 <= now - force.release.time_ns <= 90 * 60 * 10**9
+            bar = None
+    assert any(force is not None for force in in_force)

@@ -35,6 +35,17 @@ def test_a_read_at_or_above_the_level_holds_for_its_minutes_from_the_step_it_saw
     assert not extreme_only.add(thought(10, 1, 30)) and extreme_only.rule(0, 11, 0) == ""
 
 
+def test_a_carried_answer_does_not_renew_the_read_it_repeats():
+    # think_on = news / events: quiet bars are answered by the latest thought again, stamped with their own step.
+    gate = ThoughtRiskGate("stand_aside", "EXTREME")
+    assert gate.add(thought(10, 2, 5))
+    for bar in range(11, 30):
+        carried = LlmThought(env_id=0, episode_id=0, step_seen=bar, step_built=10, query_id=f"c{bar}", action=HOLD, confidence=0.5,
+                             mode="single_shot", cached=True, risk_level=2, risk_minutes=5)
+        assert not gate.add(carried)
+    assert gate.rule(0, 15, 0) == THOUGHT_RISK and gate.rule(0, 16, 0) == ""  # still the 5 minutes from bar 10
+
+
 def test_flatten_closes_a_position_and_the_overlay_keeps_another_halt_for_a_flat_env():
     gate = ThoughtRiskGate("flatten", "EXTREME")
     gate.add(thought(5, 2, 10, env_id=0))
