@@ -20,9 +20,10 @@ from actors.lora.experience import Experience, thought_record
 from actors.common.hindsight import HindsightLabel
 from actors.lora.matching import ExperienceMatcher, TradeOutcome
 from actors.lora.risk_teach import gate_and_apart
+from actors.lora.round_types import RoundResult, StepProgress
 from actors.lora.stopping import Plateau
 from actors.lora.store import ExperienceStore
-from actors.lora.trainer import LoraTrainer, RoundResult, StepProgress
+from actors.lora.trainer import LoraTrainer
 from actors.lora.versions import AdapterVersion, VersionBook
 
 LORA_DIR_NAME = "lora"
