@@ -4,8 +4,8 @@
 from actors.lora.core import LORA_DIR_NAME, LoraCore, RoundReport, train_offline, train_until_plateau
 from actors.lora.dollars import usd_text
 from actors.lora.history import history_experiences
+from actors.lora.round_types import StepProgress
 from actors.lora.store import ExperienceStore, read_experiences_file, write_experiences_file
-from actors.lora.trainer import StepProgress
 from actors.lora.versions import AdapterVersion, VersionBook
 
 __all__ = ["LORA_DIR_NAME", "AdapterVersion", "ExperienceStore", "LoraCore", "RoundReport", "StepProgress", "VersionBook",

@@ -20,8 +20,8 @@ from actors.common.hindsight import HindsightLabel, SideOutcome
 from actors.lora.config import LoraSettings
 from actors.lora.core import LoraCore, RoundReport
 from actors.lora.matching import TradeOutcome
+from actors.lora.round_types import StepProgress
 from actors.lora.store import read_experiences_file
-from actors.lora.trainer import StepProgress
 from bus.messages import EnvHindsight, EnvObs, EnvOutcome, LlmThought, LoraAdapter, LoraRound
 from runtime.actor import Actor
 

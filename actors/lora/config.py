@@ -108,6 +108,11 @@ class LoraConfig(ConfigSection, kw_only=True):
     """Sampling weight is |P&L| + this, so zero-P&L (HOLD) experiences are still drawn."""
     balance_actions: bool = True
     """Share the sampling weights out per target action, so BUY, SELL and HOLD targets are drawn equally often."""
+    balance_levels: bool = True
+    """teach = "risk": share the training draws out per hindsight risk level first (CALM, ELEVATED and EXTREME
+    equally, up-sampling the rare EXTREME; per action within a level), and draw no experience without a level. The
+    held-out prompts keep their mix. Without it a round on event bars (half CALM, 5 % EXTREME) kept one level
+    everywhere (docs/experiments/riskread.md)."""
     max_pending_outcomes: PositiveCount = 1000
     """Outcomes waiting for their thoughts; the oldest are dropped (counted) beyond this."""
     max_thoughts: PositiveCount = 20000

@@ -20,9 +20,10 @@ from actors.lora.experience import Experience, thought_record
 from actors.common.hindsight import HindsightLabel
 from actors.lora.matching import ExperienceMatcher, TradeOutcome
 from actors.lora.risk_teach import gate_and_apart
+from actors.lora.round_types import RoundResult, StepProgress
 from actors.lora.stopping import Plateau
 from actors.lora.store import ExperienceStore
-from actors.lora.trainer import LoraTrainer, RoundResult, StepProgress
+from actors.lora.trainer import LoraTrainer
 from actors.lora.versions import AdapterVersion, VersionBook
 
 LORA_DIR_NAME = "lora"
@@ -61,7 +62,8 @@ class LoraCore:
         self.store = ExperienceStore(config.store_path or lora_dir / "experiences.sqlite",
                                      max_experiences=config.max_experiences,
                                      held_out_fraction=config.held_out_fraction,
-                                     min_weight_usd=config.min_sample_weight_usd, balance_actions=config.balance_actions)
+                                     min_weight_usd=config.min_sample_weight_usd, balance_actions=config.balance_actions,
+                                     balance_levels=config.teach == "risk" and config.balance_levels)
         self.versions = VersionBook(config.versions_dir or lora_dir / "versions")
         self.matcher = ExperienceMatcher(target_confidence=config.target_confidence, max_thoughts=config.max_thoughts,
                                          max_pending_outcomes=config.max_pending_outcomes)

@@ -6,17 +6,13 @@ A mixin of LoraTrainer (actors/lora/trainer.py): it uses the trainer's tokenizer
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from actors.common.actions import ACTION_NAMES
 from actors.common.news_risk import RISK_LEVELS
 from actors.lora.experience import Experience
 from actors.lora.risk_teach import floor_levels, risk_prefix, risk_verdict
-
-if TYPE_CHECKING:  # the trainer's types (it imports this module; this one never imports it)
-    from actors.lora.trainer import RoundResult, StepProgress
+from actors.lora.round_types import RoundResult, StepProgress
 
 EVAL_ROWS = 8
 """Prompts evaluated in one batched forward pass (as the trainer's own evaluation)."""
@@ -27,8 +23,6 @@ class RiskReadTraining:
         # the grammar writes the level after " |" with its leading space (RISK_RULE)
         self._level_tokens = {level: self.tokenizer.encode(f" {name}", add_special_tokens=False)
                               for level, name in enumerate(RISK_LEVELS)}
-        self._kept_levels: tuple[tuple[str, ...], list[int]] | None = None
-        """(prompt ids, the kept weights' levels on them): a round's "before" without evaluating again."""
 
     def _level_loss(self, logits, first_positions: Sequence[int], experiences: Sequence[Experience]):
         """Mean cross-entropy of each target's risk level among the three levels' first tokens, at the position that
@@ -74,7 +68,7 @@ class RiskReadTraining:
         (actors/lora/risk_teach.py states the rule); ``apart`` (held-out templates) is scored, never judged on."""
         prompts = [*held_out, *apart]
         labels = [int(e.meta["risk_level"]) for e in held_out]
-        before = self._current_levels(prompts)
+        before = self._kept_answers("levels", prompts, self.risk_levels)
         stats = self.train(sample, self.config.steps_per_round, progress)
         after = self.risk_levels(prompts)
         n = len(held_out)
@@ -88,26 +82,8 @@ class RiskReadTraining:
             extra["apart_match_before"] = float(np.mean([a == y for a, y in zip(before[n:], apart_labels)]))
             extra["apart_match_after"] = float(np.mean([a == y for a, y in zip(after[n:], apart_labels)]))
         if verdict.publish:
-            self._kept = self._snapshot()
-            self._kept_levels = (_ids(prompts), after)
+            self._keep("levels", prompts, after)
         elif verdict.collapsed:
             self._restore(self._kept)
-        return self.round_result(verdict.before, verdict.after, verdict.publish, stats, n, verdict, tuple(before[:n]),
-                                 tuple(after[:n]), None, extra)
-
-    def _current_levels(self, prompts: Sequence[Experience]) -> list[int]:
-        """The kept weights' levels on ``prompts`` (remembered from their publication on the same prompts)."""
-        ids = _ids(prompts)
-        if self._kept_levels is not None and self._kept_levels[0] == ids:
-            return list(self._kept_levels[1])
-        training = self._snapshot()
-        self._restore(self._kept)
-        try:
-            levels = self.risk_levels(prompts)
-        finally:
-            self._restore(training)
-        self._kept_levels = (ids, levels)
-        return levels
-
-def _ids(experiences: Sequence[Experience]) -> tuple[str, ...]:
-    return tuple(e.id for e in experiences)
+        return RoundResult(verdict.before, verdict.after, verdict.publish, stats, n, verdict, tuple(before[:n]),
+                           tuple(after[:n]), None, extra)

@@ -1,5 +1,6 @@
 """The experience store: SQLite in WAL mode with synchronous=FULL, bounded, sampled by outcome size
-(and, with ``balance_actions``, so that every target action gets the same share of the draws).
+(and, with ``balance_actions``, so that every target action gets the same share of the draws; with
+``balance_levels``, every hindsight risk level).
 
 ``add`` returns only after its transaction is committed and fsynced (WAL + FULL), so an
 acknowledged experience survives a kill -9 of the trainer or a crash of the machine.
@@ -46,13 +47,14 @@ def _held_out(experience: Experience, fraction: float) -> bool:
 
 class ExperienceStore:
     def __init__(self, path: str | Path, *, max_experiences: int, held_out_fraction: float,
-                 min_weight_usd: float = 10.0, balance_actions: bool = False) -> None:
+                 min_weight_usd: float = 10.0, balance_actions: bool = False, balance_levels: bool = False) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._max = max_experiences
         self._held_out_fraction = held_out_fraction
         self._min_weight = min_weight_usd
         self._balance_actions = balance_actions
+        self._balance_levels = balance_levels
         self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
@@ -102,12 +104,26 @@ class ExperienceStore:
         with ``balance_actions`` those weights are shared out per target action, so each action present is
         drawn equally often (a run on rising days would otherwise teach little but BUY), and each draw of ``n``
         holds every common action in equal numbers (``systematic_draws``); with ``up_to_seq`` only from those stored
-        by then (a reproducible round, whose data must not depend on what the loop stored while it trained)."""
-        rows = self._db.execute("SELECT weight, json_extract(body, '$.action'), body FROM experiences WHERE held_out = 0 AND seq <= ? "
-                                "ORDER BY seq", (_newest(up_to_seq),)).fetchall()
+        by then (a reproducible round, whose data must not depend on what the loop stored while it trained).
+        With ``balance_levels`` (lora.teach = "risk") the draws are shared out per hindsight risk level instead (CALM,
+        ELEVATED, EXTREME equally, however rare EXTREME is: a store of event bars is about half CALM and 5 % EXTREME,
+        and a round on it learned one level everywhere), within a level per action as above; experiences without a
+        level (their target has no risk field) are not drawn. Only the training side is resampled: the held-out
+        prompts keep their own mix."""
+        rows = self._db.execute("SELECT weight, json_extract(body, '$.action'), body, "
+                                "COALESCE(json_extract(body, '$.meta.risk_level'), -1) FROM experiences "
+                                "WHERE held_out = 0 AND seq <= ? ORDER BY seq", (_newest(up_to_seq),)).fetchall()
+        if self._balance_levels:
+            rows = [row for row in rows if row[3] >= 0]
         if not rows:
             return []
         weights = np.array([row[0] for row in rows], dtype=np.float64)
+        if self._balance_levels:
+            levels = np.array([row[3] for row in rows], dtype=np.int64)
+            actions = np.array([row[1] for row in rows], dtype=np.int64)
+            weights = balanced_by_action(weights, actions) if self._balance_actions else weights
+            picks = systematic_draws(balanced_by_action(weights, levels, rare_share=0.0), levels, n, rng)
+            return [_decode(rows[i][2]) for i in picks]
         if not self._balance_actions:
             picks = rng.choice(len(rows), size=n, replace=True, p=weights / weights.sum())
             return [_decode(rows[i][2]) for i in picks]

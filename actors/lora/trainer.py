@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -27,63 +26,17 @@ from actors.common.actions import ACTION_NAMES, allowed_actions
 from actors.common.llm.parser import DecisionParser
 from actors.lora.base_model import unwrapped_base
 from actors.lora.config import LoraConfig
-from actors.lora.dollars import DollarGain, dollar_gain
+from actors.lora.dollars import dollar_gain
 from actors.lora.experience import Experience
 from actors.lora.export import export_peft_adapter
 from actors.lora.llama_arithmetic import mirror_llama_arithmetic
-from actors.lora.publishing import Verdict, publish_verdict
+from actors.lora.publishing import publish_verdict
 from actors.lora.risk_round import RiskReadTraining
+from actors.lora.round_types import RoundResult, StepProgress, TrainStats
 
 IGNORE_INDEX = -100
 EVAL_ROWS = 8
 """Prompts evaluated in one batched forward pass."""
-
-
-@dataclass(frozen=True, slots=True)
-class StepProgress:
-    step: int
-    steps: int
-    loss: float
-    tokens_per_sec: float
-
-
-@dataclass(frozen=True, slots=True)
-class TrainStats:
-    steps: int
-    mean_loss: float
-    last_loss: float
-    tokens: int
-    tokens_per_sec: float
-    secs: float
-
-
-@dataclass(frozen=True, slots=True)
-class RoundResult:
-    before: float
-    """Held-out match rate before the round."""
-    after: float
-    publish: bool
-    stats: TrainStats
-    held_out: int
-    """Held-out experiences evaluated."""
-    verdict: Verdict | None = None
-    """Why it was published or not (actors/lora/publishing.py)."""
-    before_answers: tuple[int, ...] = ()
-    """The current weights' answers to the held-out prompts, in their order ..."""
-    after_answers: tuple[int, ...] = ()
-    """... and the trained weights' (bin/bench lora compares them with llama.cpp's)."""
-    dollars: DollarGain | None = None
-    """The same answers in hindsight dollars a held-out prompt (actors/lora/dollars.py); informs, does not decide."""
-    extra: dict[str, float] = field(default_factory=dict)
-    """lora.teach = "risk": the paired differences to the calendar and keyword rules, the held-out templates' match
-    (actors/lora/risk_teach.py)."""
-
-    def metrics(self) -> dict[str, float]:
-        return {"match_rate_before": self.before, "match_rate_after": self.after, "held_out": float(self.held_out),
-                "train_steps": float(self.stats.steps), "train_loss": self.stats.mean_loss,
-                "last_loss": self.stats.last_loss, "tokens_per_sec": self.stats.tokens_per_sec,
-                "train_secs": self.stats.secs, **(self.verdict.metrics() if self.verdict else {}),
-                **(self.dollars.metrics() if self.dollars else {}), **self.extra}
 
 
 def encode_example(tokenizer, messages: list[dict], target: str, max_tokens: int) -> tuple[list[int], int]:
@@ -139,8 +92,9 @@ class LoraTrainer(RiskReadTraining):
         self._params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self._params, lr=config.learning_rate)
         self._kept = self._snapshot()
-        self._kept_answers: tuple[tuple[str, ...], list[int]] | None = None
-        """(held-out ids, the kept weights' answers to them): a round's "before" without evaluating again."""
+        self._kept_memo: dict[str, tuple[tuple[str, ...], list[int]]] = {}
+        """what -> (prompt ids, the kept weights' answers): a round's "before" without evaluating again ("actions"
+        for a direction round, "levels" for a risk round); a publication replaces it whole."""
         self._rng = np.random.default_rng(config.seed)
         self._action_tokens = {a: self.tokenizer.encode(name, add_special_tokens=False)
                                for a, name in enumerate(ACTION_NAMES)}
@@ -215,9 +169,6 @@ class LoraTrainer(RiskReadTraining):
 
     def prompt_tokens(self, messages: list[dict]) -> list[int]:
         return prompt_ids(self.tokenizer, messages)
-
-    round_result = RoundResult
-    """What a round returns (RiskReadTraining builds one without importing this module)."""
 
     def _split_batch(self, encoded: Sequence[tuple[list[int], int]]):
         """(shared, cache, ids, labels, attention) of (ids, n_prompt) rows: with ``cache_shared_prefix`` the first
@@ -342,34 +293,45 @@ class LoraTrainer(RiskReadTraining):
         current ones (one answer everywhere is a dead end). Not better yet: training goes on from here next
         round, so small gains add up until they clear the interval."""
         labels = [e.action for e in held_out]
-        before = self._current_answers(held_out)
+        before = self._kept_answers("actions", held_out, self._actions_of)
         stats = self.train(sample, self.config.steps_per_round, progress)
-        after = self.decisions([(e.messages, e.mask) for e in held_out])
+        after = self._actions_of(held_out)
         verdict = publish_verdict(before, after, labels, z=self.config.publish_z, collapse_share=self.config.collapse_share,
                                   trained=stats.steps > 0)
         if verdict.publish:
-            self._kept = self._snapshot()
-            self._kept_answers = (_ids(held_out), after)
+            self._keep("actions", held_out, after)
         elif verdict.collapsed:
             self._restore(self._kept)
         dollars = dollar_gain(held_out, before, after, self.config.publish_z)
         return RoundResult(verdict.before, verdict.after, verdict.publish, stats, len(held_out), verdict, tuple(before),
                            tuple(after), dollars)
 
-    def _current_answers(self, held_out: Sequence[Experience]) -> list[int]:
-        """The current (kept) weights' answers to ``held_out``: remembered from when they were published on the
-        same prompts, else evaluated with them swapped in for the moment."""
-        ids = _ids(held_out)
-        if self._kept_answers is not None and self._kept_answers[0] == ids:
-            return list(self._kept_answers[1])
+    def _actions_of(self, experiences: Sequence[Experience]) -> list[int]:
+        return self.decisions([(e.messages, e.mask) for e in experiences])
+
+    def _kept_answers(self, what: str, prompts: Sequence[Experience],
+                      evaluate: Callable[[Sequence[Experience]], list[int]]) -> list[int]:
+        """The current (kept) weights' answers to ``prompts`` (``evaluate``: their actions, or their risk levels):
+        remembered from when they were published on the same prompts, else evaluated with them swapped in for the
+        moment."""
+        ids = _ids(prompts)
+        memo = self._kept_memo.get(what)
+        if memo is not None and memo[0] == ids:
+            return list(memo[1])
         training = self._snapshot()
         self._restore(self._kept)
         try:
-            answers = self.decisions([(e.messages, e.mask) for e in held_out])
+            answers = evaluate(prompts)
         finally:
             self._restore(training)
-        self._kept_answers = (ids, answers)
+        self._kept_memo[what] = (ids, answers)
         return answers
+
+    def _keep(self, what: str, prompts: Sequence[Experience], answers: list[int]) -> None:
+        """Publish the training weights: they become the kept ones, and their ``answers`` to ``prompts`` the only
+        ones remembered (the older weights' answers of any kind no longer hold)."""
+        self._kept = self._snapshot()
+        self._kept_memo = {what: (_ids(prompts), list(answers))}
 
     def store_sampler(self, store, up_to_seq: int | None = None) -> Callable[[int], list[Experience]]:
         return lambda n: store.sample(n, self._rng, up_to_seq)

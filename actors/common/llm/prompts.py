@@ -59,8 +59,10 @@ SAMPLE_CONTEXT: dict[str, Any] = {
 
 Message = dict[str, str]
 RISK_READ_TASK = ("After the confidence, say how dangerous the next minutes are: CALM, or ELEVATED or EXTREME and for how "
-                  "many minutes (e.g. ELEVATED 15), then the reason.")
-"""Appended to the decide and single-shot questions when reasoner.risk_read is on (actors/common/llm/grammar.py)."""
+                  "many minutes, then the reason.")
+"""Appended to the decide and single-shot questions when reasoner.risk_read is on (actors/common/llm/grammar.py).
+No example answer: the base SmolLM2-135M copied the former "(e.g. ELEVATED 15)" on every prompt (riskread.md,
+news.md), a prior a LoRA round first had to unlearn; the grammar alone gives the field its form."""
 
 # Template name -> its [reasoner] config key.
 _TEMPLATE_KEYS: dict[str, str] = {

@@ -7,7 +7,7 @@ from structlog.testing import capture_logs
 from actors.common.llm.prompts import SAMPLE_CONTEXT
 from actors.lora.core import LoraCore, RoundReport
 from actors.lora.store import ExperienceStore
-from actors.lora.trainer import RoundResult, TrainStats
+from actors.lora.round_types import RoundResult, TrainStats
 from actors.lora.versions import AdapterVersion
 from bus.messages import EnvHindsight, EnvObs, EnvOutcome, LlmThought, LoraAdapter, MarketContext
 from runtime.testing import actor_harness

@@ -140,3 +140,32 @@ def test_nothing_acknowledged_is_lost_when_the_writer_is_killed(tmp_path):
 
     ids = set(reopened.ids())
     assert all(f"e-{n}" in ids for n in range(acknowledged + 1))
+
+
+def test_level_balanced_sampling_draws_every_risk_level_equally_from_the_training_side_only(tmp_path):
+    """teach = risk: 60 % CALM, 36 % ELEVATED, 4 % EXTREME on the training side (EXTREME under the rare-action share,
+    still drawn a third of the time), a level-less experience never drawn, the held-out side never drawn."""
+    import dataclasses
+
+    levels = [0] * 60 + [1] * 36 + [2] * 4
+    training = [dataclasses.replace(experience(i, 10.0 * (i % 7), BUY if i % 3 else SELL),
+                                    meta={"risk_level": level, "held_out": False}) for i, level in enumerate(levels)]
+    no_level = dataclasses.replace(experience(500, 1000.0), meta={"held_out": False})
+    unknown = dataclasses.replace(experience(501, 1000.0), meta={"risk_level": -1, "held_out": False})
+    held = [dataclasses.replace(experience(600 + i, 1000.0), meta={"risk_level": 2, "held_out": True}) for i in range(20)]
+    s = ExperienceStore(tmp_path / "l.sqlite", max_experiences=1000, held_out_fraction=0.2, min_weight_usd=1.0,
+                        balance_actions=True, balance_levels=True)
+    s.add([*training, no_level, unknown, *held])
+
+    batches = [s.sample(6, np.random.default_rng(seed)) for seed in range(200)]
+    drawn = Counter(e.meta.get("risk_level") for batch in batches for e in batch)
+    assert set(drawn) == {0, 1, 2} and all(drawn[level] == 400 for level in (0, 1, 2)), drawn
+    assert all(Counter(e.meta["risk_level"] for e in batch) == {0: 2, 1: 2, 2: 2} for batch in batches)
+    assert not any(e.meta.get("held_out") for batch in batches for e in batch)
+    sides = Counter(e.action for batch in batches for e in batch if e.meta["risk_level"] == 0)
+    assert abs(sides[BUY] - sides[SELL]) < 0.2 * (sides[BUY] + sides[SELL]), sides  # 2:1 stored, balanced per level
+
+    plain = ExperienceStore(tmp_path / "p.sqlite", max_experiences=1000, held_out_fraction=0.2, min_weight_usd=1.0,
+                            balance_actions=True)
+    plain.add(training)
+    assert Counter(e.meta["risk_level"] for e in plain.sample(3000, np.random.default_rng(1)))[2] < 300

@@ -97,3 +97,17 @@ def test_the_thinker_asks_for_the_read_and_the_thought_and_its_message_carry_it(
     off = ScriptedEngine("SELL | 0.60 | CPI shock")
     plain = Thinker(off, ReasonerConfig(mode="single_shot", memo_enabled=False)).think(SAMPLE_CONTEXT, FLAT)
     assert plain.risk_level == -1 and "risk ::=" not in off.grammars[0] and RISK_READ_TASK not in off.prompts[0]
+
+
+def test_the_risk_question_names_every_level_and_shows_no_example_answer_for_the_model_to_copy():
+    import re
+
+    from actors.common.llm.prompts import PromptBook, prompt_fields
+    from actors.common.news_risk import RISK_LEVELS
+
+    book = PromptBook(ReasonerConfig(mode="single_shot", risk_read=True))
+    question = book.opening(prompt_fields(SAMPLE_CONTEXT, FLAT), "single_shot")[-1]["content"]
+    assert all(level in question for level in RISK_LEVELS)
+    # the base model answered "ELEVATED 15" everywhere while the question said "(e.g. ELEVATED 15)"
+    assert not re.search(r"\b(CALM|ELEVATED|EXTREME)\b\s*\d", question), question
+    assert "e.g." not in RISK_READ_TASK
