@@ -287,7 +287,6 @@ def test_no_two_modules_import_each_other(graph):
 
 
 TYPE_HINT_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"actors.lora.risk_round", "actors.lora.trainer"}): "risk_round names the trainer's result types (being moved)",
 }
 """Modules that import each other only for type hints, known and not yet untied; one gone is no failure."""
 

@@ -112,7 +112,8 @@ class LoraConfig(ConfigSection, kw_only=True):
     """teach = "risk": share the training draws out per hindsight risk level first (CALM, ELEVATED and EXTREME
     equally, up-sampling the rare EXTREME; per action within a level), and draw no experience without a level. The
     held-out prompts keep their mix. Without it a round on event bars (half CALM, 5 % EXTREME) kept one level
-    everywhere (docs/experiments/riskread.md)."""
+    everywhere (docs/experiments/riskread.md); with it one round read EXTREME on two thirds of the gate's bars where
+    it was 4 of 75, and the paired publish rule refused it (docs/experiments/riskfit.md): neither way is shown to learn."""
     max_pending_outcomes: PositiveCount = 1000
     """Outcomes waiting for their thoughts; the oldest are dropped (counted) beyond this."""
     max_thoughts: PositiveCount = 20000
