@@ -13,12 +13,6 @@ from actors.jobs.cli import main
 from tests.actors.jobs.evaluation.summaries import a_deflation, a_summary, a_track_record, a_variant
 
 
-SHORT_ANSWERS = ["--set", "reasoner.max_decide_tokens=12"]
-"""The lockstep runs below wait for every thought: under the decide grammar the action and the confidence come first
-(~8 tokens) and these tests read no reason, so a 12-token answer (a third of the default 32's decode time: 1.1 s against
-3.5 s a thought on the loaded 2-core box) measures the same rows."""
-
-
 def earlier_trials(path, market: str, count: int, other_market_count: int) -> None:
     """Trials of an earlier configuration on ``market`` (and some on another market) already in the ledger."""
     from actors.jobs.evaluation.ledger import TrialRecord, append_trials
@@ -127,7 +121,7 @@ def test_lockstep_decisions_measure_the_fusion_and_llm_rows_through_the_actors_o
     # The news market: its lockstep window starts on a test day whose first decisions make an event public, so the
     # rows of the decisions right after an event read are measured too.
     code = main(["evaluate", "--market", "news", "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "1",
-                 "--lockstep-decisions", "6", "--adapter", str(adapter), "--run-dir", str(run_dir), "--quiet", *always_halted, *SHORT_ANSWERS,
+                 "--lockstep-decisions", "6", "--adapter", str(adapter), "--run-dir", str(run_dir), "--quiet", *always_halted,
                  "--set", f"run.trials_path={tmp_path / 'trials.jsonl'}"])
 
     assert code == 0
@@ -179,7 +173,7 @@ def test_a_fusion_warmup_on_the_training_days_teaches_the_network_the_lockstep_r
                 "--set", "fusion.explore_rate=0.5"]
 
     code = main(["evaluate", "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "1",
-                 "--lockstep-decisions", "3", "--fusion-warmup", "5", "--run-dir", str(run_dir), "--quiet", *settings, *SHORT_ANSWERS,
+                 "--lockstep-decisions", "3", "--fusion-warmup", "5", "--run-dir", str(run_dir), "--quiet", *settings,
                  "--set", f"run.trials_path={tmp_path / 'trials.jsonl'}"])
 
     assert code == 0
