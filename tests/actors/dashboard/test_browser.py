@@ -24,8 +24,9 @@ CHROME_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                 "--disable-component-update", "--disable-sync", "--window-size=1400,2300")
 LOOP = ["env", "policy", "reasoner", "fusion", "risk"]
 PACED = {"policy.learn": False, "env.mode": "train", "env.n_envs": 1, "env.step_interval_ms": 100.0, "reasoner.mode": "single_shot",
-         "reasoner.process_nice": 0}
-"""Ten steps a second with the LLM thinking beside the loop, so thoughts reach the decisions table."""
+         "reasoner.process_nice": 0, "runtime.spare_actors": []}
+"""Ten steps a second with the LLM thinking beside the loop, so thoughts reach the decisions table. No spare processes:
+20 s in, four of them would import torch and SB3 beside the page's renderer on 2 cores, and nothing here restarts."""
 
 pytestmark = [
     pytest.mark.slow,
