@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from actors.common.statistics import bootstrap_indices
 from actors.env.dataset import Dataset
 from actors.jobs.evaluation.decision_sources import finite_or_none
 from actors.jobs.evaluation.thought_ages import ages_text
@@ -159,15 +159,6 @@ STATISTICS: dict[str, Callable[[np.ndarray], np.ndarray | float]] = {
 """Each over the last axis: one arm's days, or a stack of resamples of them."""
 
 
-def block_indices(n_days: int, reps: int, block: int, seed: int) -> np.ndarray:
-    """``reps`` moving-block resamples of day indices, each ``n_days`` long (the same rows serve every arm: paired)."""
-    rng = np.random.default_rng(seed)
-    block = max(1, min(block, n_days))
-    starts = rng.integers(0, n_days - block + 1, size=(reps, math.ceil(n_days / block)))
-    rows = (starts[:, :, None] + np.arange(block)[None, None, :]).reshape(reps, -1)
-    return rows[:, :n_days]
-
-
 def _figure(value, draws: np.ndarray) -> dict[str, float]:
     return {"value": float(value), "low": float(np.percentile(draws, 2.5)), "high": float(np.percentile(draws, 97.5))}
 
@@ -244,7 +235,8 @@ def gate_walk(arms: dict[str, tuple[dict, str, dict[str, float], float]], test_s
     outside GATES (the llm arm under another setting, from another run on the same days) is paired with blackout and
     none too."""
     n_days = min(len(daily_pnl(metrics)[1]) for metrics, *_ in arms.values())
-    resamples = block_indices(max(n_days, 1), REPS, BLOCK_DAYS, seed)
+    n_rows = max(n_days, 1)  # the same rows serve every arm: paired
+    resamples = bootstrap_indices(n_rows, REPS, seed, block_length=min(BLOCK_DAYS, n_rows), blocks="moving")
     walked = {name: walk_arm(name, metrics, run_dir, resamples, ages, secs, gate_counts(Path(run_dir)))
               for name, (metrics, run_dir, ages, secs) in arms.items()}
     extra = [(name, floor) for name in walked if name not in GATES for floor in ("blackout", "none")]  # another llm setting

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from actors.common.statistics import bootstrap_indices
 from actors.jobs.common import JobError
-from actors.jobs.evaluation.lockstep_walk import (block_indices, check_gates, compare, daily_pnl, gate_counts, gate_walk,
+from actors.jobs.evaluation.lockstep_walk import (check_gates, compare, daily_pnl, gate_counts, gate_walk,
                                                   max_drawdown, walk_gates, walk_lines, worst_day)
 
 
@@ -34,7 +35,7 @@ def test_the_drawdown_runs_over_days_from_the_start_and_the_worst_day_is_the_fif
 def test_paired_differences_resample_the_same_days_for_both_arms():
     rng = np.random.default_rng(0)
     a = rng.normal(0, 100, 60)
-    resamples = block_indices(60, 500, 5, seed=1)
+    resamples = bootstrap_indices(60, 500, 1, block_length=5, blocks="moving")
     assert resamples.shape == (500, 60) and resamples.max() < 60
     same = compare(a, a.copy(), resamples)
     assert all(figure["value"] == figure["low"] == figure["high"] == 0.0 for figure in same.values())  # paired: no spread
