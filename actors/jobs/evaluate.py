@@ -41,6 +41,8 @@ from actors.jobs.evaluation.cadence import GRID, QUICK_GRID, grid_for
 from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame, what_the_market_shows
 from actors.jobs.evaluation.evidence import REGIME_RULE, Row, summarise
 from actors.jobs.evaluation.diagnostics import diagnostic_lines
+from actors.jobs.evaluation.floors import RULE_FLOORS
+from actors.jobs.evaluation.rule_ratio import rule_ratio_lines
 from actors.jobs.evaluation.ledger import append_trials, config_hash, current_commit, ledger_path, read_trials_or_stop, utc_now
 from actors.jobs.evaluation.trials import ledger_market, ledger_trials, walk_forward_records
 from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
@@ -263,6 +265,7 @@ def report_markdown(summary: Summary) -> str:
         f"oracle share {num(summary.oracle_share, '.3f')} {interval(summary.oracle_share_interval, '.3f')}, "
         f"PSR {num(summary.psr, '.3f')}, DSR {num(summary.deflation.dsr, '.3f')} ({summary.deflation.dsr_trials} trials), "
         f"PBO {num(summary.pbo.pbo, '.2f')}.", "",
+        *(f"- {line}" for line in rule_ratio_lines(summary.simple_rules)), "",
         f"**The market.** {summary.market_shows}", "",
         *summary.calibration, "",
         "## Trials counted, and how many days a verdict needs", "",
@@ -317,10 +320,12 @@ def console_summary(summary: Summary) -> str:
         rows.append(f"  ensemble      ${num(e.pnl_per_day, ',.0f')} a day {interval(e.pnl_per_day_interval, ',.0f')} "
                     f"({e.seeds} seeds' mean distribution), minus the momentum floor "
                     f"${num(e.vs_momentum.pnl_per_day_difference, ',.0f')} {interval(e.vs_momentum.interval, ',.0f')}")
-    for name in ("oracle", REGIME_RULE, summary.momentum_floor, "supervised", "buy_and_hold", "random", "flat"):
+    for name in ("oracle", REGIME_RULE, summary.momentum_floor, *RULE_FLOORS, "supervised", "buy_and_hold", "random", "flat"):
         if name in summary.variants:
             v = summary.variants[name]
-            rows.append(f"  {name:<13} ${num(v.pnl_per_day, ',.0f')} a day, Sharpe {num(v.sharpe)}, halted bars {num(v.halted_share)}")
+            rows.append(f"  {name:<15} ${num(v.pnl_per_day, ',.0f')} a day, Sharpe {num(v.sharpe)}, "
+                        f"{num(v.trades / max(summary.test_days, 1), '.1f')} trades a day, halted bars {num(v.halted_share)}")
+    rows += [f"  {line}" for line in rule_ratio_lines(summary.simple_rules)]
     rows.append(f"  oracle share {num(summary.oracle_share, '.3f')}, deflated-Sharpe probability {num(summary.deflation.dsr, '.3f')}, "
                 f"PBO {num(summary.pbo.pbo, '.2f')}")
     rows += [f"  {line}" for line in evidence_lines(summary.deflation, summary.snooping)]
@@ -373,7 +378,15 @@ def _days(value) -> str:
 def floor_choice_lines(summary: Summary) -> list[str]:
     return [f"- fold {c.fold + 1} (training days {c.train_days[0]}-{c.train_days[1] - 1}): momentum "
             f"{c.momentum_lookback} bars (training nets {_nets(c.momentum_nets)}), regime rule {c.regime_threshold:g} "
-            f"(training nets {_nets(c.regime_nets)})" for c in summary.floor_choices]
+            f"(training nets {_nets(c.regime_nets)})" + _rule_choice_text(c) for c in summary.floor_choices]
+
+
+def _rule_choice_text(c) -> str:
+    if not c.best_rule:
+        return ""
+    sharpes = ", ".join(f"{name} {num(value)}" for name, value in c.rule_train_sharpes.items())
+    return (f", first half hour held {c.first_half_hour_hold_minutes} min (training nets {_nets(c.first_half_hour_nets)}), "
+            f"fade {c.fade_sigmas:g} sigma (training nets {_nets(c.fade_nets)}); best rule by training Sharpe {c.best_rule} ({sharpes})")
 
 
 def policy_choice_lines(summary: Summary) -> list[str]:

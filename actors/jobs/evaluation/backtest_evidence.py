@@ -1,6 +1,7 @@
 """The main job's evidence (phase 3): one backtest beside the floors and the oracle on the same bars, with verdicts.
 
-The floors that tune something (the momentum lookback, the regime rule's threshold) are chosen on the training split,
+The floors that tune something (the momentum lookback, the regime rule's threshold, the simple rules' hold and
+threshold) are chosen on the training split,
 as the policy was (actors/jobs/evaluation/floors.py); the policy checkpoint is chosen on the validation days
 (``choose_on_validation``); the test bars are played once. The walk-forward of ``bin/run evaluate``
 (actors/jobs/evaluation/evidence.py) gives the intervals over folds and seeds, the trials and SPA that one backtest cannot.
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from actors.jobs.evaluation.evidence import DSR_TARGET, ORACLE_SHARE_TARGET, dsr_verdict, band_side, verdict_at_least, verdict_between
-from actors.jobs.evaluation.floors import MOMENTUM, REGIME_RULE, FloorChoice, chosen_floors, fit_floors_on_split
+from actors.jobs.evaluation.floors import MOMENTUM, REGIME_RULE, RULE_FLOORS, FloorChoice, chosen_floors, fit_floors_on_split
 from actors.common.statistics import bootstrap_mean_interval, probabilistic_sharpe
 from actors.jobs.evaluation.summary import Deflation
 
@@ -68,7 +69,8 @@ def backtest_evidence_rows(config, metrics: dict[str, float], session_pnl: list[
     if other_policy is not None:
         label, path = other_policy
         rows.append((f"{label} (not chosen) net P&L ($)", f"{play_window(config, split, frozen_checkpoint_decide(path, config)).net_pnl:,.0f}"))
-    rows += [(f"{name} net P&L ($)", f"{nets[name]:,.0f}") for name in ("oracle", REGIME_RULE, best, "buy_and_hold", "random", "flat") if name in nets]
+    rows += [(f"{name} net P&L ($)", f"{nets[name]:,.0f}") for name in ("oracle", REGIME_RULE, best, *RULE_FLOORS, "buy_and_hold", "random", "flat")
+             if name in nets]
     oracle = nets.get("oracle", 0.0)
     share = f"{policy_net_pnl / oracle:.3f}" if oracle > 0 else "n/a (no oracle on this data)"
     rows.append((f"oracle share (target >= {ORACLE_SHARE_TARGET:.2f})", share))

@@ -21,7 +21,8 @@ from actors.common.statistics import (
     probabilistic_sharpe, wilson_interval,
 )
 from actors.jobs.evaluation.cadence import candidate_series
-from actors.jobs.evaluation.floors import FIXED_FLOORS, MOMENTUM, REGIME_RULE, SUPERVISED
+from actors.jobs.evaluation.floors import FIXED_FLOORS, MOMENTUM, REGIME_RULE, RULE_FLOORS, SUPERVISED
+from actors.jobs.evaluation.rule_ratio import rule_ratio
 from actors.jobs.evaluation.significance import data_snooping_tests, pbo_cscv
 from actors.jobs.evaluation.summary import (
     Beats, Comparison, Deflation, Difference, Ensemble, FloorChoiceRow, LearningPoint, Pbo, PolicyFigures, Snooping, Summary,
@@ -30,9 +31,9 @@ from actors.jobs.evaluation.summary import (
 from actors.jobs.evaluation.trials import LedgerTrials, counted_trials, deflated_variant, per_day_sharpe
 from actors.jobs.evaluation.walkforward import WalkForward, annualised_sharpe, ensemble_name
 
-FLOORS = (*FIXED_FLOORS, MOMENTUM, REGIME_RULE, SUPERVISED)
-"""Every floor the policy is compared with; the momentum lookback and the regime rule's threshold were chosen on each
-fold's training days (actors/jobs/evaluation/floors.py). The regime rule is a threshold on the policy's own
+FLOORS = (*FIXED_FLOORS, MOMENTUM, REGIME_RULE, *RULE_FLOORS, SUPERVISED)
+"""Every floor the policy is compared with; the momentum lookback, the regime rule's threshold and the simple rules'
+settings were chosen on each fold's training days (actors/jobs/evaluation/floors.py). The regime rule is a threshold on the policy's own
 market-regime feature: compared, not a floor the verdict needs."""
 BENCHMARK = "flat"
 """SPA / StepM's benchmark for every candidate at once: does anything beat doing nothing, after costs?"""
@@ -175,13 +176,24 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
                                       train_days=list(choice.train_days),
                                       momentum_nets={str(n): v for n, v in choice.momentum_nets.items()},
                                       regime_nets={str(t): v for t, v in choice.regime_nets.items()},
-                                      **(choice.supervised.params() if choice.supervised else {}))
+                                      **(choice.supervised.params() if choice.supervised else {}), **_rule_choice(choice))
                        for k, choice in enumerate(result.floor_choices)],
+        simple_rules=rule_ratio(result, policy),
         learning_curve=learning_curve, training=result.training, ensemble=_ensemble_summary(result, series, MOMENTUM, capital),
         lockstep=lockstep.to_json() if lockstep is not None else None, diagnostics=result.diagnostics,
         policy_choices=[choice.to_json() for choice in getattr(result, "policy_choices", [])])
     summary = msgspec.structs.replace(summary, success_table=success_rows(summary, result, lockstep))
     return msgspec.structs.replace(summary, verdict=headline(summary))
+
+
+def _rule_choice(choice) -> dict:
+    """A FloorChoiceRow's simple-rule fields (none where the rules were not tried on the fold)."""
+    if not choice.rule_train_sharpes:
+        return {}
+    return {"first_half_hour_hold_minutes": choice.first_half_hour_hold, "fade_sigmas": choice.fade_sigmas,
+            "first_half_hour_nets": {str(h): v for h, v in choice.first_half_hour_nets.items()},
+            "fade_nets": {f"{s:g}": v for s, v in choice.fade_nets.items()},
+            "rule_train_sharpes": dict(choice.rule_train_sharpes), "best_rule": choice.best_rule}
 
 
 def _snooping(candidates: dict[str, np.ndarray], benchmark: np.ndarray) -> Snooping:

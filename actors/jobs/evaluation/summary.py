@@ -146,6 +146,42 @@ class FloorChoiceRow(Record, frozen=True, kw_only=True):
     """Bars ahead the supervised floor's classifier predicts the sign of."""
     supervised_train_bars: int | None = None
     """Bars it was fitted on."""
+    first_half_hour_hold_minutes: int | None = None
+    """Minutes before the close the first-half-hour rule held, chosen on the training days (None: not tried)."""
+    fade_sigmas: float | None = None
+    """The fade's threshold in sigma, chosen on the training days (None: not tried)."""
+    first_half_hour_nets: dict[str, float] = {}
+    """Hold in minutes -> what the first-half-hour rule netted on the training days, $."""
+    fade_nets: dict[str, float] = {}
+    """Threshold in sigma -> what the fade netted on the training days, $."""
+    rule_train_sharpes: dict[str, float] = {}
+    """Each rule floor at its chosen setting -> its annualised Sharpe on the training days."""
+    best_rule: str = ""
+    """The rule floor with the higher training Sharpe: the one the policy's Sharpe is divided by on this fold's days."""
+
+
+class RuleRatio(Record, frozen=True, kw_only=True):
+    """The policy's Sharpe over the best simple rule's on the same test days (actors/jobs/evaluation/rule_ratio.py)."""
+
+    target: float
+    """The issue's target for ``ratio`` (0.8: the policy earns at least 0.8 of what the best one-line rule does)."""
+    policy_sharpe: float
+    rule_sharpes: dict[str, float]
+    """Each rule floor's annualised Sharpe on the test days."""
+    chosen_by_fold: list[str]
+    """Per fold, the rule with the higher Sharpe on its training days: the test days divided by come from it."""
+    best_rule_sharpe: float
+    """The annualised Sharpe of those test days (each fold's chosen rule, folds joined)."""
+    best_rule_sharpe_interval: Interval
+    ratio: float
+    """policy_sharpe / best_rule_sharpe; NaN where the best rule's Sharpe is not above 0 (no edge to share)."""
+    ratio_interval: Interval
+    """95 % bootstrap interval over the test days, resampled in pairs (draws where the rule's Sharpe is not above 0 left out)."""
+    verdict: str
+    test_day_best: str
+    """The rule with the higher Sharpe on the test days themselves (a choice made on the answers, shown beside)."""
+    test_day_ratio: float
+    """The policy's Sharpe over ``test_day_best``'s."""
 
 
 class LearningPoint(Record, frozen=True, kw_only=True):
@@ -199,6 +235,8 @@ class Summary(Record, frozen=True, kw_only=True):
     ensemble: Ensemble | None
     success_table: list[Any] = []
     """The success table's rows (``evidence.Row``)."""
+    simple_rules: RuleRatio | None = None
+    """The policy's Sharpe over the best simple rule's on the same test days; None where the rules did not play."""
     diagnostics: list[dict[str, Any]] = []
     """Per fold, how the policies trade and what they do where the edges are (actors/jobs/evaluation/diagnostics.py)."""
     policy_choices: list[dict[str, Any]] = []
