@@ -42,7 +42,7 @@ from actors.jobs.evaluation.calibration import calibration_lines, dataset_frame,
 from actors.jobs.evaluation.evidence import REGIME_RULE, Row, summarise
 from actors.jobs.evaluation.diagnostics import diagnostic_lines
 from actors.jobs.evaluation.floors import RULE_FLOORS
-from actors.jobs.evaluation.rule_ratio import rule_ratio_lines
+from actors.jobs.evaluation.rule_ratio import rule_choice_text, rule_ratio_lines
 from actors.jobs.evaluation.ledger import append_trials, config_hash, current_commit, ledger_path, read_trials_or_stop, utc_now
 from actors.jobs.evaluation.trials import ledger_market, ledger_trials, walk_forward_records
 from actors.jobs.evaluation.folds import bars_per_session, purge_days_for, too_few_days
@@ -378,15 +378,8 @@ def _days(value) -> str:
 def floor_choice_lines(summary: Summary) -> list[str]:
     return [f"- fold {c.fold + 1} (training days {c.train_days[0]}-{c.train_days[1] - 1}): momentum "
             f"{c.momentum_lookback} bars (training nets {_nets(c.momentum_nets)}), regime rule {c.regime_threshold:g} "
-            f"(training nets {_nets(c.regime_nets)})" + _rule_choice_text(c) for c in summary.floor_choices]
+            f"(training nets {_nets(c.regime_nets)})" + rule_choice_text(c) for c in summary.floor_choices]
 
-
-def _rule_choice_text(c) -> str:
-    if not c.best_rule:
-        return ""
-    sharpes = ", ".join(f"{name} {num(value)}" for name, value in c.rule_train_sharpes.items())
-    return (f", first half hour held {c.first_half_hour_hold_minutes} min (training nets {_nets(c.first_half_hour_nets)}), "
-            f"fade {c.fade_sigmas:g} sigma (training nets {_nets(c.fade_nets)}); best rule by training Sharpe {c.best_rule} ({sharpes})")
 
 
 def policy_choice_lines(summary: Summary) -> list[str]:

@@ -178,7 +178,7 @@ def summarise(result: WalkForward, capital: float, lockstep: FusionEvidence | No
                                       regime_nets={str(t): v for t, v in choice.regime_nets.items()},
                                       **(choice.supervised.params() if choice.supervised else {}), **_rule_choice(choice))
                        for k, choice in enumerate(result.floor_choices)],
-        simple_rules=rule_ratio(result, policy),
+        simple_rules=rule_ratio(result, policy, verdict_at_least),
         learning_curve=learning_curve, training=result.training, ensemble=_ensemble_summary(result, series, MOMENTUM, capital),
         lockstep=lockstep.to_json() if lockstep is not None else None, diagnostics=result.diagnostics,
         policy_choices=[choice.to_json() for choice in getattr(result, "policy_choices", [])])

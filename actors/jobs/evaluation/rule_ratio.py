@@ -14,6 +14,7 @@ on the null market). Its interval resamples the test days in pairs (the policy's
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -60,11 +61,13 @@ def ratio_interval(policy: np.ndarray, rule: np.ndarray) -> tuple[float, float]:
     return bootstrap_interval(np.stack([policy, rule], axis=1), statistic)
 
 
-def rule_ratio(result, policy: np.ndarray) -> RuleRatio | None:
+Verdict = Callable[[float, float, float, float], str]
+"""(value, low, high, target) -> met / not met / not evidence (``evidence.verdict_at_least``, which imports this module)."""
+
+
+def rule_ratio(result, policy: np.ndarray, verdict_at_least: Verdict) -> RuleRatio | None:
     """The policy's pooled test days (``evidence.pooled_policy_days``) against the best simple rule's; None where the
     rules did not play (a walk-forward without them)."""
-    from actors.jobs.evaluation.evidence import verdict_at_least
-
     best = best_rule_days(result)
     if best is None or len(best[0]) != len(policy):
         return None
@@ -98,6 +101,21 @@ def rule_ratio_lines(ratio: RuleRatio | None) -> list[str]:
     lines.append(f"simple rules' Sharpe on the test days: {rules}; against the better of them on the test days "
                  f"({ratio.test_day_best}, a choice made on the test days) the ratio is {_num(ratio.test_day_ratio)}")
     return lines
+
+
+def rule_choice_text(row) -> str:
+    """The end of evaluate's line for one fold's floor choices (a ``FloorChoiceRow``): what each rule chose and which
+    was the best by training Sharpe; empty where the rules were not tried."""
+    if not row.best_rule:
+        return ""
+    sharpes = ", ".join(f"{name} {_num(value)}" for name, value in row.rule_train_sharpes.items())
+    return (f", first half hour held {row.first_half_hour_hold_minutes} min (training nets {_nets(row.first_half_hour_nets)}), "
+            f"fade {row.fade_sigmas:g} sigma (training nets {_nets(row.fade_nets)}); best rule by training Sharpe "
+            f"{row.best_rule} ({sharpes})")
+
+
+def _nets(nets: dict) -> str:
+    return ", ".join(f"{key}: ${value:,.0f}" for key, value in nets.items()) or "n/a"
 
 
 def _num(value: float) -> str:

@@ -13,10 +13,10 @@ from actors.env.references import FADE_SIGMAS, FIRST_HALF_HOUR_HOLDS, fade_polic
 from actors.jobs.config import load_config
 from actors.jobs.evaluation.chain import play_window
 from actors.jobs.evaluation import evidence
-from actors.jobs.evaluation.evidence import summarise
+from actors.jobs.evaluation.evidence import summarise, verdict_at_least
 from actors.jobs.evaluation.floors import FADE, FIRST_HALF_HOUR, FloorChoice, chosen_floors, fit_floors
 from actors.jobs.evaluation.folds import Fold
-from actors.jobs.evaluation.rule_ratio import rule_ratio, rule_ratio_lines
+from actors.jobs.evaluation.rule_ratio import rule_choice_text, rule_ratio, rule_ratio_lines
 from actors.jobs.evaluation.trials import walk_forward_records
 from actors.jobs.evaluation.walkforward import VariantSeries, WalkForward, day_split
 
@@ -85,7 +85,7 @@ def test_the_ratio_divides_by_the_rule_each_fold_chose_on_its_training_days_and_
     policy = np.asarray(result.series["policy@100#0"].daily_pnl)
     chosen_days = np.concatenate([result.series[FIRST_HALF_HOUR].daily_pnl[:30], result.series[FADE].daily_pnl[30:]])
 
-    ratio = rule_ratio(result, policy)
+    ratio = rule_ratio(result, policy, verdict_at_least)
 
     assert ratio.chosen_by_fold == [FIRST_HALF_HOUR, FADE]
     assert ratio.best_rule_sharpe == pytest.approx(sharpe(chosen_days))
@@ -100,7 +100,7 @@ def test_the_ratio_divides_by_the_rule_each_fold_chose_on_its_training_days_and_
     assert "a choice made on the test days" in lines[1]
 
     # The other choice per fold divides by the other days: the rule is not picked on the test days.
-    flipped = rule_ratio(a_walk_forward((FADE, FIRST_HALF_HOUR)), policy)
+    flipped = rule_ratio(a_walk_forward((FADE, FIRST_HALF_HOUR)), policy, verdict_at_least)
     assert flipped.chosen_by_fold == [FADE, FIRST_HALF_HOUR] and flipped.best_rule_sharpe < ratio.best_rule_sharpe
 
 
@@ -108,11 +108,11 @@ def test_no_ratio_where_the_best_rule_has_no_edge_and_none_where_the_rules_did_n
     result = a_walk_forward((FIRST_HALF_HOUR, FIRST_HALF_HOUR))
     for k, days in enumerate(([-50.0, 10.0] * 15, [-40.0, 5.0] * 15)):
         result.series[FIRST_HALF_HOUR].daily_pnl[30 * k:30 * (k + 1)] = days
-    ratio = rule_ratio(result, np.asarray(result.series["policy@100#0"].daily_pnl))
+    ratio = rule_ratio(result, np.asarray(result.series["policy@100#0"].daily_pnl), verdict_at_least)
     assert math.isnan(ratio.ratio) and ratio.verdict == "not evidence" and "no edge" in rule_ratio_lines(ratio)[0]
 
     del result.series[FADE]
-    assert rule_ratio(result, np.zeros(60)) is None and rule_ratio_lines(None) == []
+    assert rule_ratio(result, np.zeros(60), verdict_at_least) is None and rule_ratio_lines(None) == []
 
 
 def test_the_rules_are_floors_of_evaluates_table_its_spa_and_its_ledger(monkeypatch):
@@ -127,6 +127,8 @@ def test_the_rules_are_floors_of_evaluates_table_its_spa_and_its_ledger(monkeypa
         assert name in summary.snooping.candidates  # every floor is a candidate of SPA against flat
     assert summary.simple_rules is not None and summary.simple_rules.chosen_by_fold == [FIRST_HALF_HOUR, FADE]
     assert summary.to_json()["simple_rules"]["target"] == 0.8  # metrics.json
+    assert [row.best_rule for row in summary.floor_choices] == [FIRST_HALF_HOUR, FADE]
+    assert rule_choice_text(summary.floor_choices[1]).endswith("best rule by training Sharpe fade_15bar (first_half_hour 1.00, fade_15bar 2.00)")
     records = walk_forward_records(result, 100_000.0, config_hash="h", commit="c", date="d")
     rules = {(r.variant, r.fold): r for r in records if r.variant in (FIRST_HALF_HOUR, FADE)}
     assert len(rules) == 4 and {r.role for r in rules.values()} == {"floor"}
