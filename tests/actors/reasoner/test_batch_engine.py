@@ -45,8 +45,9 @@ def test_batched_and_one_at_a_time_give_the_same_greedy_answers_under_the_gramma
     conversations = [_single_shot(book, context, mask) for context, mask in CONTEXTS]
     grammars = [decision_grammar(mask) for _, mask in CONTEXTS]
 
-    together = batched.chat_many(conversations, max_tokens=24, grammars=grammars)
-    in_turn = one_at_a_time.chat_many(conversations, max_tokens=24, grammars=grammars)
+    # 16 tokens: the action, the confidence and the reason's first words (24 cost a third more for the same check).
+    together = batched.chat_many(conversations, max_tokens=16, grammars=grammars)
+    in_turn = one_at_a_time.chat_many(conversations, max_tokens=16, grammars=grammars)
 
     assert [c.text for c in together] == [c.text for c in in_turn]
     assert all(c.text.split(" | ")[0] in ("HOLD", "BUY", "SELL", "MOVE_SL_TO_BE", "ENABLE_TRAIL") for c in together)
