@@ -13,6 +13,11 @@ from actors.jobs.cli import main
 from tests.actors.jobs.evaluation.summaries import a_deflation, a_summary, a_track_record, a_variant
 
 
+NO_SPARES = ["--set", "runtime.spare_actors=[]"]
+"""A lockstep run restarts no actor here: without spares, no four torch imports start 20 s after its actors ran (under
+load they did, in every lockstep run of these tests, beside the thoughts the run waits for)."""
+
+
 def earlier_trials(path, market: str, count: int, other_market_count: int) -> None:
     """Trials of an earlier configuration on ``market`` (and some on another market) already in the ledger."""
     from actors.jobs.evaluation.ledger import TrialRecord, append_trials
@@ -116,7 +121,7 @@ def test_lockstep_decisions_measure_the_fusion_and_llm_rows_through_the_actors_o
     # The win-rate halt on every bar keeps the account flat (no entry passes risk), so every decision after the first
     # (which has no thought yet) is scored: a tiny policy that entered at once would leave none flat to score.
     always_halted = ["--set", "risk.min_win_rate=1.0", "--set", "risk.min_trades_for_win_rate=0",
-                     "--set", "risk.win_rate_halt_needs_net_loss=false"]
+                     "--set", "risk.win_rate_halt_needs_net_loss=false", *NO_SPARES]
 
     # The news market: its lockstep window starts on a test day whose first decisions make an event public, so the
     # rows of the decisions right after an event read are measured too.
@@ -170,7 +175,7 @@ def test_a_fusion_warmup_on_the_training_days_teaches_the_network_the_lockstep_r
     settings = ["--set", "risk.min_win_rate=1.0", "--set", "risk.min_trades_for_win_rate=0",
                 "--set", "risk.win_rate_halt_needs_net_loss=false", "--set", "lora.hindsight_horizon_bars=2",
                 "--set", "fusion.min_experiences=1", "--set", "fusion.update_every_experiences=1",
-                "--set", "fusion.explore_rate=0.5"]
+                "--set", "fusion.explore_rate=0.5", *NO_SPARES]
 
     code = main(["evaluate", "--quick", "--budgets", "2048", "--folds", "2", "--days", "30", "--seeds", "1",
                  "--lockstep-decisions", "3", "--fusion-warmup", "5", "--run-dir", str(run_dir), "--quiet", *settings,

@@ -6,47 +6,38 @@ import pytest
 
 from actors.common.llm.model import default_model_path
 from actors.lora.config import LoraConfig
-from actors.lora.core import train_offline
-from actors.lora.llama_match import llama_answers
 from actors.lora.trainer import IGNORE_INDEX, LoraTrainer, encode_example, prompt_ids, shared_prefix_length
-from actors.reasoner.engine import LlamaEngine
-from tests.actors.lora.planted import BUY, PLANTED_REASONER, planted_experiences
+from tests.actors.lora.planted import planted_experiences
 
 TINY = LoraConfig(rank=4, alpha=8.0, dropout=0.0, target_modules=("q_proj", "v_proj"), steps_per_round=5, batch_size=4,
                   learning_rate=4e-3, held_out_fraction=0.25, max_eval_examples=12, publish_z=1.0)
 
 
 @pytest.mark.slow
-def test_training_rounds_on_a_planted_task_raise_the_held_out_match_rate(tmp_path):
-    experiences = planted_experiences(64)
-
-    reports = train_offline(TINY, PLANTED_REASONER, tmp_path, experiences, rounds=2)
+@pytest.mark.timeout(900)  # the first of the two pays for trend_rounds' training (about 5 minutes at load 11)
+def test_training_rounds_on_a_planted_task_raise_the_held_out_match_rate(trend_rounds):
+    """Two rounds of ``bin/run lora --experiences`` (train_offline) on the trend task (tests/actors/lora/conftest.py,
+    shared with test_llama_match.py: one training for both)."""
+    reports, run_dir = trend_rounds.reports, trend_rounds.run_dir
 
     first, last = reports[0].result, reports[-1].result
-    assert last.after >= first.before + 0.5, (first.before, last.after)
+    assert last.after >= 0.9 and last.after >= first.before + 0.3, (first.before, last.after)
     published = [r.version for r in reports if r.version.published]
     assert published and published[-1].path.is_file()  # a later round no better than the published one is not published
     assert [r.version.version for r in reports] == [1, 2]
-    assert (tmp_path / "lora" / "versions" / "v0002" / "metrics.json").is_file()
+    assert (run_dir / "lora" / "versions" / "v0002" / "metrics.json").is_file()
 
-    # The reasoner's own path moves the same way: llama.cpp, the decide grammar, the parser, and the
-    # adapter hot-swapped into the live context, on planted prompts the trainer never saw.
-    unseen = planted_experiences(12, seed=7)
-    engine = LlamaEngine(model_path=str(default_model_path()), n_ctx=1024, temperature=0.0)
-    try:
-        before = reasoner_buy_share(engine, unseen)
-        engine.load_adapter(str(published[-1].path), published[-1].version)
-        after = reasoner_buy_share(engine, unseen)
-    finally:
-        engine.close()
-    assert engine.adapter_version == published[-1].version
-    print(f"reasoner BUY share on unseen planted prompts: {before:.2f} -> {after:.2f}")
-    assert after >= before + 0.5 and after >= 0.75, (before, after)
+    # The reasoner's own path moves the same way: llama.cpp, the decide grammar, the parser, and the published
+    # adapter hot-swapped into the live context, on held-out prompts the trainer never trained on.
+    labels = [e.action for e in trend_rounds.held_out]
+    before, after = match_rate(trend_rounds.llama_base, labels), match_rate(trend_rounds.llama_published, labels)
+    assert trend_rounds.published_loaded == published[-1].version
+    print(f"reasoner match rate on held-out trend prompts: {before:.2f} -> {after:.2f}")
+    assert after >= before + 0.25 and after >= 0.8, (before, after)
 
 
-def reasoner_buy_share(engine: LlamaEngine, experiences) -> float:
-    """Under the decide grammar the action comes first: llama_answers reads it from the first few tokens."""
-    return float(np.mean([action == BUY for action in llama_answers(engine, experiences)]))
+def match_rate(answers, labels) -> float:
+    return float(np.mean([a == y for a, y in zip(answers, labels)]))
 
 
 @pytest.mark.slow

@@ -6,7 +6,9 @@ from actors.reasoner.engine import Completion
 from actors.reasoner.thinker import Thinker
 from tests.actors.reasoner.real_engine import engine_fixture
 
-SHORT = dict(max_tokens_per_step=12, max_decide_tokens=20, cache_enabled=False)
+SHORT = dict(max_tokens_per_step=8, max_decide_tokens=20, cache_enabled=False)
+"""Four-step's first three steps need only be there (8 tokens each; 12 cost a sixth more of the test); the decide step
+keeps 20, what the fallback rule is checked on."""
 
 # (context, mask): flat with entries allowed, long with stop management only, short near the
 # drawdown limit with exits only, and a flat one whose mask forbids BUY.
