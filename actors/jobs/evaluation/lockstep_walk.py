@@ -271,14 +271,14 @@ class GateWalk:
 
 def gate_walk(arms: dict[str, tuple[dict, str, dict[str, float], float]], test_start_day: int, checkpoint: str, seed: int = 0) -> GateWalk:
     """The figures of the arms played: name -> (its report's metrics.json, run dir, thought ages, seconds). A name
-    outside GATES (the llm arm under another setting, from another run on the same days) is paired with blackout and
-    none too."""
+    outside GATES (the llm arm under another setting, from another run on the same days) is paired with the floors
+    walked (keyword, oracle, blackout, none) too."""
     n_days = min(len(daily_pnl(metrics)[1]) for metrics, *_ in arms.values())
     n_rows = max(n_days, 1)  # the same rows serve every arm: paired
     resamples = bootstrap_indices(n_rows, REPS, seed, block_length=min(BLOCK_DAYS, n_rows), blocks="moving")
     walked = {name: walk_arm(name, metrics, run_dir, resamples, ages, secs, gate_counts(Path(run_dir)))
               for name, (metrics, run_dir, ages, secs) in arms.items()}
-    extra = [(name, floor) for name in walked if name not in GATES for floor in ("blackout", "none")]  # another llm setting
+    extra = [(name, floor) for name in walked if name not in GATES for floor in ("keyword", "oracle", "blackout", "none")]  # another llm setting
     pairs = {f"{a}-{b}": compare(walked[a].daily, walked[b].daily, resamples) for a, b in (*PAIRS, *extra) if a in walked and b in walked}
     return GateWalk(walked, pairs, test_start_day, n_days, checkpoint)
 
