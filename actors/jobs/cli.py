@@ -32,7 +32,7 @@ MODES = {
     "join": "this host's share of a runtime whose broker runs on another host (--join BUS, implies this mode): start only [runtime].actors, connect them over tcp with CURVE, restart them as needed, stop on Ctrl-C or the main runtime's shutdown",
     "keys": "make CURVE key pairs for a tcp bus beyond loopback (--dir DIR): a server pair and --clients client pairs",
     "paper": "paper-trade on a live feed until Ctrl-C: attach one with bin/feed --run RUN_DIR (optional --model CHECKPOINT)",
-    "evaluate": "walk-forward evidence: per fold, train the policy on the days before a test window and test it frozen, against flat, random, buy-and-hold, momentum rules and the oracle; success table, deflated Sharpe, PBO, learning curve (--market MARKET|FILE: a registered synthetic market or bars files, --folds, --seeds, --quick; --lockstep-decisions N [--adapter PATH] [--fusion-warmup M]: the fusion and LLM rows; --gate-walk [ARM ...]: one account through the whole test window with no gate, the calendar blackout and the LLM's risk gate)",
+    "evaluate": "walk-forward evidence: per fold, train the policy on the days before a test window and test it frozen, against flat, random, buy-and-hold, momentum rules and the oracle; success table, deflated Sharpe, PBO, learning curve (--market MARKET|FILE: a registered synthetic market or bars files, --folds, --seeds, --quick; --lockstep-decisions N [--adapter PATH] [--fusion-warmup M]: the fusion and LLM rows; --gate-walk [ARM ...]: one account through the whole test window with no gate, the calendar blackout, the keyword and oracle gates and the LLM's risk gate)",
     "dashboard": "a live dashboard of a run in the browser (--run RUN_DIR live or finished, or --bus BUS_JSON; --port, --host); "
                  "main/train/backtest/paper/evaluate/ablation/sweep --dashboard start one beside the job",
     "sweep": "an Optuna search over SPACE.toml's settings (bin/run sweep SPACE.toml): each trial a walk-forward on the validation folds, pruned fold by fold, on Ray workers; the best trial tested once on the held-out test folds; every trial in the ledger",
@@ -233,8 +233,10 @@ def evaluate_options(parser: argparse.ArgumentParser) -> None:
                         "the hindsight volatility level beside the calendar and keyword rules; a news market)")
     parser.add_argument("--gate-walk", nargs="*", metavar="ARM", help="after the walk-forward, walk one account through "
                         "every bar of the last fold's test window through the actors once per risk gate: none, blackout (the "
-                        "calendar blackout, T-2..T+2 min around high releases), llm (the LLM's risk read gates entries, in "
-                        "lockstep, a thought per event; with --adapter, the adapter's); no ARM: all three. Failed "
+                        "calendar blackout, T-2..T+2 min around high releases), keyword (15 min after an event the keyword risk rule "
+                        "reads dangerous), oracle (the same for the events whose true tier and surprise size are dangerous), "
+                        "llm (the LLM's risk read gates entries, in lockstep, a thought per event; with --adapter, the "
+                        "adapter's); no ARM: all five. Failed "
                         "evaluations, net P&L, worst 5%% day and max drawdown per arm and paired, with intervals (a news market; "
                         "the llm arm takes about 10 s a thought on 2 cores)")
     parser.add_argument("--adapter", type=Path, help="with --lockstep-decisions: a GGUF LoRA adapter for a second lockstep run, "

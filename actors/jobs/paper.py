@@ -26,10 +26,11 @@ from typing import Any
 from actors import ENV
 from actors.common.figures import labelled
 from actors.env.pacing import unused_thoughts_cause
-from actors.jobs.common import JobStopped, configure, format_table, run_job
+from actors.jobs.common import JobError, JobStopped, configure, format_table, run_job
 from actors.jobs.config import Config
 from actors.jobs.presets import LOCKSTEP, PAPER, Preset
 from actors.jobs.train import policy_checkpoint
+from actors.risk.config import live_refusal
 from bus.messages import Done
 from runtime.supervisor import EXIT_OK
 
@@ -113,6 +114,8 @@ def mode_paper(args: argparse.Namespace) -> int:
               f"sessions open at {session_span(opens)} (US/Eastern)")
         return EXIT_OK
     config = configure(args, paper_settings(args.model), paper_presets(getattr(args, "lockstep", False)))
+    if refused := live_refusal(config.risk):
+        raise JobError(refused)
     run_dir = args.run_dir
     try:
         result = run_job(config, "paper", run_dir=run_dir, quiet=args.quiet, progress_actor=ENV, progress_label="paper",

@@ -12,6 +12,9 @@ arrived within risk.fusion_deadline_ms of the observation, from the RL proposal 
 With risk.news_blackout_enabled, md.event's high-importance releases and md.bar's clock drive the prop-firm
 news rule (actors/risk/news.py), laid over the halts: entries blocked in the window are counted
 veto_news_blackout / veto_news_flat and logged news_entry_blocked; each window's start is logged news_rule_in_force.
+With risk.keyword_gate_enabled / risk.oracle_gate_enabled, the floors of the LLM's gate (actors/risk/event_gates.py)
+read md.event on the same clock: counted veto_keyword_risk / veto_oracle_risk and keyword_risk_windows /
+oracle_risk_windows (the windows that came into force).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ import asyncio
 from actors.common.actions import BUY, SELL
 from actors.common.instruments import resolve_instrument
 from actors.risk.config import RiskSettings
+from actors.risk import event_gates
 from actors.risk.halts import Halts
-from actors.risk.news import NEWS_RULES, InForce, NewsRule, overlay
+from actors.risk.news import NEWS_RULES, BarClock, InForce, NewsRule, overlay
 from actors.risk.thought_gate import ThoughtRiskGate
 from actors.risk.rules import AccountLimits, EpisodeTrades, RiskRules
 from actors.risk.verdicts import Verdict, VerdictBook
@@ -53,11 +57,27 @@ class RiskActor(Actor):
             self.subscriptions = (*self.subscriptions, Event, Bar)
             self.log.info("news_rule", before_mins=risk.news_blackout_before_mins, after_mins=risk.news_blackout_after_mins,
                           flat_before=risk.news_flat_before)
+        self.event_gates = self._event_gates(risk)
         self.thought_gate: ThoughtRiskGate | None = None
         if risk.thought_risk_gate != "off":
             self.thought_gate = ThoughtRiskGate(risk.thought_risk_gate, risk.thought_risk_min_level)
             self.subscriptions = (*self.subscriptions, LlmThought)
             self.log.info("thought_risk_gate", mode=risk.thought_risk_gate, min_level=risk.thought_risk_min_level)
+
+    def _event_gates(self, risk) -> list[event_gates.EventGate]:
+        """The keyword and oracle gates configured, on the news rule's clock (md.bar) or their own."""
+        gates = []
+        if risk.keyword_gate_enabled:
+            gates.append(event_gates.keyword_gate(risk.event_gate_minutes, risk.keyword_gate_keys))
+        if risk.oracle_gate_enabled:
+            gates.append(event_gates.oracle_gate(risk.event_gate_minutes, risk.oracle_gate_event_ids))
+        for gate in gates:
+            self.log.info("event_gate", rule=gate.rule, minutes=risk.event_gate_minutes,
+                          keys=list(risk.keyword_gate_keys) if gate.rule == event_gates.KEYWORD_RISK else len(risk.oracle_gate_event_ids))
+        self.clock = self.news.clock if self.news is not None else BarClock()
+        if gates and self.news is None:
+            self.subscriptions = (*self.subscriptions, Event, Bar)
+        return gates
 
     async def on_message(self, msg) -> None:
         match msg:
@@ -71,16 +91,36 @@ class RiskActor(Actor):
             case EnvOutcome():
                 # The env publishes a step's outcomes before the next env.obs, so counts are current.
                 self.trades.record(msg.env_id, msg.episode_id)
-            case Event() if self.news is not None:
-                release = self.news.add(msg)
-                if release is not None:
-                    self.counters["news_releases"] += 1
-                    self.log.info("news_release", name=release.name, time_ns=release.time_ns, event_id=release.event_id, source=msg.source)
-            case Bar() if self.news is not None:
-                self.news.clock.on_bar(msg.start_ns)
+            case Event():
+                self._on_event(msg)
+            case Bar():
+                self.clock.on_bar(msg.start_ns)
             case LlmThought() if self.thought_gate is not None:
                 if self.thought_gate.add(msg):
                     self.counters["thought_risk_reads"] += 1
+
+    def _on_event(self, event: Event) -> None:
+        for gate in self.event_gates:
+            gate.add(event)
+        release = self.news.add(event) if self.news is not None else None
+        if release is not None:
+            self.counters["news_releases"] += 1
+            self.log.info("news_release", name=release.name, time_ns=release.time_ns, event_id=release.event_id, source=event.source)
+
+    def _event_overlay(self, halts: list[str]) -> list[str]:
+        """The keyword / oracle gates laid over the halts at the market's now (the newest md.bar's end)."""
+        now_ns = self.clock.now_ns()
+        in_force = []
+        for gate in self.event_gates:
+            acted = gate.acted
+            key = gate.in_force(now_ns)
+            if gate.acted > acted:
+                self.counters[f"{gate.rule}_windows"] += 1
+                self.log.info("event_gate_in_force", rule=gate.rule, event_id=key, now_ns=now_ns)
+            if key:
+                in_force.append(gate.rule)
+            gate.forget_before(now_ns)
+        return event_gates.overlay(halts, in_force)
 
     def _on_obs(self, obs: EnvObs) -> None:
         if self.book.env_restarted(obs.step):
@@ -92,6 +132,8 @@ class RiskActor(Actor):
                  for row, (env_id, context, episode) in enumerate(zip(obs.env_ids, obs.contexts, obs.episode_ids, strict=True))]
         if self.news is not None:
             halts = self._news_overlay(halts, [context.position for context in obs.contexts], obs.step)
+        if self.event_gates:
+            halts = self._event_overlay(halts)
         if self.thought_gate is not None:
             halts = self.thought_gate.overlay(halts, list(obs.env_ids), [context.position for context in obs.contexts], obs.step)
         for rule in halts:

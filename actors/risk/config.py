@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import msgspec
 
+from actors.common.events import IMPORTANCES
 from actors.common.loop_settings import LoopShape
 from actors.common.market_settings import AccountConfig, InstrumentConfig
+from actors.common.news_sized_words import SIZE_NAMES
 from config.checks import ConfigSection, Count, Fraction, NonNegative, Positive, PositiveCount
 from runtime.settings import RuntimeSettings
+
+KEYWORD_GATE_KEYS = ("high:modest", "high:large", "high:shock", "medium:large", "medium:shock", "low:shock")
+"""risk.keyword_gate_keys' default (see there)."""
 
 
 class RiskConfig(ConfigSection, kw_only=True):
@@ -71,6 +76,25 @@ class RiskConfig(ConfigSection, kw_only=True):
     position (flatten). Counted veto_thought_risk / veto_thought_risk_flat in sys.stats."""
     thought_risk_min_level: str = "EXTREME"
     """ELEVATED | EXTREME: the lowest read that gates."""
+    keyword_gate_enabled: bool = False
+    """A floor for the LLM's gate (actors/risk/event_gates.py): stand aside for event_gate_minutes after an event whose
+    md.event words the project's keyword risk rule (actors/common/news_risk.py keyword_key) reads as one of
+    keyword_gate_keys. No model. Counted veto_keyword_risk and keyword_risk_windows in sys.stats."""
+    keyword_gate_keys: list[str] = msgspec.field(default_factory=lambda: list(KEYWORD_GATE_KEYS))
+    """The "tier:size" readings that are dangerous (tier: low | medium | high; size: in_line | modest | large | shock).
+    The default: the keys whose hindsight level (the next 15 bars' range in ATR, actors/common/news_risk.py) was
+    ELEVATED or more on the training half of 250 ``news`` days, seed 0; evaluate --gate-walk refits them on its fold's
+    training days."""
+    oracle_gate_enabled: bool = False
+    """Backtest only (bin/run run refuses it): stand aside for event_gate_minutes after an event listed in
+    oracle_gate_event_ids, the events whose TRUE tier and surprise size (the market's event record, which a live run
+    cannot know) the hindsight table names ELEVATED or more. Counted veto_oracle_risk and oracle_risk_windows."""
+    oracle_gate_event_ids: list[str] = msgspec.field(default_factory=list)
+    """oracle_gate_enabled: the md.event ids to stand aside after; evaluate --gate-walk writes them from the market's
+    event record (tier and true surprise size, looked up in the hindsight table fitted on the fold's training days)."""
+    event_gate_minutes: PositiveCount = 15
+    """keyword / oracle gate: minutes (bars) entries stay vetoed from the event's time: the horizon of the hindsight
+    level they are fitted to (news_risk.RISK_HORIZON_BARS, the minutes the risk read's label names)."""
     max_pending_steps: PositiveCount = 64
     """Steps kept while waiting for their messages; older ones are dropped (counted)."""
 
@@ -80,6 +104,12 @@ class RiskConfig(ConfigSection, kw_only=True):
             raise ValueError(f"risk.thought_risk_gate must be one of off, stand_aside, flatten; got {self.thought_risk_gate!r}")
         if self.thought_risk_min_level not in ("ELEVATED", "EXTREME"):
             raise ValueError(f"risk.thought_risk_min_level must be ELEVATED or EXTREME; got {self.thought_risk_min_level!r}")
+
+        for key in self.keyword_gate_keys:
+            tier, _, size = key.partition(":")
+            if tier not in IMPORTANCES or size not in SIZE_NAMES:
+                raise ValueError(f"risk.keyword_gate_keys takes tier:size keys (tier one of {', '.join(IMPORTANCES)}; size "
+                                 f"one of {', '.join(SIZE_NAMES)}); got {key!r}")
 
     def for_env_mode(self, env_mode: str) -> "RiskConfig":
         """The rules in force for an env in ``env_mode``: training leaves the vetoes out unless vetoes_while_training."""
@@ -96,3 +126,11 @@ class RiskSettings(RuntimeSettings, kw_only=True):
     account: AccountConfig = msgspec.field(default_factory=AccountConfig)
     env: LoopShape = LoopShape()  # a view of [env]: a frozen value
     risk: RiskConfig = msgspec.field(default_factory=RiskConfig)
+
+
+def live_refusal(risk: RiskConfig) -> str:
+    """Why a live run (bin/run run, paper) must not start with these settings ('' when it may)."""
+    if risk.oracle_gate_enabled:
+        return ("risk.oracle_gate_enabled: the oracle gate knows each event's true surprise size, which only a backtest's "
+                "market record holds; a live run cannot (use risk.keyword_gate_enabled or risk.thought_risk_gate)")
+    return ""

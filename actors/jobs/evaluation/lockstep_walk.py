@@ -9,6 +9,11 @@ after each pass or fail, actors/env/account_walk.py):
 - ``none``: no gate;
 - ``blackout``: the prop-firm calendar rule (risk.news_blackout_enabled: no entry from 2 minutes before to 2 after a
   high-importance release, on the market's clock: actors/risk/news.py);
+- ``keyword``: the keyword gate (risk.keyword_gate_enabled: no entry for 15 minutes after an event whose md.event words
+  the project's keyword risk rule reads as a dangerous tier and size, actors/risk/event_gates.py), no model;
+- ``oracle``: the oracle gate (risk.oracle_gate_enabled: the same, for the events whose TRUE tier and surprise size are
+  dangerous; backtest only). Both tables are fitted on the fold's training days (``event_gate_settings``): the keys
+  whose hindsight level (the next 15 bars' range in ATR, actors/common/news_risk.py) is ELEVATED or more;
 - ``llm``: the LLM's gate (risk.thought_risk_gate = stand_aside: no entry for the minutes a read at or above
   risk.thought_risk_min_level names, actors/risk/thought_gate.py), in lockstep with the reasoner (WALK_THINKING: its
   risk read on, one thought per event made public and one on each new episode's first bar, no timer thoughts; a quiet
@@ -21,7 +26,7 @@ Per arm, from its report's metrics.json (``walk_figures``): evaluations failed a
 the trades closed in each test session, 0 for a session without one), its mean, the net P&L, the worst 5 % day
 (5th percentile) and the maximum drawdown of the cumulative daily P&L, each with a 95 % bootstrap interval over the
 days (moving blocks of BLOCK_DAYS: a drawdown is a path). ``compare`` pairs two arms day by day (the same days
-resampled for both): LLM minus blackout and LLM minus none. Beside them, the llm arm's thoughts' real age.
+resampled for both): each gate minus none and minus blackout, the LLM minus the keyword and oracle gates. Beside them, the llm arm's thoughts' real age.
 """
 
 from __future__ import annotations
@@ -36,11 +41,13 @@ from typing import Any
 
 import numpy as np
 
+from actors.common.news_risk import ELEVATED, LevelTable, bucket, fit_thresholds, forward_range_atr, oracle_key
 from actors.common.statistics import bootstrap_indices
 from actors.env.dataset import Dataset
 from actors.jobs.evaluation.decision_sources import finite_or_none
 from actors.jobs.evaluation.thought_ages import ages_text
 from actors.jobs.evaluation.walkforward import WalkForward
+from actors.risk.event_gates import event_key, keyword_reading
 
 WALK_DIR = "gate-walk"
 WALK_THINKING = {"reasoner.risk_read": True, "reasoner.think_on": "events", "reasoner.think_every_bars": 100_000}
@@ -51,15 +58,21 @@ WITHOUT_LLM = {"env.thought_lag_steps": 0}
 GATES: dict[str, tuple[str, dict[str, Any]]] = {
     "none": ("no gate", WITHOUT_LLM),
     "blackout": ("calendar blackout (T-2..T+2 min, high releases)", {**WITHOUT_LLM, "risk.news_blackout_enabled": True}),
+    "keyword": ("keyword gate (15 min after an event its words read dangerous)", {**WITHOUT_LLM, "risk.keyword_gate_enabled": True}),
+    "oracle": ("oracle gate (15 min after an event whose true tier and size are dangerous)",
+               {**WITHOUT_LLM, "risk.oracle_gate_enabled": True}),
     "llm": ("the LLM's gate (stand aside for the minutes its read names)", {**WALK_THINKING, "risk.thought_risk_gate": "stand_aside"}),
 }
 """Arm name -> (title, settings laid over the walk's)."""
-PAIRS = (("llm", "blackout"), ("llm", "none"), ("blackout", "none"))
+PAIRS = (("llm", "blackout"), ("llm", "none"), ("llm", "keyword"), ("llm", "oracle"), ("keyword", "blackout"), ("keyword", "none"),
+         ("oracle", "blackout"), ("oracle", "none"), ("oracle", "keyword"), ("blackout", "none"))
+"""The paired differences printed, each where both arms were walked."""
 BLOCK_DAYS = 5
 """The moving-block bootstrap's block (days): a drawdown runs over days."""
 REPS = 2000
 WORST_DAY_PERCENTILE = 5.0
-RISK_COUNTERS = ("veto_thought_risk", "thought_risk_reads", "news_releases", "news_steps", "veto_news_blackout", "vetoes")
+RISK_COUNTERS = ("veto_thought_risk", "thought_risk_reads", "news_releases", "news_steps", "veto_news_blackout",
+                 "keyword_risk_windows", "veto_keyword_risk", "oracle_risk_windows", "veto_oracle_risk", "vetoes")
 """The risk actor's counters that say how often each gate acted (its last stats line, actor_stopped)."""
 LEVELS = {-1: "none", 0: "CALM", 1: "ELEVATED", 2: "EXTREME"}
 
@@ -117,6 +130,32 @@ def walk_gates(names: list[str], has_events: bool, market: str) -> list[str]:
         return check_gates(names or list(GATES))
     except ValueError as exc:
         raise JobError(str(exc)) from None
+
+
+def event_gate_settings(dataset: Dataset, train_days: tuple[int, int], test_start_day: int) -> dict[str, Any]:
+    """The keyword and oracle gates' settings fitted on the training days ``[start, stop)``, as the project's risk
+    floors are (actors/common/news_risk.py): the hindsight level of each event bar (thresholds: the training bars'
+    range quantiles), the most common level per key (LevelTable, events of held-out templates left out as the
+    keyword rule's fit leaves them), the keys at ELEVATED or more. The keyword gate gets its "tier:size" keys; the
+    oracle gate the ids of the test window's events whose TRUE tier and surprise size read a dangerous key."""
+    truth, events = dataset.event_truth, list(dataset.events)
+    starts = np.asarray(dataset.session_starts, dtype=np.int64)
+    first, stop, test = (int(starts[day]) for day in (*train_days, test_start_day))
+    highs, lows, closes = (np.asarray(getattr(dataset, k), dtype=np.float64) for k in ("high", "low", "close"))
+    thresholds = fit_thresholds(forward_range_atr(highs, lows, closes, np.arange(max(first, 1), stop)))
+    bars = np.asarray(truth["event_bar"], dtype=np.int64)
+    labels = bucket(forward_range_atr(highs, lows, closes, bars), thresholds)
+    held = np.asarray(truth.get("template_held_out", ()), dtype=bool)
+    held = held if len(held) == len(events) else np.zeros(len(events), bool)
+    rows = np.flatnonzero((bars >= first) & (bars < stop) & (labels >= 0) & ~held)
+    keyword = [keyword_reading(event) for event in events]
+    oracle = ["{}:{}".format(*oracle_key(event, z)) for event, z in zip(events, np.asarray(truth["surprise"]).tolist())]
+    dangerous = {}
+    for name, keys in (("keyword", keyword), ("oracle", oracle)):
+        table = LevelTable([keys[i] for i in rows], labels[rows])
+        dangerous[name] = {key for key, level in table.table.items() if level >= ELEVATED}
+    return {"risk.keyword_gate_keys": sorted(dangerous["keyword"]),
+            "risk.oracle_gate_event_ids": [event_key(events[i]) for i in np.flatnonzero(bars >= test) if oracle[i] in dangerous["oracle"]]}
 
 
 def daily_pnl(metrics: dict) -> tuple[list[str], np.ndarray]:
@@ -232,14 +271,14 @@ class GateWalk:
 
 def gate_walk(arms: dict[str, tuple[dict, str, dict[str, float], float]], test_start_day: int, checkpoint: str, seed: int = 0) -> GateWalk:
     """The figures of the arms played: name -> (its report's metrics.json, run dir, thought ages, seconds). A name
-    outside GATES (the llm arm under another setting, from another run on the same days) is paired with blackout and
-    none too."""
+    outside GATES (the llm arm under another setting, from another run on the same days) is paired with the floors
+    walked (keyword, oracle, blackout, none) too."""
     n_days = min(len(daily_pnl(metrics)[1]) for metrics, *_ in arms.values())
     n_rows = max(n_days, 1)  # the same rows serve every arm: paired
     resamples = bootstrap_indices(n_rows, REPS, seed, block_length=min(BLOCK_DAYS, n_rows), blocks="moving")
     walked = {name: walk_arm(name, metrics, run_dir, resamples, ages, secs, gate_counts(Path(run_dir)))
               for name, (metrics, run_dir, ages, secs) in arms.items()}
-    extra = [(name, floor) for name in walked if name not in GATES for floor in ("blackout", "none")]  # another llm setting
+    extra = [(name, floor) for name in walked if name not in GATES for floor in ("keyword", "oracle", "blackout", "none")]  # another llm setting
     pairs = {f"{a}-{b}": compare(walked[a].daily, walked[b].daily, resamples) for a, b in (*PAIRS, *extra) if a in walked and b in walked}
     return GateWalk(walked, pairs, test_start_day, n_days, checkpoint)
 
@@ -289,10 +328,17 @@ def run_gate_walk(args: argparse.Namespace, data_settings: dict[str, Any], datas
     choices = getattr(result, "policy_choices", [])
     chosen = {key: choices[-1].params[key] for key in ("env.decision_every_bars", "env.min_hold_bars")} if choices else {}
     settings = {**data_settings, **saved, **chosen, **window_settings(dataset, fold.test_start_day), "fusion.method": "rl_only"}
+    fitted = event_gate_settings(dataset, (fold.train_start_day, fold.train_stop_day), fold.test_start_day)
+    tables = {"keyword": {"risk.keyword_gate_keys": fitted["risk.keyword_gate_keys"]},
+              "oracle": {"risk.oracle_gate_event_ids": fitted["risk.oracle_gate_event_ids"]}, "llm": adapter_settings}
+    if set(gates) & {"keyword", "oracle"}:
+        say(f"gate walk: keyword gate keys {', '.join(fitted['risk.keyword_gate_keys']) or 'none'}; oracle gate: "
+            f"{len(fitted['risk.oracle_gate_event_ids'])} dangerous events in the test window (fitted on days "
+            f"{fold.train_start_day}-{fold.train_stop_day - 1})")
     played = {}
     for name in check_gates(gates):
         title, gate = GATES[name]
-        model = adapter_settings if name == "llm" else {}
+        model = tables.get(name, {})
         say(f"gate walk: {title}, fold {fold.index + 1}'s test window from day {fold.test_start_day}, policy {path}")
         started = time.monotonic()
         run = lockstep_backtest(args, {**settings, **gate, **model, "run.name": f"evaluate-{WALK_DIR}-{name}"},

@@ -49,6 +49,10 @@ CASES = {
     "grid VARIANTS": (["grid", "{B}/bad.toml", "--", "--quick"], "bad.toml: cannot read"),
     "run policy.skip_forced_bars": (["run", "--set", "policy.skip_forced_bars=true"],
                                       "policy.skip_forced_bars: only bin/run evaluate's in-process trainer"),
+    "run risk.oracle_gate_enabled": (["run", "--set", "risk.oracle_gate_enabled=true"],
+                                     "risk.oracle_gate_enabled: the oracle gate knows each event's true surprise size"),
+    "paper risk.oracle_gate_enabled": (["paper", "--set", "risk.oracle_gate_enabled=true"],
+                                       "risk.oracle_gate_enabled: the oracle gate knows each event's true surprise size"),
 }
 
 

@@ -62,11 +62,11 @@ def test_an_unknown_arm_or_a_market_without_events_is_refused_by_name():
     assert check_gates(["llm", "none"]) == ["none", "llm"]
     with pytest.raises(ValueError, match="got bogus"):
         check_gates(["bogus"])
-    assert walk_gates([], True, "news") == ["none", "blackout", "llm"]
+    assert walk_gates([], True, "news") == ["none", "blackout", "keyword", "oracle", "llm"]
     with pytest.raises(JobError, match="needs a market with events"):
         walk_gates([], False, "regimes")
-    with pytest.raises(JobError, match="got oracle"):
-        walk_gates(["oracle"], True, "news_null")
+    with pytest.raises(JobError, match="among none, blackout, keyword, oracle, llm; got sentiment"):
+        walk_gates(["oracle", "sentiment"], True, "news_null")
 
 
 def test_the_gate_counts_read_the_risk_actors_last_counters_and_the_models_own_reads(tmp_path):
