@@ -96,8 +96,8 @@ class LoraConfig(ConfigSection, kw_only=True):
     """Confidence written in a target answer (ACTION | 0.80 | reason)."""
     teach: str = "direction"
     """direction (the target is the triple-barrier action, a round is judged on it) | risk (on a news market the
-    history prompts also carry the hindsight volatility level, ``ACTION | 0.80 | ELEVATED 15 | reason``; the choice
-    loss is taken at the level's first token too and a round is judged on the level at held-out event bars beside the
+    history prompts also carry the hindsight volatility level, ``ACTION | 0.80 | ELEVATED 15 | reason``; a choice
+    loss, level_loss_weight, is taken at the level's first token and a round is judged on the level at held-out event bars beside the
     calendar and keyword rules: actors/lora/risk_teach.py; needs reasoner.risk_read = true)."""
 
     # ---- experiences
