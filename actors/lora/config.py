@@ -73,6 +73,14 @@ class LoraConfig(ConfigSection, kw_only=True):
     trainer in llama.cpp's arithmetic (mirror_llama_arithmetic) 0.3 gives 0.613 through llama.cpp and 0.617 in peft,
     no reason against its action (README, "Peft and llama.cpp now compute alike"). 0 (with action_loss_weight > 0) =
     the choice alone."""
+    level_loss_weight: NonNegative = 1.0
+    """teach = "risk": weight of the level choice loss, the cross-entropy of the hindsight risk level among the three
+    levels' first tokens (CALM / ELEVATED / EXTREME) at the position after ``ACTION | conf |`` where the grammar writes
+    it (what the round is judged on), beside action_loss_weight x the action choice and text_loss_weight x every
+    answer token. With action_loss_weight 0 and text_loss_weight 0 a risk round learns the level choice alone (the
+    direction label is noise on event bars, and the reason's 20+ tokens drowned the one that chooses:
+    docs/experiments/riskfit.md); 0 = no level choice loss (the level then learnt only as text). Unused by
+    teach = "direction"."""
     max_seq_tokens: PositiveCount = 1024
     """Longer prompts keep their end (the decide turn) and lose their start."""
     mirror_llama_arithmetic: bool = True
@@ -88,8 +96,8 @@ class LoraConfig(ConfigSection, kw_only=True):
     """Confidence written in a target answer (ACTION | 0.80 | reason)."""
     teach: str = "direction"
     """direction (the target is the triple-barrier action, a round is judged on it) | risk (on a news market the
-    history prompts also carry the hindsight volatility level, ``ACTION | 0.80 | ELEVATED 15 | reason``; the choice
-    loss is taken at the level's first token too and a round is judged on the level at held-out event bars beside the
+    history prompts also carry the hindsight volatility level, ``ACTION | 0.80 | ELEVATED 15 | reason``; a choice
+    loss, level_loss_weight, is taken at the level's first token and a round is judged on the level at held-out event bars beside the
     calendar and keyword rules: actors/lora/risk_teach.py; needs reasoner.risk_read = true)."""
 
     # ---- experiences
@@ -113,7 +121,14 @@ class LoraConfig(ConfigSection, kw_only=True):
     equally, up-sampling the rare EXTREME; per action within a level), and draw no experience without a level. The
     held-out prompts keep their mix. Without it a round on event bars (half CALM, 5 % EXTREME) kept one level
     everywhere (docs/experiments/riskread.md); with it one round read EXTREME on two thirds of the gate's bars where
-    it was 4 of 75, and the paired publish rule refused it (docs/experiments/riskfit.md): neither way is shown to learn."""
+    it was 4 of 75, and the paired publish rule refused it (docs/experiments/riskfit.md). How rare a level must be to
+    keep its own share: level_rare_share (0 = equal thirds, those draws)."""
+    level_rare_share: Annotated[float, msgspec.Meta(ge=0)] = 0.1
+    """balance_levels: a level under this share of the training rows keeps its own share of the draws and the common
+    levels share the rest equally (0 = every level an equal third, however rare, the draws of
+    docs/experiments/riskfit.md; 0.1 = on event bars CALM and ELEVATED half each of ~94 %, EXTREME its own ~6 %: a
+    round judged on the raw match is not handicapped by a third of its draws on a 5 % level). At most 1/3 (three levels:
+    the commonest always holds a third of the rows)."""
     max_pending_outcomes: PositiveCount = 1000
     """Outcomes waiting for their thoughts; the oldest are dropped (counted) beyond this."""
     max_thoughts: PositiveCount = 20000
@@ -167,8 +182,12 @@ class LoraConfig(ConfigSection, kw_only=True):
         _require(self.labels in LABEL_SOURCES, "labels", f"must be one of {LABEL_SOURCES}, got {self.labels!r}")
         _require(self.eval_method in EVAL_METHODS, "eval_method", f"must be one of {EVAL_METHODS}")
         _require(self.teach in TEACH_MODES, "teach", f"must be one of {TEACH_MODES}, got {self.teach!r}")
-        _require(self.text_loss_weight > 0 or self.action_loss_weight > 0, "text_loss_weight",
-                 "and action_loss_weight cannot both be 0 (nothing to learn from)")
+        _require(self.text_loss_weight > 0 or self.action_loss_weight > 0 or (self.teach == "risk" and self.level_loss_weight > 0),
+                 "text_loss_weight", "and action_loss_weight (and level_loss_weight, with teach = \"risk\") cannot all be 0 "
+                 "(nothing to learn from)")
+        _require(self.level_rare_share <= 1 / 3, "level_rare_share",
+                 f"must be at most 1/3 (a level under it keeps its own share; the commonest of three always holds a "
+                 f"third), got {self.level_rare_share}")
         _require(bool(self.target_modules) and set(self.target_modules) <= set(LLAMA_MODULES), "target_modules",
                  f"must be a non-empty subset of {LLAMA_MODULES}")
 

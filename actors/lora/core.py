@@ -63,7 +63,8 @@ class LoraCore:
                                      max_experiences=config.max_experiences,
                                      held_out_fraction=config.held_out_fraction,
                                      min_weight_usd=config.min_sample_weight_usd, balance_actions=config.balance_actions,
-                                     balance_levels=config.teach == "risk" and config.balance_levels)
+                                     balance_levels=config.teach == "risk" and config.balance_levels,
+                                     level_rare_share=config.level_rare_share)
         self.versions = VersionBook(config.versions_dir or lora_dir / "versions")
         self.matcher = ExperienceMatcher(target_confidence=config.target_confidence, max_thoughts=config.max_thoughts,
                                          max_pending_outcomes=config.max_pending_outcomes)

@@ -1,5 +1,5 @@
 """The trainer's side of lora.teach = "risk" (actors/lora/risk_teach.py): the choice loss at the risk level's first
-token, the level a prompt's answer would write under the decide grammar, and a round judged on it.
+token (weighted by lora.level_loss_weight in LoraTrainer._loss), the level a prompt's answer would write under the decide grammar, and a round judged on it.
 
 A mixin of LoraTrainer (actors/lora/trainer.py): it uses the trainer's tokenizer, model, batching and weights."""
 

@@ -47,7 +47,8 @@ def _held_out(experience: Experience, fraction: float) -> bool:
 
 class ExperienceStore:
     def __init__(self, path: str | Path, *, max_experiences: int, held_out_fraction: float,
-                 min_weight_usd: float = 10.0, balance_actions: bool = False, balance_levels: bool = False) -> None:
+                 min_weight_usd: float = 10.0, balance_actions: bool = False, balance_levels: bool = False,
+                 level_rare_share: float = 0.0) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._max = max_experiences
@@ -55,6 +56,7 @@ class ExperienceStore:
         self._min_weight = min_weight_usd
         self._balance_actions = balance_actions
         self._balance_levels = balance_levels
+        self._level_rare_share = level_rare_share
         self._db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
@@ -105,9 +107,10 @@ class ExperienceStore:
         drawn equally often (a run on rising days would otherwise teach little but BUY), and each draw of ``n``
         holds every common action in equal numbers (``systematic_draws``); with ``up_to_seq`` only from those stored
         by then (a reproducible round, whose data must not depend on what the loop stored while it trained).
-        With ``balance_levels`` (lora.teach = "risk") the draws are shared out per hindsight risk level instead (CALM,
-        ELEVATED, EXTREME equally, however rare EXTREME is: a store of event bars is about half CALM and 5 % EXTREME,
-        and a round on it learned one level everywhere), within a level per action as above; experiences without a
+        With ``balance_levels`` (lora.teach = "risk") the draws are shared out per hindsight risk level instead (a
+        store of event bars is about half CALM and 5 % EXTREME, and a round on it learned one level everywhere): a
+        level under ``level_rare_share`` of the rows keeps its own share, the others split the rest equally (0: all
+        three equally, however rare EXTREME is), within a level per action as above; experiences without a
         level (their target has no risk field) are not drawn. Only the training side is resampled: the held-out
         prompts keep their own mix."""
         rows = self._db.execute("SELECT weight, json_extract(body, '$.action'), body, "
@@ -122,7 +125,7 @@ class ExperienceStore:
             levels = np.array([row[3] for row in rows], dtype=np.int64)
             actions = np.array([row[1] for row in rows], dtype=np.int64)
             weights = balanced_by_action(weights, actions) if self._balance_actions else weights
-            picks = systematic_draws(balanced_by_action(weights, levels, rare_share=0.0), levels, n, rng)
+            picks = systematic_draws(balanced_by_action(weights, levels, rare_share=self._level_rare_share), levels, n, rng)
             return [_decode(rows[i][2]) for i in picks]
         if not self._balance_actions:
             picks = rng.choice(len(rows), size=n, replace=True, p=weights / weights.sum())

@@ -141,14 +141,15 @@ class LoraTrainer(RiskReadTraining):
 
         encoded = [encode_example(self.tokenizer, e.messages, e.target, self.config.max_seq_tokens) for e in experiences]
         shared, cache, input_ids, labels, attention = self._split_batch(encoded)
-        out = self.model(input_ids=input_ids, attention_mask=attention, labels=labels, past_key_values=cache,
-                         use_cache=cache is not None)
-        loss = self.config.text_loss_weight * out.loss
+        text_weight = self.config.text_loss_weight
+        out = self.model(input_ids=input_ids, attention_mask=attention, labels=labels if text_weight > 0 else None,
+                         past_key_values=cache, use_cache=cache is not None)
+        loss = text_weight * out.loss if text_weight > 0 else out.logits.sum() * 0.0
+        first = [n_prompt - shared - 1 for _, n_prompt in encoded]  # the position whose logits choose the action
         if self.config.action_loss_weight > 0:
-            first = [n_prompt - shared - 1 for _, n_prompt in encoded]  # the position whose logits choose the action
             loss = loss + self.config.action_loss_weight * self._action_loss(out.logits, first, experiences)
-            if self.config.teach == "risk":
-                loss = loss + self.config.action_loss_weight * self._level_loss(out.logits, first, experiences)
+        if self.config.teach == "risk" and self.config.level_loss_weight > 0:
+            loss = loss + self.config.level_loss_weight * self._level_loss(out.logits, first, experiences)
         return loss, sum(len(ids) for ids, _ in encoded)  # example tokens: the same unit with or without the cache
 
     def _action_loss(self, logits, first_positions: Sequence[int], experiences: Sequence[Experience]):
