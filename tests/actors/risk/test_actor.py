@@ -80,9 +80,13 @@ def test_fusion_and_risk_processes_answer_every_step_once_with_the_freshest_thou
     with running_actors(["fusion", "risk"], overrides=overrides) as rt:
         rt.client.subscribe(FusionDecision, RiskVerdict)
         base = wait_until_ready(rt, with_fusion=True)
+        # Wait for fusion to count the thought (its sys.stats), not a fixed sleep: on a busy machine 0.2 s was too short.
+        rt.client.subscribe(Stats)
+        known = rt.client.recv(Stats, timeout_secs=15, where=lambda s: s.actor == "fusion").counters.get("thoughts", 0)
         rt.client.publish(LlmThought(env_id=0, episode_id=0, step_seen=base, query_id="q-0", action=SELL,
                                      confidence=0.95, mode="four_step"))
-        time.sleep(0.2)
+        rt.client.recv(Stats, timeout_secs=15, where=lambda s: s.actor == "fusion" and s.counters.get("thoughts", 0) > known)
+        rt.client.unsubscribe(Stats)
         decisions, verdicts = {}, {}
         test_steps = range(base + 1, base + 21)
         for step in test_steps:
@@ -90,7 +94,9 @@ def test_fusion_and_risk_processes_answer_every_step_once_with_the_freshest_thou
             rt.client.publish(proposal(step, [BUY, BUY], confidence=0.55))
             while step not in verdicts:
                 msg = rt.client.recv(timeout_secs=5)
-                book = decisions if isinstance(msg, FusionDecision) else verdicts if isinstance(msg, RiskVerdict) else {}
+                if not isinstance(msg, (FusionDecision, RiskVerdict)):
+                    continue  # a sys.stats still queued from the wait above
+                book = decisions if isinstance(msg, FusionDecision) else verdicts
                 assert msg.step not in book, "a second answer for one step"
                 book[msg.step] = msg
         time.sleep(0.3)
