@@ -223,6 +223,9 @@ def evaluate_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy-grid", choices=("full", "quick", "off"), help="the policy settings (decision cadence, minimum "
                         "hold, turnover charge, entropy) each fold chooses among on its validation days "
                         "(actors/jobs/evaluation/cadence.py): full (3, the default), quick (2, the default with --quick), off")
+    parser.add_argument("--stand-aside", action="store_true", help="a fold whose chosen policy setting did not net above "
+                        "$0 on its validation days plays flat on its test days (the policy is still trained; the report and "
+                        "metrics.json's policy_choices say which folds stood aside)")
     parser.add_argument("--lockstep-decisions", type=int, metavar="N", help="after the walk-forward, play the "
                         "last fold's policy (first seed, last budget) through the actors for the first N decisions of its "
                         "test window in lockstep with the LLM (base model, and --adapter if given), and fill the success "

@@ -178,7 +178,8 @@ def mode_evaluate(args: argparse.Namespace) -> int:
         say(f"policy settings as configured: a first budget of {min(settings['budgets']):,} steps is below one PPO rollout "
             f"({config.policy.n_steps * config.env.n_envs:,} steps), so the candidates of --policy-grid would not train")
     cells_plan = plan_walk_forward(config, dataset, n_folds=settings["folds"], seeds=seeds, budgets=list(settings["budgets"]),
-                                   purge_days=purge, min_train_days=train_days, policy_grid=settings["policy_grid"])
+                                   purge_days=purge, min_train_days=train_days, policy_grid=settings["policy_grid"],
+                                   stand_aside=bool(getattr(args, "stand_aside", False)))
     result, cells_cost = evaluate_on_cells(args, cells_plan, market, rd.path, say)  # actors/jobs/cells: local Ray, a cluster or this process
     walk_forward_secs = time.monotonic() - started
     market_key = ledger_market(config)  # the name train and the main job file their trials under too

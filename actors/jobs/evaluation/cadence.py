@@ -102,16 +102,24 @@ class PolicyChoice:
     trades: dict[str, int] = field(default_factory=dict)
     validation_daily_pnl: dict[str, list[float]] = field(default_factory=dict)
     candidate_params: dict[str, dict] = field(default_factory=dict)
+    stood_aside: bool = False
+    """evaluate --stand-aside: the chosen setting did not net above $0 on the validation days, so the fold's policies
+    played flat on its test days (walkforward.gather_walk_forward)."""
+
+    def loses_on_validation(self) -> bool:
+        """The chosen setting netted $0 or less on the validation days (False when nothing was tried there)."""
+        return bool(self.nets) and self.nets[self.chosen.name] <= 0
 
     def to_json(self) -> dict:
         return {"fold": self.fold, "chosen": self.chosen.name, "params": self.params, "fit_days": list(self.fit_days),
                 "validation_days": list(self.validation_days), "budget": self.budget, "seed": self.seed,
-                "validation_net_usd": self.nets, "validation_trades": self.trades}
+                "validation_net_usd": self.nets, "validation_trades": self.trades, "stood_aside": self.stood_aside}
 
     def text(self) -> str:
         nets = ", ".join(f"{name} ${net:,.0f} ({self.trades[name]} trades)" for name, net in self.nets.items())
+        aside = "; it stands aside (flat) on the test days: no setting netted above $0 on the validation days" if self.stood_aside else ""
         return (f"policy settings {self.chosen.name} (trained {self.budget:,} steps on days {self.fit_days[0]}-"
-                f"{self.fit_days[1] - 1}, chosen on validation days {self.validation_days[0]}-{self.validation_days[1] - 1}: {nets})")
+                f"{self.fit_days[1] - 1}, chosen on validation days {self.validation_days[0]}-{self.validation_days[1] - 1}: {nets}){aside}")
 
 
 def as_configured(config: Config, fold: int, train_days: tuple[int, int], budget: int, seed: int) -> PolicyChoice:

@@ -55,6 +55,8 @@ def walk_forward_records(result, capital: float, *, config_hash: str, commit: st
             if role == "policy":  # the settings the fold chose on its validation days (cadence.py), {} without a grid
                 choices = getattr(result, "policy_choices", [])
                 choice = dict(choices[fold].params) if fold < len(choices) else {}
+                if fold < len(choices) and choices[fold].stood_aside:  # evaluate --stand-aside: flat on this fold's days
+                    choice["stood_aside"] = True
             else:
                 choice = result.floor_choices[fold].params_of(name) if fold < len(result.floor_choices) else {}
             records.append(TrialRecord(

@@ -124,6 +124,9 @@ class WalkForwardPlan:
     """The policy settings each fold chooses among on its validation days (choice_cell); () = the config as it is."""
     choices: dict[int, PolicyChoice] = field(default_factory=dict)
     """fold -> its choice (choice_cell): the policy and ensemble cells' input, filled once the choice cells finished."""
+    stand_aside: bool = False
+    """evaluate --stand-aside: a fold whose choice lost on its validation days (PolicyChoice.loses_on_validation) plays
+    flat on its test days. Applied when the cells' results are gathered, so no cell depends on it (nor its cache key)."""
 
     def policy_config(self, fold: Fold) -> Config:
         """The config the fold's policies train and test with: the fold's chosen settings over the run's (the floors
@@ -245,12 +248,16 @@ def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int
         series.setdefault(name, VariantSeries(name)).add(window)
 
     for fold in folds:
+        aside = False
         if choices and fold.index in choices:
-            result.policy_choices.append(choices[fold.index])
-            say(f"fold {fold.index + 1}/{len(folds)} {choices[fold.index].text()}")
+            aside = plan.stand_aside and choices[fold.index].loses_on_validation()
+            choice = replace(choices[fold.index], stood_aside=aside)
+            result.policy_choices.append(choice)
+            say(f"fold {fold.index + 1}/{len(folds)} {choice.text()}")
         for line in policies[(fold.index, seeds[0])].regime_lines:
             say(f"fold {fold.index + 1}/{len(folds)} {line}")
         floors = references[fold.index]
+        played = (lambda window: floors.windows["flat"]) if aside else (lambda window: window)  # the same test days, flat
         result.floor_choices.append(floors.choice)
         say(f"fold {fold.index + 1}/{len(folds)} floors: {floors.choice.text()}")
         for name, window in floors.windows.items():
@@ -259,20 +266,20 @@ def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int
             cell = policies[(fold.index, seed)]
             result.training.extend(cell.training)
             for budget in budgets:
-                window = cell.windows[budget]
+                window = played(cell.windows[budget])
                 add(policy_name(budget, seed), window)
                 say(f"fold {fold.index + 1}/{len(folds)} seed {seed} {budget:,} steps: test days {fold.test_start_day}-"
                     f"{fold.test_stop_day - 1}, net ${window.net_pnl:,.0f}, {len(window.trades)} trades")
         _, test = plan.splits(fold, plan.dataset)
         result.diagnostics.append(fold_diagnostics(plan.config, plan.dataset, fold.index, test.start, test.stop,
-                                                   [policies[(fold.index, seed)].windows[budgets[-1]] for seed in seeds]))
+                                                   [played(policies[(fold.index, seed)].windows[budgets[-1]]) for seed in seeds]))
         if fold is folds[-1]:
             first = policies[(fold.index, seeds[0])]
             steps, checkpoint = first.checkpoints[budgets[-1]]
             meta = {**checkpoint.meta, "regime_model": first.regime_model}  # the belief it was trained on
             result.last_policy = (steps, replace(checkpoint, meta=meta))
         for budget in budgets if len(seeds) > 1 else ():
-            window = ensembles[(fold.index, budget)]
+            window = played(ensembles[(fold.index, budget)])
             add(ensemble_name(budget), window)
             say(f"fold {fold.index + 1}/{len(folds)} ensemble of {len(seeds)} seeds {budget:,} steps: net ${window.net_pnl:,.0f}, "
                 f"{len(window.trades)} trades")
@@ -281,11 +288,11 @@ def gather_walk_forward(plan: WalkForwardPlan, market: str, references: dict[int
 
 def plan_walk_forward(config: Config, dataset: Dataset, *, n_folds: int, seeds: list[int], budgets: list[int],
                       purge_days: int, embargo_days: int = 1, min_train_days: int = 10,
-                      policy_grid: tuple[Candidate, ...] = ()) -> WalkForwardPlan:
+                      policy_grid: tuple[Candidate, ...] = (), stand_aside: bool = False) -> WalkForwardPlan:
     folds = walk_forward_folds(len(dataset.session_starts), n_folds, purge_days=purge_days, embargo_days=embargo_days,
                                min_train_days=min_train_days)
     grid = grid_for(config, tuple(policy_grid), min(budgets)) if budgets else ()
-    return WalkForwardPlan(config, dataset, folds, list(seeds), list(budgets), policy_grid=grid)
+    return WalkForwardPlan(config, dataset, folds, list(seeds), list(budgets), policy_grid=grid, stand_aside=stand_aside)
 
 
 def annualised_sharpe(daily_pnl: np.ndarray, capital: float) -> float:

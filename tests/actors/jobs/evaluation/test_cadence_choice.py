@@ -126,3 +126,44 @@ def test_the_fold_s_policy_plays_with_the_chosen_cadence_and_the_floors_with_the
                                lambda env: int(rng.choice(np.flatnonzero(env.action_masks()))), risk=False)
     minutes = pd.to_datetime([t.entry_ns for t in window.trades]).tz_localize("UTC").tz_convert("America/New_York").minute
     assert len(window.trades) >= 3 and all(m % 30 == 0 for m in minutes)  # entries only at the open of a 30-minute bar
+
+
+def gathered(dataset, validation_net: float, stand_aside: bool):
+    """gather_walk_forward over one fold whose policy traded at random on the test days and whose chosen setting netted
+    ``validation_net`` on its validation days."""
+    from actors.jobs.evaluation.floors import FloorChoice
+    from actors.jobs.evaluation.walkforward import PolicyCellResult, ReferenceCellResult, gather_walk_forward
+    from actors.policy.checkpoint import Checkpoint
+
+    config = load_config(None, TINY)
+    fold = Fold(0, 0, 6, 7, 12, 12)
+    choice = PolicyChoice(0, GRID[2], GRID[2].params(config), (0, 5), (5, 6), 64, 0,
+                          nets={"as_configured": validation_net - 100.0, "every_30": validation_net},
+                          trades={"as_configured": 9, "every_30": 2})
+    plan = WalkForwardPlan(config, dataset, [fold], [0], [64], choices={0: choice}, stand_aside=stand_aside)
+    test = day_split(dataset, "t", 7, 12)
+    rng = np.random.default_rng(0)
+    traded = chain.play_window(config, test, lambda env: int(rng.choice(np.flatnonzero(env.action_masks()))), risk=False)
+    flat = chain.play_window(config, test, lambda env: 0, risk=False)
+    floors = ReferenceCellResult(FloorChoice(momentum_lookback=60, regime_threshold=0.4, train_days=(0, 6)), {"flat": flat})
+    policy = PolicyCellResult({64: traded}, [], {64: (64, Checkpoint(b"", b"", {}))})
+    said: list[str] = []
+    result = gather_walk_forward(plan, "regimes", {0: floors}, {(0, 0): policy}, {}, said.append, plan.choices)
+    return result, traded, said
+
+
+def test_stand_aside_plays_flat_only_on_a_fold_whose_choice_lost_on_its_validation_days(dataset):
+    """evaluate --stand-aside: a chosen setting that netted $0 or less on validation plays flat on the test days (the
+    same days, no trade), says so and records it; one that netted more plays as trained; without the switch, as trained."""
+    result, traded, said = gathered(dataset, -5.0, stand_aside=True)
+    assert len(traded.trades) > 0
+    series = result.series["policy@64#0"]
+    assert list(series.fold_days) == [len(traded.daily_pnl)] and not np.any(series.daily_pnl)
+    assert result.policy_choices[0].stood_aside and result.policy_choices[0].to_json()["stood_aside"] is True
+    assert any("stands aside" in line for line in said)
+    (record,) = [r for r in walk_forward_records(result, 50_000.0, config_hash="h", commit="c", date="d") if r.variant == "policy@64#0"]
+    assert record.params["stood_aside"] is True and not any(record.daily_returns)
+    for net, switch in ((5.0, True), (-5.0, False)):
+        result, traded, said = gathered(dataset, net, stand_aside=switch)
+        assert np.array_equal(result.series["policy@64#0"].daily_pnl, traded.daily_pnl)
+        assert not result.policy_choices[0].stood_aside and not any("stands aside" in line for line in said)
