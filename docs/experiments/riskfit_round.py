@@ -3,19 +3,14 @@
 
 usage: riskfit_round.py TRAIN HELD STEPS DAYS OUT [EXTRA_SEEDS] [EXTRA_TRAIN]
   EXTRA_SEEDS: comma-separated seeds whose markets add EXTRA_TRAIN training prompts each (never held out)."""
-import dataclasses
 import json
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-import msgspec
-
-from actors.jobs.cli import build_parser
-from actors.jobs.common import configure
-from actors.jobs.lora import history_market, market_history
 from actors.lora import train_offline
+from docs.experiments.risk_round_store import risk_round_prompts
 
 train, held, steps, days, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), Path(sys.argv[5])
 extra_seeds = [int(s) for s in sys.argv[6].split(",")] if len(sys.argv) > 6 and sys.argv[6] else []
@@ -24,16 +19,8 @@ settings = {"run.seed": 1, "data.scenario": "news", "lora.teach": "risk", "reaso
             "reasoner.mode": "single_shot", "lora.steps_per_round": steps, "lora.learning_rate": 6e-4,
             "lora.market_history_days": days}
 t0 = time.time()
-cfg = configure(build_parser().parse_args(["lora"]), settings)
-exps, _ = market_history(history_market(cfg), train, held)
-for seed in extra_seeds:  # another market: all of its prompts train (ids kept apart from seed 1's)
-    other = configure(build_parser().parse_args(["lora"]), {**settings, "run.seed": seed})
-    more, _ = market_history(history_market(other), extra_train, 8)  # the ceiling needs a few held out: dropped
-    exps += [dataclasses.replace(e, id=f"seed{seed}:{e.id}", meta={**e.meta, "held_out": False})
-             for e in more if not e.meta.get("held_out") and not e.meta.get("template_held_out")]
+cfg, exps, training = risk_round_prompts(settings, train, held, extra_seeds, extra_train)
 n_held = sum(1 for e in exps if e.meta.get("held_out"))
-cfg = msgspec.structs.replace(cfg, lora=msgspec.structs.replace(cfg.lora, max_eval_examples=n_held))
-training = [e for e in exps if not e.meta.get("held_out")]
 gate = [e for e in exps if e.meta.get("held_out") and e.meta.get("risk_event") and not e.meta.get("template_held_out")]
 print(json.dumps({"experiences": len(exps), "held_out": n_held, "training": len(training),
                   "training_event_bars": sum(1 for e in training if e.meta.get("risk_event")),

@@ -8,20 +8,15 @@ usage: risklevel_round.py TRAIN HELD STEPS DAYS OUT EXTRA_SEEDS EXTRA_TRAIN SETT
   gate: reused (the memo of the kept weights' answers) once the ids and labels match row by row and the base model's
   reads of the first CHECK_ROWS gate prompts, computed again here, equal the stored ones; the held-out templates'
   base reads are computed here (they were not stored)."""
-import dataclasses
 import json
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-import msgspec
-
-from actors.jobs.cli import build_parser
-from actors.jobs.common import configure
-from actors.jobs.lora import history_market, market_history
 from actors.lora.core import LoraCore
 from actors.lora.risk_teach import gate_and_apart
+from docs.experiments.risk_round_store import risk_round_prompts
 
 CHECK_ROWS = 8
 train, held, steps, days, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), Path(sys.argv[5])
@@ -33,16 +28,8 @@ settings = {"run.seed": 1, "data.scenario": "news", "lora.teach": "risk", "reaso
             "reasoner.mode": "single_shot", "lora.steps_per_round": steps, "lora.learning_rate": 6e-4,
             "lora.market_history_days": days, **overrides}
 t0 = time.time()
-cfg = configure(build_parser().parse_args(["lora"]), settings)
-exps, _ = market_history(history_market(cfg), train, held)
-for seed in extra_seeds:  # another market: all of its prompts train (ids kept apart from seed 1's)
-    other = configure(build_parser().parse_args(["lora"]), {**settings, "run.seed": seed})
-    more, _ = market_history(history_market(other), extra_train, 8)  # the ceiling needs a few held out: dropped
-    exps += [dataclasses.replace(e, id=f"seed{seed}:{e.id}", meta={**e.meta, "held_out": False})
-             for e in more if not e.meta.get("held_out") and not e.meta.get("template_held_out")]
+cfg, exps, training = risk_round_prompts(settings, train, held, extra_seeds, extra_train)
 n_held = sum(1 for e in exps if e.meta.get("held_out"))
-cfg = msgspec.structs.replace(cfg, lora=msgspec.structs.replace(cfg.lora, max_eval_examples=n_held))
-training = [e for e in exps if not e.meta.get("held_out")]
 out.mkdir(parents=True, exist_ok=True)
 core = LoraCore(cfg.lora, cfg.reasoner, out)
 core.store.add(exps)
