@@ -394,7 +394,8 @@ def policy_choice_lines(summary: Summary) -> list[str]:
         lines.append(f"- fold {c['fold'] + 1}: policy settings {c['chosen']} (decision every {p['env.decision_every_bars']} bars, "
                      f"minimum hold {p['env.min_hold_bars']} bars, turnover charge ${p['env.entry_penalty_usd']:g}, entropy "
                      f"{p['policy.ent_coef']:g}{', learns from its decisions only' if p.get('policy.skip_forced_bars') else ''}), chosen on validation days {c['validation_days'][0]}-{c['validation_days'][1] - 1} "
-                     f"at {c['budget']:,} steps ({tried or 'too few training days: as configured'})")
+                     f"at {c['budget']:,} steps ({tried or 'too few training days: as configured'})"
+                     f"{'; stood aside (flat) on the test days: it did not net above $0 there' if c.get('stood_aside') else ''}")
     return ["## Policy settings chosen on each fold's validation days", "", *lines, ""]
 
 

@@ -161,6 +161,8 @@ def test_stand_aside_plays_flat_only_on_a_fold_whose_choice_lost_on_its_validati
     assert list(series.fold_days) == [len(traded.daily_pnl)] and not np.any(series.daily_pnl)
     assert result.policy_choices[0].stood_aside and result.policy_choices[0].to_json()["stood_aside"] is True
     assert any("stands aside" in line for line in said)
+    from actors.jobs.evaluate import policy_choice_lines
+    assert "stood aside (flat)" in "".join(policy_choice_lines(SimpleNamespace(policy_choices=[result.policy_choices[0].to_json()])))
     (record,) = [r for r in walk_forward_records(result, 50_000.0, config_hash="h", commit="c", date="d") if r.variant == "policy@64#0"]
     assert record.params["stood_aside"] is True and not any(record.daily_returns)
     for net, switch in ((5.0, True), (-5.0, False)):
