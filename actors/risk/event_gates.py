@@ -23,15 +23,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from actors.common.news_risk import keyword_key
+from actors.risk.news import event_key
 
 KEYWORD_RISK = "keyword_risk"
 ORACLE_RISK = "oracle_risk"
 MINUTE_NS = 60 * 10**9
-
-
-def event_key(event) -> str:
-    """The id that ties a release's announcement to the release (as actors/risk/news.py keys them)."""
-    return event.event_id or f"{event.name or event.text}@{event.time_ns}"
 
 
 def keyword_reading(event) -> str:

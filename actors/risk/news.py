@@ -30,6 +30,11 @@ MINUTE_NS = 60 * 10**9
 DEFAULT_BAR_NS = MINUTE_NS
 
 
+def event_key(event) -> str:
+    """The id that ties a release's announcement to the release itself (the news rule's and the event gates' key)."""
+    return event.event_id or f"{event.name or event.text}@{event.time_ns}"
+
+
 class Release(NamedTuple):
     """A high release as the rule keeps it, compared whole: the same key at another time or name is a moved release."""
 
@@ -76,7 +81,7 @@ class NewsRule:
         """Take an md.event (any object with MarketEvent's fields); the Release when it is a new (or moved) high release."""
         if event.kind != "release" or event.importance != "high":
             return None
-        key = event.event_id or f"{event.name}@{event.time_ns}"
+        key = event_key(event)
         release = Release(event.time_ns, event.name or event.text, key)
         if self._releases.get(key) == release:
             return None  # the announcement, then the release itself: one window

@@ -25,15 +25,9 @@ from actors.jobs.evaluation.summary import RuleRatio
 RULE_RATIO_TARGET = 0.8
 
 
-def _sharpe(days: np.ndarray) -> float:
-    return sharpe_ratio(np.asarray(days, dtype=np.float64), TRADING_DAYS_PER_YEAR, no_spread=float("nan"))
-
-
-def _sharpes(draws: np.ndarray) -> np.ndarray:
-    """Annualised Sharpe of each row of [draws, days] (NaN where a row does not vary)."""
-    deviation = draws.std(axis=-1, ddof=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(deviation > 0, draws.mean(axis=-1) / deviation * math.sqrt(TRADING_DAYS_PER_YEAR), np.nan)
+def _sharpes(days: np.ndarray):
+    """Annualised Sharpe of the days (a float), or of each row of [draws, days]; NaN where they do not vary."""
+    return sharpe_ratio(days, TRADING_DAYS_PER_YEAR, no_spread=float("nan"))
 
 
 def best_rule_days(result) -> tuple[np.ndarray, list[str]] | None:
@@ -72,10 +66,10 @@ def rule_ratio(result, policy: np.ndarray, verdict_at_least: Verdict) -> RuleRat
     if best is None or len(best[0]) != len(policy):
         return None
     days, chosen = best
-    ours, theirs = _sharpe(policy), _sharpe(days)
+    ours, theirs = _sharpes(policy), _sharpes(days)
     ratio = ours / theirs if theirs > 0 else float("nan")
     low, high = ratio_interval(policy, days) if theirs > 0 else (float("nan"), float("nan"))
-    sharpes = {name: _sharpe(np.asarray(result.series[name].daily_pnl)) for name in RULE_FLOORS}
+    sharpes = {name: _sharpes(np.asarray(result.series[name].daily_pnl)) for name in RULE_FLOORS}
     finite = {name: value for name, value in sharpes.items() if value == value}
     test_best = max(finite, key=finite.__getitem__) if finite else RULE_FLOORS[0]
     test_ratio = ours / sharpes[test_best] if sharpes[test_best] > 0 else float("nan")
